@@ -1,0 +1,37 @@
+package v1beta1
+
+import clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+// Conditions and reasons of a WindowsConfig (v1beta2 contract: []metav1.Condition).
+const (
+	// ReadyCondition summarises the WindowsConfig: true once its bootstrap data Secret exists.
+	ReadyCondition = clusterv1.ReadyCondition
+
+	// DataSecretAvailableCondition is true when the bootstrap data Secret has been written.
+	DataSecretAvailableCondition = "DataSecretAvailable"
+
+	// DataSecretAvailableReason: the Secret exists and status.dataSecretName points at it.
+	DataSecretAvailableReason = clusterv1.AvailableReason
+	// WaitingForClusterInfrastructureReason: the Cluster's infrastructure is not provisioned yet.
+	WaitingForClusterInfrastructureReason = "WaitingForClusterInfrastructure"
+	// WaitingForControlPlaneInitializedReason: workers can join only after the control plane is up.
+	WaitingForControlPlaneInitializedReason = "WaitingForControlPlaneInitialized"
+	// WaitingForControlPlaneEndpointReason: Cluster.spec.controlPlaneEndpoint is not set yet.
+	WaitingForControlPlaneEndpointReason = "WaitingForControlPlaneEndpoint"
+	// WaitingForMachineVersionReason: the owner Machine has no spec.version.
+	WaitingForMachineVersionReason = "WaitingForMachineVersion"
+	// WorkloadClusterNotReachableReason: the bootstrap token cannot be created yet.
+	WorkloadClusterNotReachableReason = "WorkloadClusterNotReachable"
+	// ClusterCANotAvailableReason: the <cluster>-ca Secret is missing or not a valid certificate.
+	ClusterCANotAvailableReason = "ClusterCANotAvailable"
+	// FileSecretNotAvailableReason: a file's contentFrom Secret or key is missing.
+	FileSecretNotAvailableReason = "FileSecretNotAvailable"
+	// RenderFailedReason: the configuration could not be turned into user data.
+	RenderFailedReason = "RenderFailed"
+	// DataSecretNotCreatedReason: a generic failure writing the Secret; the message says why.
+	DataSecretNotCreatedReason = "DataSecretNotCreated"
+	// WaitingForOwnerReason: no Machine (or MachinePool) owns this config yet.
+	WaitingForOwnerReason = "WaitingForOwner"
+	// DeletingReason: the config is being deleted.
+	DeletingReason = clusterv1.DeletingReason
+)

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Builds the envtest binaries from source (no downloads of prebuilt binaries are possible here)
+# into a cache outside the repository and prints the directory for KUBEBUILDER_ASSETS.
+#
+#   scripts/envtest-assets.sh                      kube-apiserver + etcd
+#   scripts/envtest-assets.sh --workload           + kube-scheduler + kube-controller-manager
+#
+# A second run with the binaries present does nothing but print the path.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.36.3}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+CACHE=${CAPWIN_CACHE:-$HOME/.cache/capwin}
+OUT="$CACHE/envtest/$K8S_VERSION"
+
+components=(kube-apiserver etcd)
+if [[ "${1:-}" == "--workload" ]]; then
+  components+=(kube-scheduler kube-controller-manager)
+fi
+
+missing=()
+for c in "${components[@]}"; do
+  [[ -x "$OUT/$c" ]] || missing+=("$c")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "$OUT"
+  exit 0
+fi
+
+log() { echo "envtest-assets: $*" >&2; }
+mkdir -p "$OUT"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+
+build_kube() {
+  local bins=("$@")
+  local minor=${K8S_VERSION#v1.}
+  local staging="v0.$minor"
+  mkdir -p "$work/kube" && cd "$work/kube"
+  {
+    echo "module capwin.local/envtest-kube"
+    echo
+    echo "go 1.26"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+  } > go.mod
+  # k8s.io/kubernetes replaces its staging modules with ./staging paths; a consumer must pin them.
+  local modfile
+  modfile=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  grep -oE 'k8s.io/[a-z0-9-]+ => \./staging' "$modfile" | awk '{print $1}' |
+    grep -v '^k8s.io/sample-cli-plugin$' |
+    while read -r m; do echo "replace $m => $m $staging"; done >> go.mod
+  {
+    echo "package main"
+    echo "import ("
+    for b in "${bins[@]}"; do echo "	_ \"k8s.io/kubernetes/cmd/$b/app\""; done
+    echo ")"
+    echo "func main() {}"
+  } > tools.go
+  go mod tidy >&2
+  rm tools.go
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
+  for b in "${bins[@]}"; do
+    log "building $b $K8S_VERSION (a few minutes the first time)"
+    go build -trimpath -ldflags "$ld" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+    mv "$OUT/$b.tmp" "$OUT/$b"
+  done
+}
+
+build_etcd() {
+  log "building etcd $ETCD_VERSION"
+  mkdir -p "$work/etcd" && cd "$work/etcd"
+  cat > go.mod <<MOD
+module capwin.local/envtest-etcd
+
+go 1.26
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+MOD
+  cat > main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  go mod tidy >&2
+  go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" .
+  mv "$OUT/etcd.tmp" "$OUT/etcd"
+}
+
+kube=()
+for c in "${missing[@]}"; do
+  case "$c" in
+    etcd) build_etcd ;;
+    *) kube+=("$c") ;;
+  esac
+done
+if [[ ${#kube[@]} -gt 0 ]]; then build_kube "${kube[@]}"; fi
+
+echo "$OUT"

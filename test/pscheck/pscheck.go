@@ -1,0 +1,92 @@
+// Package pscheck checks PowerShell syntax from Go tests with the tree-sitter-powershell grammar
+// (hack/pscheck, installed by `make npm` from its committed package-lock.json).
+package pscheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Problem is one syntax error reported by the parser.
+type Problem struct {
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+}
+
+// Result is the parse outcome of one file.
+type Result struct {
+	File   string    `json:"file"`
+	Errors []Problem `json:"errors"`
+}
+
+// ToolDir is the directory of the node checker.
+func ToolDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "hack", "pscheck")
+}
+
+// Files parses the given files and returns one Result per file.
+func Files(paths ...string) ([]Result, error) {
+	dir := ToolDir()
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "tree-sitter-powershell")); err != nil {
+		return nil, fmt.Errorf("PowerShell parser not installed: run `make npm` (needs node and npm): %w", err)
+	}
+	abs := make([]string, len(paths))
+	for i, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		abs[i] = a
+	}
+	cmd := exec.Command("node", append([]string{filepath.Join(dir, "check.cjs")}, abs...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		return nil, fmt.Errorf("pscheck: %v: %s", err, stderr.String())
+	}
+	var out []Result
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("pscheck: bad output %q: %w", stdout.String(), err)
+	}
+	return out, nil
+}
+
+// Source parses PowerShell text held in memory.
+func Source(name, text string) (Result, error) {
+	dir, err := os.MkdirTemp("", "pscheck")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(dir)
+	p := filepath.Join(dir, filepath.Base(name))
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		return Result{}, err
+	}
+	res, err := Files(p)
+	if err != nil {
+		return Result{}, err
+	}
+	res[0].File = name
+	return res[0], nil
+}
+
+// String formats the problems of a result for a test failure message.
+func (r Result) String() string {
+	var b strings.Builder
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "%s:%d:%d: %s near %q\n", r.File, e.Line, e.Column, e.Kind, e.Text)
+	}
+	return b.String()
+}
