@@ -57,3 +57,7 @@ bench:
 .PHONY: demo
 demo:
 	@echo "make demo: the end-to-end demo (management cluster, vcsim, simulated Windows guests) arrives with the local harness (issue 5)."
+	@echo "Meanwhile, this is the exact user data docs/examples/windowsconfig.yaml yields (first lines):"
+	@$(GO) run ./bootstrap/cmd/render -f docs/examples/windowsconfig.yaml --api-server 10.0.0.10:6443 \
+	  --ca-file bootstrap/reconcilers/windowsconfig/testdata/ca.crt --node-name win-demo-0 > $${TMPDIR:-/tmp}/capwin-demo-userdata
+	@head -30 $${TMPDIR:-/tmp}/capwin-demo-userdata

@@ -1,0 +1,108 @@
+// Package userdata renders the bootstrap data of one Windows node from a typed model.
+//
+// The PowerShell that runs on the node is static (ps/*.ps1, embedded). Every per-machine value
+// travels in ONE JSON document (Data) that the script decodes from a single base64 literal, so no
+// value is ever spliced into code.
+package userdata
+
+// Format selects the shape of the rendered user data.
+type Format string
+
+const (
+	// FormatCloudConfig is cloudbase-init multipart MIME: a text/cloud-config part for what
+	// cloudbase-init supports natively and a text/x-shellscript #ps1_sysnative part for the join.
+	FormatCloudConfig Format = "cloud-config"
+	// FormatPowerShell is one self-contained #ps1_sysnative script.
+	FormatPowerShell Format = "powershell"
+)
+
+// Input is everything needed to render the user data of one node. The reconciler fills it from
+// the WindowsConfig, the Machine, the Cluster and the workload cluster; it carries no API types.
+type Input struct {
+	Format Format
+	// NodeName is the Kubernetes node name; empty means the lowercased computer name.
+	NodeName          string
+	KubernetesVersion string
+	Join              Join
+	Labels            map[string]string
+	Taints            []Taint
+	KubeletExtraArgs  []Arg
+	// PauseImage is the sandbox image written into containerd's config.
+	PauseImage      string
+	HyperVIsolation bool
+	CNI             CNI
+	Binaries        Binaries
+	Proxy           Proxy
+	NTPServers      []string
+	Timezone        string
+	Users           []User
+	Files           []File
+	// PreJoinCommands and PostJoinCommands are user PowerShell, each kept in its own file.
+	PreJoinCommands    []string
+	PostJoinCommands   []string
+	DefenderExclusions bool
+}
+
+// Join holds the kubeadm discovery and join parameters.
+type Join struct {
+	// APIServerEndpoint is host:port of the control plane endpoint.
+	APIServerEndpoint string
+	Token             string
+	// CACertHashes are "sha256:<hex>" public key pins of the cluster CA.
+	CACertHashes          []string
+	CRISocket             string
+	IgnorePreflightErrors []string
+}
+
+// Taint is a node taint registered by the kubelet.
+type Taint struct {
+	Key, Value, Effect string
+}
+
+// Arg is one kubelet command-line flag without the leading dashes.
+type Arg struct {
+	Name, Value string
+}
+
+// CNI describes the overlay the node is prepared for.
+type CNI struct {
+	// Plugin is "calico", "flannel" or "none".
+	Plugin    string
+	VXLANVNI  int32
+	VXLANPort int32
+}
+
+// Binaries says where kubelet, kubeadm and containerd come from.
+type Binaries struct {
+	// Directory holds kubelet.exe and kubeadm.exe (C:\k on image-builder images).
+	Directory string
+	// Nil downloads mean the binary is pre-baked in the image.
+	Kubelet, Kubeadm, Containerd *Download
+}
+
+// Download is a URL with the required SHA-256 of its content (lowercase hex).
+type Download struct {
+	URL, SHA256 string
+}
+
+// Proxy settings for the node's services.
+type Proxy struct {
+	HTTPProxy, HTTPSProxy string
+	NoProxy               []string
+}
+
+// User is a local account created on the node.
+type User struct {
+	Name              string
+	Groups            []string
+	SSHAuthorizedKeys []string
+}
+
+// File is a file written on the node. Content is as given by the user, in Encoding
+// ("", "base64", "gzip", "gzip+base64"); gzip content is raw bytes held in the string.
+type File struct {
+	Path     string
+	Encoding string
+	Content  string
+	Append   bool
+}

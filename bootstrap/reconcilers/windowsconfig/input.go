@@ -1,0 +1,124 @@
+package windowsconfig
+
+import (
+	"k8s.io/utils/ptr"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+)
+
+// Defaults applied when the CRD defaulting did not run (objects created before a default existed,
+// or unit tests building objects in Go).
+const (
+	defaultPauseImage  = "registry.k8s.io/pause:3.10"
+	defaultBinariesDir = `C:\k`
+	defaultVXLANVNI    = 4096
+	defaultVXLANPort   = 4789
+)
+
+// defaultTaints is what a Windows worker gets when spec.nodeRegistration.taints is unset, so that
+// Linux workloads without a toleration never land on it.
+var defaultTaints = []userdata.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}}
+
+// JoinParams are the values that come from the cluster rather than from the WindowsConfig.
+type JoinParams struct {
+	Endpoint          string
+	Token             string
+	CAHash            string
+	KubernetesVersion string
+	// Files are the resolved contents of spec.files, index-aligned with spec.files.
+	Files []string
+}
+
+// BuildInput maps a WindowsConfig spec and the cluster's join parameters to the renderer's model.
+// It is pure: no I/O, so every mapping rule is unit-tested.
+func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Input {
+	in := userdata.Input{
+		Format:            userdata.Format(orDefault(string(spec.Format), string(bootstrapv1.FormatCloudConfig))),
+		NodeName:          spec.NodeRegistration.Name,
+		KubernetesVersion: p.KubernetesVersion,
+		Join: userdata.Join{
+			APIServerEndpoint:     p.Endpoint,
+			Token:                 p.Token,
+			CACertHashes:          []string{p.CAHash},
+			CRISocket:             orDefault(spec.NodeRegistration.CRISocket, bootstrapv1.DefaultCRISocket),
+			IgnorePreflightErrors: spec.NodeRegistration.IgnorePreflightErrors,
+		},
+		Labels:             spec.NodeRegistration.Labels,
+		Taints:             taints(spec.NodeRegistration.Taints),
+		PauseImage:         orDefault(spec.Containerd.PauseImage, defaultPauseImage),
+		HyperVIsolation:    spec.HyperVIsolation,
+		CNI:                cni(spec.CNI),
+		Binaries:           binaries(spec.Binaries),
+		Proxy:              userdata.Proxy{HTTPProxy: spec.Proxy.HTTPProxy, HTTPSProxy: spec.Proxy.HTTPSProxy, NoProxy: spec.Proxy.NoProxy},
+		NTPServers:         spec.NTP.Servers,
+		Timezone:           spec.Timezone,
+		PreJoinCommands:    spec.PreJoinCommands,
+		PostJoinCommands:   spec.PostJoinCommands,
+		DefenderExclusions: ptr.Deref(spec.DefenderExclusions, true),
+	}
+	for _, a := range spec.NodeRegistration.KubeletExtraArgs {
+		in.KubeletExtraArgs = append(in.KubeletExtraArgs, userdata.Arg{Name: a.Name, Value: a.Value})
+	}
+	for _, u := range spec.Users {
+		in.Users = append(in.Users, userdata.User{Name: u.Name, Groups: u.Groups, SSHAuthorizedKeys: u.SSHAuthorizedKeys})
+	}
+	for i, f := range spec.Files {
+		content := ptr.Deref(f.Content, "")
+		if i < len(p.Files) && f.ContentFrom != nil {
+			content = p.Files[i]
+		}
+		in.Files = append(in.Files, userdata.File{Path: f.Path, Encoding: string(f.Encoding), Content: content, Append: f.Append})
+	}
+	return in
+}
+
+// taints: nil means "the default Windows taint"; an explicit empty list means "no taints".
+func taints(t *[]bootstrapv1.Taint) []userdata.Taint {
+	if t == nil {
+		return defaultTaints
+	}
+	out := make([]userdata.Taint, 0, len(*t))
+	for _, x := range *t {
+		out = append(out, userdata.Taint{Key: x.Key, Value: x.Value, Effect: x.Effect})
+	}
+	return out
+}
+
+func cni(c bootstrapv1.CNI) userdata.CNI {
+	out := userdata.CNI{
+		Plugin:    orDefault(string(c.Plugin), string(bootstrapv1.CNICalico)),
+		VXLANVNI:  c.VXLANVNI,
+		VXLANPort: c.VXLANPort,
+	}
+	if out.VXLANVNI == 0 {
+		out.VXLANVNI = defaultVXLANVNI
+	}
+	if out.VXLANPort == 0 {
+		out.VXLANPort = defaultVXLANPort
+	}
+	return out
+}
+
+func binaries(b bootstrapv1.Binaries) userdata.Binaries {
+	out := userdata.Binaries{Directory: orDefault(b.Directory, defaultBinariesDir)}
+	if b.Source != bootstrapv1.BinariesDownload {
+		return out
+	}
+	out.Kubelet, out.Kubeadm, out.Containerd = download(b.Kubelet), download(b.Kubeadm), download(b.Containerd)
+	return out
+}
+
+func download(d *bootstrapv1.Download) *userdata.Download {
+	if d == nil {
+		return nil
+	}
+	return &userdata.Download{URL: d.URL, SHA256: d.SHA256}
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,94 @@
+package windowsconfig
+
+import (
+	"reflect"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+)
+
+func TestBuildInput(t *testing.T) {
+	params := JoinParams{Endpoint: "10.0.0.1:6443", Token: "abcdef.0123456789abcdef", CAHash: "sha256:00", KubernetesVersion: "v1.36.3"}
+	cases := []struct {
+		name  string
+		spec  bootstrapv1.WindowsConfigSpec
+		p     JoinParams
+		check func(t *testing.T, in userdata.Input)
+	}{
+		{"defaults when CRD defaulting did not run", bootstrapv1.WindowsConfigSpec{}, params, func(t *testing.T, in userdata.Input) {
+			want := userdata.Input{
+				Format: userdata.FormatCloudConfig, KubernetesVersion: "v1.36.3",
+				Join: userdata.Join{APIServerEndpoint: "10.0.0.1:6443", Token: "abcdef.0123456789abcdef",
+					CACertHashes: []string{"sha256:00"}, CRISocket: bootstrapv1.DefaultCRISocket},
+				Taints:     defaultTaints,
+				PauseImage: defaultPauseImage, CNI: userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
+				Binaries: userdata.Binaries{Directory: `C:\k`}, DefenderExclusions: true,
+			}
+			if !reflect.DeepEqual(in, want) {
+				t.Fatalf("got  %+v\nwant %+v", in, want)
+			}
+		}},
+		{"explicit empty taints mean no taints", bootstrapv1.WindowsConfigSpec{
+			NodeRegistration: bootstrapv1.NodeRegistration{Taints: &[]bootstrapv1.Taint{}}}, params, func(t *testing.T, in userdata.Input) {
+			if in.Taints == nil || len(in.Taints) != 0 {
+				t.Fatalf("taints = %#v, want empty non-nil", in.Taints)
+			}
+		}},
+		{"custom taints replace the default", bootstrapv1.WindowsConfigSpec{
+			NodeRegistration: bootstrapv1.NodeRegistration{Taints: &[]bootstrapv1.Taint{{Key: "gpu", Effect: "NoExecute"}}}}, params,
+			func(t *testing.T, in userdata.Input) {
+				if want := []userdata.Taint{{Key: "gpu", Effect: "NoExecute"}}; !reflect.DeepEqual(in.Taints, want) {
+					t.Fatalf("taints = %#v", in.Taints)
+				}
+			}},
+		{"prebaked ignores download entries", bootstrapv1.WindowsConfigSpec{Binaries: bootstrapv1.Binaries{
+			Source: bootstrapv1.BinariesPrebaked, Kubelet: &bootstrapv1.Download{URL: "https://x/kubelet.exe"}}}, params,
+			func(t *testing.T, in userdata.Input) {
+				if in.Binaries.Kubelet != nil {
+					t.Fatal("prebaked binaries must not download")
+				}
+			}},
+		{"download maps urls and hashes", bootstrapv1.WindowsConfigSpec{Binaries: bootstrapv1.Binaries{
+			Source: bootstrapv1.BinariesDownload, Directory: `D:\kube`,
+			Kubelet: &bootstrapv1.Download{URL: "https://x/kubelet.exe", SHA256: "aa"},
+			Kubeadm: &bootstrapv1.Download{URL: "https://x/kubeadm.exe", SHA256: "bb"}}}, params,
+			func(t *testing.T, in userdata.Input) {
+				b := in.Binaries
+				if b.Directory != `D:\kube` || b.Kubelet.SHA256 != "aa" || b.Kubeadm.URL != "https://x/kubeadm.exe" || b.Containerd != nil {
+					t.Fatalf("binaries = %+v", b)
+				}
+			}},
+		{"defender exclusions can be turned off", bootstrapv1.WindowsConfigSpec{DefenderExclusions: ptr.To(false)}, params,
+			func(t *testing.T, in userdata.Input) {
+				if in.DefenderExclusions {
+					t.Fatal("want exclusions off")
+				}
+			}},
+		{"file content from secret replaces inline content", bootstrapv1.WindowsConfigSpec{Files: []bootstrapv1.File{
+			{Path: `C:\a.txt`, Content: ptr.To("inline")},
+			{Path: `C:\b.txt`, ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretKey{Name: "s", Key: "k"}}, Append: true},
+		}}, JoinParams{Files: []string{"", "from-secret"}}, func(t *testing.T, in userdata.Input) {
+			want := []userdata.File{{Path: `C:\a.txt`, Content: "inline"}, {Path: `C:\b.txt`, Content: "from-secret", Append: true}}
+			if !reflect.DeepEqual(in.Files, want) {
+				t.Fatalf("files = %#v", in.Files)
+			}
+		}},
+		{"kubelet args and users keep their order", bootstrapv1.WindowsConfigSpec{
+			NodeRegistration: bootstrapv1.NodeRegistration{KubeletExtraArgs: []bootstrapv1.Arg{{Name: "v", Value: "4"}, {Name: "max-pods", Value: "50"}}},
+			Users:            []bootstrapv1.User{{Name: "capi", Groups: []string{"Administrators"}, SSHAuthorizedKeys: []string{"ssh-ed25519 AAAA"}}}}, params,
+			func(t *testing.T, in userdata.Input) {
+				if want := []userdata.Arg{{Name: "v", Value: "4"}, {Name: "max-pods", Value: "50"}}; !reflect.DeepEqual(in.KubeletExtraArgs, want) {
+					t.Fatalf("args = %#v", in.KubeletExtraArgs)
+				}
+				if in.Users[0].Name != "capi" || in.Users[0].Groups[0] != "Administrators" {
+					t.Fatalf("users = %#v", in.Users)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { tc.check(t, BuildInput(&tc.spec, tc.p)) })
+	}
+}

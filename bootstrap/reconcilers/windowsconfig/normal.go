@@ -1,0 +1,167 @@
+package windowsconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/secret"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+)
+
+// waitRequeue is how often a config waiting on something that is not watched is looked at again.
+const waitRequeue = 20 * time.Second
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
+	cfg, m := s.Config, s.Machine
+	switch {
+	case !ptr.Deref(s.Cluster.Status.Initialization.InfrastructureProvisioned, false):
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.WaitingForClusterInfrastructureReason,
+			"Waiting for the Cluster's infrastructure to be provisioned")
+		return ctrl.Result{}, nil
+	case m.Spec.Bootstrap.DataSecretName != nil && !ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false):
+		// After clusterctl move or a restore the status is lost but the Machine still points at the Secret.
+		cfg.Status.DataSecretName = *m.Spec.Bootstrap.DataSecretName
+		cfg.Status.Initialization.DataSecretCreated = ptr.To(true)
+		setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
+		return ctrl.Result{}, nil
+	case ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false):
+		setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
+		if m.Status.NodeRef.IsDefined() {
+			return ctrl.Result{}, nil // joined: the token has done its job
+		}
+		return r.keepTokenFresh(ctx, s)
+	}
+	return r.generate(ctx, s)
+}
+
+// generate gathers the join parameters, issues a bootstrap token and writes the data Secret.
+func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error) {
+	cfg, c := s.Config, s.Cluster
+	if !conditions.IsTrue(c, clusterv1.ClusterControlPlaneInitializedCondition) {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.WaitingForControlPlaneInitializedReason,
+			"Waiting for the Cluster's control plane to be initialized")
+		return ctrl.Result{RequeueAfter: waitRequeue}, nil
+	}
+	if !c.Spec.ControlPlaneEndpoint.IsValid() {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.WaitingForControlPlaneEndpointReason,
+			"Waiting for Cluster spec.controlPlaneEndpoint to be set")
+		return ctrl.Result{RequeueAfter: waitRequeue}, nil
+	}
+	if s.Machine.Spec.Version == "" {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.WaitingForMachineVersionReason,
+			"Waiting for the Machine's spec.version (the Kubernetes version to join with)")
+		return ctrl.Result{}, nil
+	}
+	caHash, err := r.clusterCAHash(ctx, c)
+	if err != nil {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.ClusterCANotAvailableReason, err.Error())
+		return ctrl.Result{RequeueAfter: waitRequeue}, nil
+	}
+	files, err := r.resolveFiles(ctx, cfg)
+	if err != nil {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.FileSecretNotAvailableReason, err.Error())
+		r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, bootstrapv1.FileSecretNotAvailableReason, "Render", "%s", err.Error())
+		return ctrl.Result{RequeueAfter: waitRequeue}, nil
+	}
+	remote, res, err := r.remoteClient(ctx, s)
+	if remote == nil {
+		return res, err
+	}
+	token, err := createToken(ctx, remote, r.TokenTTL, r.now())
+	if err != nil {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DataSecretNotCreatedReason, err.Error())
+		return ctrl.Result{}, err
+	}
+	in := BuildInput(&cfg.Spec, JoinParams{
+		Endpoint: c.Spec.ControlPlaneEndpoint.String(), Token: token, CAHash: caHash,
+		KubernetesVersion: s.Machine.Spec.Version, Files: files,
+	})
+	data, err := userdata.Render(in)
+	if err != nil {
+		// Admission should make this unreachable; say exactly what is wrong and do not retry hot.
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.RenderFailedReason, err.Error())
+		r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, bootstrapv1.RenderFailedReason, "Render", "%s", err.Error())
+		return ctrl.Result{}, nil
+	}
+	if err := r.storeDataSecret(ctx, s, data, string(in.Format), token); err != nil {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DataSecretNotCreatedReason, err.Error())
+		return ctrl.Result{}, err
+	}
+	cfg.Status.DataSecretName = cfg.Name
+	cfg.Status.Initialization.DataSecretCreated = ptr.To(true)
+	setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
+	r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeNormal, "DataSecretCreated", "Render",
+		"Bootstrap data (%s) written to Secret %s", in.Format, cfg.Name)
+	return ctrl.Result{RequeueAfter: r.TokenTTL / 3}, nil
+}
+
+// keepTokenFresh extends the token while the Machine has no Node; if the token Secret is gone
+// (expired and cleaned up, or deleted), it issues a new token and re-renders the data.
+func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result, error) {
+	ds := &corev1.Secret{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Config.Namespace, Name: s.Config.Status.DataSecretName}, ds); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	id := ds.Annotations[tokenIDAnnotation]
+	if id == "" || !metav1.IsControlledBy(ds, s.Config) {
+		return ctrl.Result{}, nil // not ours to refresh (e.g. a user-provided data secret)
+	}
+	remote, res, err := r.remoteClient(ctx, s)
+	if remote == nil {
+		return res, err
+	}
+	found, err := refreshToken(ctx, remote, id, r.TokenTTL, r.now())
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if found {
+		return ctrl.Result{RequeueAfter: r.TokenTTL / 3}, nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Bootstrap token is gone before the Node joined; issuing a new one", "tokenID", id)
+	r.Recorder.Eventf(s.Config, s.Machine, corev1.EventTypeNormal, "BootstrapTokenRecreated", "Render",
+		"Bootstrap token %s expired before the node joined; bootstrap data re-rendered with a new token", id)
+	return r.generate(ctx, s)
+}
+
+// remoteClient returns a client for the workload cluster, or nil with the result to return.
+func (r *Reconciler) remoteClient(ctx context.Context, s *scope) (client.Client, ctrl.Result, error) {
+	c, err := r.ClusterCache.GetClient(ctx, util.ObjectKey(s.Cluster))
+	if err == nil {
+		return c, ctrl.Result{}, nil
+	}
+	if errors.Is(err, clustercache.ErrClusterNotConnected) {
+		if !ptr.Deref(s.Config.Status.Initialization.DataSecretCreated, false) {
+			setDataSecretCondition(s.Config, metav1.ConditionFalse, bootstrapv1.WorkloadClusterNotReachableReason,
+				"Waiting for the connection to the workload cluster to create a bootstrap token")
+		}
+		return nil, ctrl.Result{RequeueAfter: waitRequeue}, nil
+	}
+	return nil, ctrl.Result{}, err
+}
+
+// clusterCAHash reads <cluster>-ca and returns kubeadm's discovery hash.
+func (r *Reconciler) clusterCAHash(ctx context.Context, c *clusterv1.Cluster) (string, error) {
+	ca, err := secret.GetFromNamespacedName(ctx, r.SecretCachingClient, util.ObjectKey(c), secret.ClusterCA)
+	if err != nil {
+		return "", fmt.Errorf("cluster CA Secret %s-ca: %w", c.Name, err)
+	}
+	hash, err := CACertHash(ca.Data[secret.TLSCrtDataName])
+	if err != nil {
+		return "", fmt.Errorf("cluster CA Secret %s-ca key %s: %w", c.Name, secret.TLSCrtDataName, err)
+	}
+	return hash, nil
+}

@@ -1,0 +1,58 @@
+package windowsconfig
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+)
+
+// ownerMachine returns the Machine that owns the config, or nil while it has none (CAPI's Machine
+// controller sets the owner reference when it picks the config up).
+func (r *Reconciler) ownerMachine(ctx context.Context, cfg *bootstrapv1.WindowsConfig) (*clusterv1.Machine, error) {
+	for _, ref := range cfg.OwnerReferences {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != clusterv1.GroupVersion.Group || ref.Kind != "Machine" {
+			continue
+		}
+		m := &clusterv1.Machine{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cfg.Namespace, Name: ref.Name}, m); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return m, nil
+	}
+	ctrl.LoggerFrom(ctx).V(4).Info("WindowsConfig has no owner Machine yet")
+	return nil, nil
+}
+
+// machineToConfig enqueues the WindowsConfig a Machine references.
+func (r *Reconciler) machineToConfig(_ context.Context, o client.Object) []ctrl.Request {
+	m, ok := o.(*clusterv1.Machine)
+	if !ok {
+		return nil
+	}
+	ref := m.Spec.Bootstrap.ConfigRef
+	if ref.Kind != "WindowsConfig" || ref.APIGroup != bootstrapv1.GroupVersion.Group {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}}}
+}
+
+// clusterToConfigs enqueues every WindowsConfig referenced by a Machine of the cluster.
+func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []ctrl.Request {
+	machines := &clusterv1.MachineList{}
+	if err := r.Client.List(ctx, machines, client.InNamespace(o.GetNamespace()),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: o.GetName()}); err != nil {
+		return nil
+	}
+	var out []ctrl.Request
+	for i := range machines.Items {
+		out = append(out, r.machineToConfig(ctx, &machines.Items[i])...)
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package windowsconfig
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+)
+
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigs;windowsconfigs/status;windowsconfigs/finalizers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status;machines;machines/status;machinesets;machinedeployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler turns WindowsConfigs into bootstrap data Secrets.
+type Reconciler struct {
+	Client client.Client
+	// SecretCachingClient reads the cluster CA Secret from the cache (only Secrets with the
+	// cluster-name label are cached).
+	SecretCachingClient client.Client
+	ClusterCache        clustercache.ClusterCache
+	Recorder            events.EventRecorder
+	// WatchFilterValue restricts reconciliation to objects with this cluster.x-k8s.io/watch-filter label.
+	WatchFilterValue string
+	TokenTTL         time.Duration
+	// Now is the clock; nil means time.Now (tests set it).
+	Now func() time.Time
+}
+
+// SetupWithManager registers the controller and its watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Client == nil || r.SecretCachingClient == nil || r.ClusterCache == nil {
+		return fmt.Errorf("windowsconfig: Client, SecretCachingClient and ClusterCache are required")
+	}
+	if r.TokenTTL <= 0 {
+		r.TokenTTL = DefaultTokenTTL
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("windowsconfig-controller")
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("controller", "windowsconfig")
+	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+		For(&bootstrapv1.WindowsConfig{}).
+		WithOptions(options).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToConfig)).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs),
+			predicates.Any(mgr.GetScheme(), log,
+				predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log),
+				predicates.ClusterControlPlaneInitialized(mgr.GetScheme(), log)),
+			predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		WatchesRawSource(r.ClusterCache.GetClusterSource("windowsconfig", r.clusterToConfigs)).
+		Complete(ctx, r)
+}
+
+// scope carries one reconcile's objects.
+type scope struct {
+	Config  *bootstrapv1.WindowsConfig
+	Machine *clusterv1.Machine
+	Cluster *clusterv1.Cluster
+}
+
+// Reconcile follows CAPI's order: object -> owner -> cluster -> patch helper -> paused -> work,
+// with the summary condition and the patch deferred.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, rerr error) {
+	log := ctrl.LoggerFrom(ctx)
+	cfg := &bootstrapv1.WindowsConfig{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cfg); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	machine, err := r.ownerMachine(ctx, cfg)
+	if err != nil || machine == nil {
+		return ctrl.Result{}, err
+	}
+	log = log.WithValues("Machine", klog.KObj(machine), "Cluster", klog.KRef(machine.Namespace, machine.Spec.ClusterName))
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	cluster, err := util.GetClusterByName(ctx, r.Client, machine.Namespace, machine.Spec.ClusterName)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			log.Info("Cluster does not exist yet, waiting")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+
+	helper, err := patch.NewHelper(cfg, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, cfg); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := r.patch(ctx, helper, cfg, rerr == nil); err != nil {
+			rerr = kerrors.NewAggregate([]error{rerr, err})
+		}
+	}()
+
+	if !cfg.DeletionTimestamp.IsZero() {
+		// The data Secret is owned by the config and garbage-collected with it.
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DeletingReason, "WindowsConfig is being deleted")
+		return ctrl.Result{}, nil
+	}
+	return r.reconcileNormal(ctx, &scope{Config: cfg, Machine: machine, Cluster: cluster})
+}
+
+func (r *Reconciler) patch(ctx context.Context, helper *patch.Helper, cfg *bootstrapv1.WindowsConfig, success bool) error {
+	if err := conditions.SetSummaryCondition(cfg, cfg, bootstrapv1.ReadyCondition,
+		conditions.ForConditionTypes{bootstrapv1.DataSecretAvailableCondition}); err != nil {
+		return err
+	}
+	opts := []patch.Option{patch.WithOwnedConditions{Conditions: []string{
+		clusterv1.PausedCondition, bootstrapv1.ReadyCondition, bootstrapv1.DataSecretAvailableCondition,
+	}}}
+	if success {
+		opts = append(opts, patch.WithStatusObservedGeneration{})
+	}
+	return helper.Patch(ctx, cfg, opts...)
+}
+
+func setDataSecretCondition(cfg *bootstrapv1.WindowsConfig, status metav1.ConditionStatus, reason, msg string) {
+	conditions.Set(cfg, metav1.Condition{
+		Type: bootstrapv1.DataSecretAvailableCondition, Status: status, Reason: reason, Message: msg,
+	})
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

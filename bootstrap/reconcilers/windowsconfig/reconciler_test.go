@@ -1,0 +1,219 @@
+package windowsconfig_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+)
+
+const tokenIDAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-id"
+
+func TestJoinDataIsRenderedWithAWorkingTokenAndCAHash(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+
+	g.Expect(s.Type).To(Equal(clusterv1.ClusterSecretType))
+	g.Expect(string(s.Data["format"])).To(Equal("powershell"))
+	g.Expect(metav1.IsControlledBy(s, f.get(g))).To(BeTrue(), "data secret must be owned by the config")
+	g.Expect(s.Labels).To(HaveKeyWithValue(clusterv1.ClusterNameLabel, "win"))
+	g.Expect(string(s.Data["value"])).To(HavePrefix("#ps1_sysnative"))
+
+	id := s.Annotations[tokenIDAnnotation]
+	tok := tokenSecret(g, id)
+	g.Expect(tok.Type).To(Equal(corev1.SecretType(bootstrapapi.SecretTypeBootstrapToken)))
+	g.Expect(string(tok.Data[bootstrapapi.BootstrapTokenUsageAuthentication])).To(Equal("true"))
+	g.Expect(string(tok.Data[bootstrapapi.BootstrapTokenExtraGroupsKey])).To(Equal("system:bootstrappers:kubeadm:default-node-token"))
+	exp, err := time.Parse(time.RFC3339, string(tok.Data[bootstrapapi.BootstrapTokenExpirationKey]))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(exp).To(BeTemporally(">", time.Now().Add(5*time.Minute)))
+
+	data := scriptData(g, s.Data["value"])
+	token := id + "." + string(tok.Data[bootstrapapi.BootstrapTokenSecretKey])
+	pin, _ := os.ReadFile("testdata/ca.pin")
+	g.Expect(data).To(ContainSubstring(token))
+	g.Expect(data).To(ContainSubstring(strings.TrimSpace(string(pin))))
+	g.Expect(data).To(ContainSubstring(f.cluster.Spec.ControlPlaneEndpoint.Host))
+
+	cfg := f.get(g)
+	g.Expect(cfg.Status.DataSecretName).To(Equal(cfg.Name))
+	g.Expect(cfg.Status.ObservedGeneration).To(Equal(cfg.Generation))
+	g.Expect(f.condition(g, bootstrapv1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+}
+
+func TestCloudConfigFormatIsMultipart(t *testing.T) {
+	g := NewWithT(t)
+	o := readyCluster()
+	o.spec.Format = bootstrapv1.FormatCloudConfig
+	s := newFixture(t, o).dataSecret(t)
+	g.Expect(string(s.Data["format"])).To(Equal("cloud-config"))
+	g.Expect(string(s.Data["value"])).To(ContainSubstring("multipart/mixed"))
+	g.Expect(string(s.Data["value"])).To(ContainSubstring("text/cloud-config"))
+}
+
+func TestWaitsForClusterInfrastructure(t *testing.T) {
+	o := readyCluster()
+	o.infraProvisioned = false
+	f := newFixture(t, o)
+	f.waitReason(t, bootstrapv1.WaitingForClusterInfrastructureReason)
+	NewWithT(t).Expect(f.condition(NewWithT(t), bootstrapv1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
+}
+
+func TestWaitsForControlPlaneThenJoins(t *testing.T) {
+	g := NewWithT(t)
+	o := readyCluster()
+	o.cpInitialized = false
+	f := newFixture(t, o)
+	f.waitReason(t, bootstrapv1.WaitingForControlPlaneInitializedReason)
+
+	// The control plane comes up: the Cluster watch must wake the config without a manual nudge.
+	setCPInitialized(g, f)
+	f.dataSecret(t)
+}
+
+func TestFileFromMissingSecretGivesAClearConditionThenRenders(t *testing.T) {
+	g := NewWithT(t)
+	o := readyCluster()
+	o.spec.Files = []bootstrapv1.File{{Path: `C:\etc\app\settings.json`,
+		ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretKey{Name: "app-settings", Key: "settings.json"}}}}
+	f := newFixture(t, o)
+	c := f.waitReason(t, bootstrapv1.FileSecretNotAvailableReason)
+	g.Expect(c.Message).To(ContainSubstring("app-settings"))
+	g.Expect(c.Message).To(ContainSubstring(`C:\etc\app\settings.json`))
+
+	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app-settings", Namespace: f.ns},
+		Data: map[string][]byte{"settings.json": []byte(`{"connection":"s3cr3t-value"}`)}})).To(Succeed())
+	s := f.dataSecret(t)
+	g.Expect(scriptData(g, s.Data["value"])).To(ContainSubstring("s3cr3t-value"))
+}
+
+func TestTokenIsExtendedWhileTheNodeHasNotJoined(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+	id := s.Annotations[tokenIDAnnotation]
+
+	// Make the token look nearly expired; the next reconcile must push the expiration out.
+	tok := tokenSecret(g, id)
+	tok.Data[bootstrapapi.BootstrapTokenExpirationKey] = []byte(time.Now().UTC().Add(time.Minute).Format(time.RFC3339))
+	g.Expect(k8s.Update(ctx, tok)).To(Succeed())
+	touch(g, f)
+	g.Eventually(func(g Gomega) {
+		exp, err := time.Parse(time.RFC3339, string(tokenSecret(g, id).Data[bootstrapapi.BootstrapTokenExpirationKey]))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(exp).To(BeTemporally(">", time.Now().Add(10*time.Minute)))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+func TestLostTokenIsReissuedAndDataReRendered(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+	oldID := s.Annotations[tokenIDAnnotation]
+	g.Expect(k8s.Delete(ctx, tokenSecret(g, oldID))).To(Succeed())
+	touch(g, f)
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		g.Expect(s.Annotations[tokenIDAnnotation]).NotTo(Equal(oldID))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	newID := s.Annotations[tokenIDAnnotation]
+	tok := tokenSecret(g, newID)
+	g.Expect(scriptData(g, s.Data["value"])).To(ContainSubstring(newID + "." + string(tok.Data[bootstrapapi.BootstrapTokenSecretKey])))
+}
+
+func TestJoinedMachineKeepsItsDataAndToken(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+	id := s.Annotations[tokenIDAnnotation]
+
+	m := &clusterv1.Machine{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.machine), m)).To(Succeed())
+	m.Status.NodeRef = clusterv1.MachineNodeReference{Name: "win-md-0-abcde"}
+	g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+	g.Expect(k8s.Delete(ctx, tokenSecret(g, id))).To(Succeed())
+	touch(g, f)
+
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		g.Expect(s.Annotations[tokenIDAnnotation]).To(Equal(id), "a joined node needs no new token")
+	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+func TestStatusIsRestoredFromTheMachineAfterMove(t *testing.T) {
+	g := NewWithT(t)
+	o := readyCluster()
+	o.cpInitialized = false // would wait forever if it tried to generate
+	f := newFixture(t, o)
+	m := &clusterv1.Machine{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.machine), m)).To(Succeed())
+	m.Spec.Bootstrap.DataSecretName = ptr.To("moved-secret")
+	g.Expect(k8s.Update(ctx, m)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		cfg := f.get(g)
+		g.Expect(cfg.Status.DataSecretName).To(Equal("moved-secret"))
+		g.Expect(ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false)).To(BeTrue())
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+func TestPausedClusterIsNotReconciled(t *testing.T) {
+	g := NewWithT(t)
+	o := readyCluster()
+	o.paused = true
+	f := newFixture(t, o)
+	g.Eventually(func(g Gomega) {
+		g.Expect(f.condition(g, clusterv1.PausedCondition).Status).To(Equal(metav1.ConditionTrue))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(f.get(g).Status.Initialization.DataSecretCreated).To(BeNil())
+	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+func TestForeignSecretWithTheSameNameIsNeverOverwritten(t *testing.T) {
+	g := NewWithT(t)
+	o := readyCluster()
+	o.cpInitialized = false
+	f := newFixture(t, o)
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: f.config.Name, Namespace: f.ns},
+		Data: map[string][]byte{"value": []byte("precious")}}
+	g.Expect(k8s.Create(ctx, foreign)).To(Succeed())
+	setCPInitialized(g, f)
+
+	c := f.waitReason(t, bootstrapv1.DataSecretNotCreatedReason)
+	g.Expect(c.Message).To(ContainSubstring("not controlled by this WindowsConfig"))
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(foreign), foreign)).To(Succeed())
+	g.Expect(string(foreign.Data["value"])).To(Equal("precious"))
+}
+
+// touch changes an annotation so the controller reconciles the config now.
+func touch(g Gomega, f *fixture) {
+	cfg := f.get(g)
+	if cfg.Annotations == nil {
+		cfg.Annotations = map[string]string{}
+	}
+	cfg.Annotations["test/touch"] = time.Now().Format(time.RFC3339Nano)
+	g.Expect(k8s.Update(ctx, cfg)).To(Succeed())
+}
+
+func setCPInitialized(g Gomega, f *fixture) {
+	c := &clusterv1.Cluster{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.cluster), c)).To(Succeed())
+	c.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	c.Status.Conditions = []metav1.Condition{{Type: clusterv1.ClusterControlPlaneInitializedCondition,
+		Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()}}
+	g.Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+}

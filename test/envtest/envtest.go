@@ -1,0 +1,107 @@
+// Package envtest starts a real kube-apiserver + etcd (built from source by
+// scripts/envtest-assets.sh) with Cluster API's CRDs and capwin's CRDs installed.
+package envtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// RepoRoot is the root of the capwin checkout.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+var assetsOnce = sync.OnceValues(func() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	// The script is a no-op that prints the directory once the binaries exist.
+	out, err := exec.Command(filepath.Join(RepoRoot(), "scripts", "envtest-assets.sh")).Output()
+	if err != nil {
+		return "", fmt.Errorf("envtest binaries: run scripts/envtest-assets.sh: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+})
+
+// Assets returns the directory holding kube-apiserver and etcd.
+func Assets() (string, error) { return assetsOnce() }
+
+// moduleDir returns the module cache directory of a dependency of capwin.
+func moduleDir(path string) (string, error) {
+	cmd := exec.Command("go", "list", "-m", "-json", path)
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %w", path, err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		return "", fmt.Errorf("go list -m %s: no module directory", path)
+	}
+	return m.Dir, nil
+}
+
+// CRDPaths are the CRD directories a capwin management cluster needs: CAPI core, CABPK and KCP
+// (from the module cache) and capwin's own generated CRDs.
+func CRDPaths() ([]string, error) {
+	capi, err := moduleDir("sigs.k8s.io/cluster-api")
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{
+		filepath.Join(capi, "core", "config", "crd", "bases"),
+		filepath.Join(capi, "bootstrap", "kubeadm", "config", "crd", "bases"),
+		filepath.Join(capi, "controlplane", "kubeadm", "config", "crd", "bases"),
+	}
+	for _, p := range []string{"bootstrap", "infrastructure"} {
+		dir := filepath.Join(RepoRoot(), p, "config", "crd", "bases")
+		if _, err := os.Stat(dir); err == nil {
+			paths = append(paths, dir)
+		}
+	}
+	return paths, nil
+}
+
+// Environment is a running apiserver.
+type Environment struct {
+	*envtest.Environment
+	Config *rest.Config
+}
+
+// Start launches kube-apiserver + etcd with all CRDs installed. webhookDirs, when given, are
+// installed as webhook configurations pointing at a local webhook server (see
+// Environment.WebhookInstallOptions for host, port and certificate directory).
+func Start(webhookDirs ...string) (*Environment, error) {
+	assets, err := Assets()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := CRDPaths()
+	if err != nil {
+		return nil, err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDDirectoryPaths:     crds,
+		ErrorIfCRDPathMissing: true,
+	}
+	if len(webhookDirs) > 0 {
+		env.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: webhookDirs}
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("start envtest: %w", err)
+	}
+	return &Environment{Environment: env, Config: cfg}, nil
+}
