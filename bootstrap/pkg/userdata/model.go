@@ -93,9 +93,9 @@ type Proxy struct {
 
 // User is a local account created on the node.
 type User struct {
-	Name              string
-	Groups            []string
-	SSHAuthorizedKeys []string
+	Name              string   `json:"name"`
+	Groups            []string `json:"groups,omitempty"`
+	SSHAuthorizedKeys []string `json:"sshAuthorizedKeys,omitempty"`
 }
 
 // File is a file written on the node. Content is as given by the user, in Encoding

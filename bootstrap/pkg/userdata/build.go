@@ -1,0 +1,231 @@
+package userdata
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/Microsoft/hcsshim/osversion"
+)
+
+// Document modes.
+const (
+	ModeCloudbaseInit = "cloudbase-init"
+	ModeStandalone    = "standalone"
+)
+
+// Well-known node paths. The sentinel is CAPI's Windows bootstrap success file.
+const (
+	StateDir     = `C:\var\lib\capwin`
+	LogFile      = `C:\var\log\capwin\bootstrap.log`
+	SentinelPath = `C:\run\cluster-api\bootstrap-success.complete`
+	containerDir = `C:\Program Files\containerd`
+)
+
+// Status channels read by the infrastructure providers.
+const (
+	StatusGuestinfoKey = "guestinfo.capwin.bootstrap.status"
+	StatusKVPKey       = `HKLM:\SOFTWARE\Microsoft\Virtual Machine\Guest`
+	StatusKVPValue     = "capwin.bootstrap.status"
+	StatusMaxBytes     = 1024
+)
+
+// MinimumBuild is the oldest Windows build capwin supports: Windows Server 2022.
+const MinimumBuild = osversion.LTSC2022
+
+// maxFileBytes bounds a decoded (gunzipped) file, so a small gzip cannot explode in memory.
+const maxFileBytes = 16 << 20
+
+// utf8BOM makes Windows PowerShell 5.1 read a user's command file as UTF-8, not the ANSI code page.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// buildDocument maps the Input to the data document. In cloudbase-init mode, what cloudbase-init
+// does natively (plain files, users, time) goes to the cloud-config part instead.
+func buildDocument(in *Input, mode string) (*Document, error) {
+	join, err := joinConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	containerd, err := renderContainerdConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	dir := in.Binaries.Directory
+	doc := &Document{
+		Version:           1,
+		Mode:              mode,
+		MinimumBuild:      MinimumBuild,
+		NodeName:          in.NodeName,
+		KubernetesVersion: in.KubernetesVersion,
+		Paths: Paths{
+			StateDir: StateDir,
+			LogFile:  LogFile,
+			Sentinel: SentinelPath,
+			Directories: []string{
+				dir, `C:\var\log\kubelet`, `C:\var\lib\kubelet\etc\kubernetes\pki`, `C:\etc\kubernetes\pki`,
+				`C:\etc\kubernetes\manifests`, `C:\opt\cni\bin`, `C:\etc\cni\net.d`, `C:\run\cluster-api`,
+			},
+		},
+		Status:   Status{GuestinfoKey: StatusGuestinfoKey, KVPKey: StatusKVPKey, KVPValue: StatusKVPValue, MaxBytes: StatusMaxBytes},
+		Features: []string{"Containers"},
+		Proxy:    proxy(in.Proxy),
+		Containerd: DocContainerd{
+			Directory:  containerDir,
+			ConfigPath: containerDir + `\config.toml`,
+			Config:     containerd,
+			Register:   in.Binaries.Containerd != nil,
+		},
+		Firewall: firewall(in.CNI),
+		Kubelet:  DocKubelet{Binary: dir + `\kubelet.exe`, Args: kubeletArgs(in)},
+		Join: DocJoin{
+			Kubeadm:    dir + `\kubeadm.exe`,
+			ConfigPath: StateDir + `\kubeadm-join-config.yaml`,
+			Config:     join,
+			Kubeconfig: `C:\etc\kubernetes\kubelet.conf`,
+		},
+	}
+	if in.HyperVIsolation {
+		doc.Features = append(doc.Features, "Hyper-V")
+	}
+	if in.DefenderExclusions {
+		doc.Defender = defender(in)
+	}
+	doc.Downloads = downloads(in.Binaries)
+	if doc.PreJoin, err = commandFiles("prejoin", in.PreJoinCommands); err != nil {
+		return nil, err
+	}
+	if doc.PostJoin, err = commandFiles("postjoin", in.PostJoinCommands); err != nil {
+		return nil, err
+	}
+	for _, f := range in.Files {
+		if mode == ModeCloudbaseInit && !f.Append {
+			continue // written by cloudbase-init's write_files
+		}
+		content, err := decodeFile(f)
+		if err != nil {
+			return nil, err
+		}
+		doc.Files = append(doc.Files, DocFile{Path: f.Path, Content: base64.StdEncoding.EncodeToString(content), Append: f.Append})
+	}
+	if mode == ModeStandalone {
+		doc.Users = in.Users
+		doc.AdminKeys = adminKeys(in.Users)
+		if in.Timezone != "" || len(in.NTPServers) > 0 {
+			doc.Time = &DocTime{Timezone: in.Timezone, NTPServers: in.NTPServers}
+		}
+	}
+	return doc, nil
+}
+
+func proxy(p Proxy) *DocProxy {
+	if p.HTTPProxy == "" && p.HTTPSProxy == "" && len(p.NoProxy) == 0 {
+		return nil
+	}
+	return &DocProxy{HTTPProxy: p.HTTPProxy, HTTPSProxy: p.HTTPSProxy, NoProxy: strings.Join(p.NoProxy, ",")}
+}
+
+// firewall opens the kubelet port and, for a VXLAN overlay, its UDP port.
+func firewall(c CNI) []FirewallRule {
+	rules := []FirewallRule{{Name: "capwin-kubelet", Protocol: "TCP", Port: 10250}}
+	if c.Plugin == "calico" || c.Plugin == "flannel" {
+		rules = append(rules, FirewallRule{Name: "capwin-vxlan", Protocol: "UDP", Port: c.VXLANPort})
+	}
+	return rules
+}
+
+func defender(in *Input) *Defender {
+	return &Defender{
+		Paths: []string{
+			containerDir, `C:\ProgramData\containerd`, in.Binaries.Directory, `C:\var\lib\kubelet`,
+			`C:\opt\cni`, `C:\etc\cni`,
+		},
+		Processes: []string{
+			"containerd.exe", "containerd-shim-runhcs-v1.exe", "kubelet.exe", "kube-proxy.exe",
+			"calico-node.exe", "flanneld.exe",
+		},
+	}
+}
+
+func downloads(b Binaries) []DocDownload {
+	var out []DocDownload
+	add := func(d *Download, target, extract string) {
+		if d != nil {
+			out = append(out, DocDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256), Path: target, Extract: extract})
+		}
+	}
+	add(b.Kubelet, b.Directory+`\kubelet.exe`, "")
+	add(b.Kubeadm, b.Directory+`\kubeadm.exe`, "")
+	add(b.Containerd, StateDir+`\containerd.tar.gz`, containerDir)
+	return out
+}
+
+// commandFiles keeps each user command in its own file: user code is never mixed with our data.
+func commandFiles(prefix string, commands []string) ([]DocFile, error) {
+	out := make([]DocFile, 0, len(commands))
+	for i, c := range commands {
+		if strings.TrimSpace(c) == "" {
+			return nil, fmt.Errorf("%s command %d is empty", prefix, i)
+		}
+		content := append(append([]byte{}, utf8BOM...), c...)
+		out = append(out, DocFile{
+			Path:    fmt.Sprintf(`%s\%s-%02d.ps1`, StateDir, prefix, i),
+			Content: base64.StdEncoding.EncodeToString(content),
+		})
+	}
+	return out, nil
+}
+
+// adminKeys are the SSH keys of members of Administrators: Windows OpenSSH reads them only from
+// C:\ProgramData\ssh\administrators_authorized_keys.
+func adminKeys(users []User) []string {
+	var keys []string
+	for _, u := range users {
+		for _, g := range u.Groups {
+			if strings.EqualFold(g, "Administrators") {
+				keys = append(keys, u.SSHAuthorizedKeys...)
+				break
+			}
+		}
+	}
+	return keys
+}
+
+// decodeFile returns the exact bytes a file must have on the node.
+func decodeFile(f File) ([]byte, error) {
+	data := []byte(f.Content)
+	enc := f.Encoding
+	if strings.HasSuffix(enc, "base64") {
+		var err error
+		if data, err = base64.StdEncoding.DecodeString(strings.Join(strings.Fields(f.Content), "")); err != nil {
+			return nil, fmt.Errorf("file %s: content is not valid base64: %w", f.Path, err)
+		}
+		enc = strings.TrimSuffix(strings.TrimSuffix(enc, "base64"), "+")
+	}
+	switch enc {
+	case "":
+		return data, nil
+	case "gzip":
+		return gunzip(data, f.Path)
+	default:
+		return nil, fmt.Errorf("file %s: unknown encoding %q", f.Path, f.Encoding)
+	}
+}
+
+func gunzip(data []byte, name string) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("file %s: content is not gzip: %w", name, err)
+	}
+	out, err := io.ReadAll(io.LimitReader(r, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("file %s: gzip content is corrupt: %w", name, err)
+	}
+	if len(out) > maxFileBytes {
+		return nil, errors.New("file " + name + ": content is larger than 16 MiB once decompressed")
+	}
+	return out, nil
+}

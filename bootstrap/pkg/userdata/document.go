@@ -1,0 +1,123 @@
+package userdata
+
+// Document is the one JSON data document the static PowerShell reads. Its field names are the
+// contract with ps/bootstrap.ps1 (and with the simulated guest of the test harness): every value
+// the node needs is here, nothing is baked into code.
+type Document struct {
+	Version int `json:"version"`
+	// Mode is "cloudbase-init" (the script runs as a #ps1_sysnative part; a reboot is exit code
+	// 1003) or "standalone" (run by the infrastructure provider; a reboot re-runs a saved copy
+	// from a startup task).
+	Mode string `json:"mode"`
+	// MinimumBuild is the lowest Windows build the node may run (Windows Server 2022).
+	MinimumBuild      int    `json:"minimumBuild"`
+	NodeName          string `json:"nodeName,omitempty"`
+	KubernetesVersion string `json:"kubernetesVersion"`
+	Paths             Paths  `json:"paths"`
+	Status            Status `json:"status"`
+	// Features are Windows optional features to enable.
+	Features   []string       `json:"features"`
+	Proxy      *DocProxy      `json:"proxy,omitempty"`
+	Time       *DocTime       `json:"time,omitempty"`
+	Users      []User         `json:"users,omitempty"`
+	AdminKeys  []string       `json:"adminKeys,omitempty"`
+	Downloads  []DocDownload  `json:"downloads,omitempty"`
+	Containerd DocContainerd  `json:"containerd"`
+	Firewall   []FirewallRule `json:"firewall"`
+	Defender   *Defender      `json:"defender,omitempty"`
+	Files      []DocFile      `json:"files,omitempty"`
+	PreJoin    []DocFile      `json:"preJoin,omitempty"`
+	PostJoin   []DocFile      `json:"postJoin,omitempty"`
+	Kubelet    DocKubelet     `json:"kubelet"`
+	Join       DocJoin        `json:"join"`
+}
+
+// Paths are the node's well-known locations.
+type Paths struct {
+	StateDir    string   `json:"stateDir"`
+	LogFile     string   `json:"logFile"`
+	Sentinel    string   `json:"sentinel"`
+	Directories []string `json:"directories"`
+}
+
+// Status says where the node reports bootstrap progress for the infrastructure provider.
+type Status struct {
+	// GuestinfoKey is set through VMware Tools (rpctool) on vSphere.
+	GuestinfoKey string `json:"guestinfoKey"`
+	// KVPKey and KVPValue name the Hyper-V KVP guest item (registry) read by the host.
+	KVPKey   string `json:"kvpKey"`
+	KVPValue string `json:"kvpValue"`
+	// MaxBytes bounds the status JSON (a KVP item holds 1024 bytes).
+	MaxBytes int `json:"maxBytes"`
+}
+
+// DocProxy is the machine-wide proxy environment.
+type DocProxy struct {
+	HTTPProxy  string `json:"httpProxy,omitempty"`
+	HTTPSProxy string `json:"httpsProxy,omitempty"`
+	NoProxy    string `json:"noProxy,omitempty"`
+}
+
+// DocTime configures the time zone and the time service (standalone mode; cloudbase-init does
+// it from the cloud-config part otherwise).
+type DocTime struct {
+	Timezone   string   `json:"timezone,omitempty"`
+	NTPServers []string `json:"ntpServers,omitempty"`
+}
+
+// DocDownload is a file fetched and checked before use. Extract is the directory a .tar.gz
+// archive is unpacked into ("" keeps the file as is).
+type DocDownload struct {
+	URL     string `json:"url"`
+	SHA256  string `json:"sha256"`
+	Path    string `json:"path"`
+	Extract string `json:"extract,omitempty"`
+}
+
+// DocContainerd is containerd's configuration.
+type DocContainerd struct {
+	Directory  string `json:"directory"`
+	ConfigPath string `json:"configPath"`
+	Config     string `json:"config"`
+	// Register makes containerd a service from a freshly downloaded archive.
+	Register bool `json:"register"`
+}
+
+// FirewallRule opens one inbound port.
+type FirewallRule struct {
+	Name     string `json:"name"`
+	Protocol string `json:"protocol"`
+	Port     int32  `json:"port"`
+}
+
+// Defender holds Microsoft Defender exclusions.
+type Defender struct {
+	Paths     []string `json:"paths"`
+	Processes []string `json:"processes"`
+}
+
+// DocFile is a file written on the node: Content is base64 of the exact bytes. Append files are
+// appended once (the node records it in its state directory).
+type DocFile struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Append  bool   `json:"append,omitempty"`
+}
+
+// DocKubelet is the kubelet Windows service.
+type DocKubelet struct {
+	Binary string `json:"binary"`
+	// Args are complete "--name=value" flags; the script quotes them for the service command line.
+	Args []string `json:"args"`
+}
+
+// DocJoin is the kubeadm join step.
+type DocJoin struct {
+	Kubeadm    string `json:"kubeadm"`
+	ConfigPath string `json:"configPath"`
+	// Config is the kubeadm JoinConfiguration (YAML); it holds the token and is deleted after
+	// the join.
+	Config string `json:"config"`
+	// Kubeconfig exists once the node has joined; its presence makes the join idempotent.
+	Kubeconfig string `json:"kubeconfig"`
+}

@@ -1,0 +1,91 @@
+package userdata
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// FuzzRender feeds arbitrary values into every field that reaches the guest and checks that
+// (1) the code around the one data literal is byte-identical to the static script, (2) the
+// literal holds only base64 characters, so no value can end it, and (3) every value comes back
+// unchanged from the data document or the cloud-config part.
+func FuzzRender(f *testing.F) {
+	f.Add(false, "win-a1", "app", "iis", "content\n", "Write-Output 1", "http://proxy:3128", "UTC", "capi", "60")
+	f.Add(true, "x'; Remove-Item C:\\ -Recurse #", "k", "v'\"`$()", "'@\n\"@\n", "'; exit 1 #", "http://a'b", "W. Europe Standard Time", "u", "--x=\"")
+	f.Add(true, "\u00e9\r\n", "", "", "\x00\xff", "\u202e", "", "", "", "")
+	f.Fuzz(func(t *testing.T, cloudConfigFormat bool, nodeName, labelKey, labelValue, content, command, proxyURL, timezone, user, argValue string) {
+		in := minimalInput(FormatPowerShell)
+		if cloudConfigFormat {
+			in.Format = FormatCloudConfig
+		}
+		in.NodeName = nodeName
+		in.Labels = map[string]string{labelKey: labelValue}
+		in.Files = []File{{Path: `C:\k\fuzz.txt`, Content: content}, {Path: `C:\k\fuzz-append.txt`, Content: content, Append: true}}
+		in.PreJoinCommands = []string{command}
+		in.Proxy.HTTPProxy = proxyURL
+		in.Timezone = timezone
+		in.Users = []User{{Name: user, SSHAuthorizedKeys: []string{argValue}}}
+		in.KubeletExtraArgs = []Arg{{Name: "max-pods", Value: argValue}}
+		out, err := Render(in)
+		if err != nil {
+			if strings.TrimSpace(command) == "" {
+				return // rejected with a clear error, as it must be
+			}
+			t.Fatalf("Render: %v", err)
+		}
+		u, err := Unpack(out)
+		if err != nil {
+			t.Fatalf("Unpack: %v", err)
+		}
+		literal := base64.StdEncoding.EncodeToString(u.Data)
+		if want := scriptHeader + dataPrefix + literal + dataSuffix + bootstrapScript; string(u.Script) != want {
+			t.Fatalf("the script differs from header + data line + static body")
+		}
+		doc, err := DecodeDocument(u.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRoundTrip(t, doc, &in, content, command)
+		if cloudConfigFormat {
+			checkCloudConfig(t, u.CloudConfig, content, timezone, user)
+		}
+	})
+}
+
+func checkRoundTrip(t *testing.T, doc *Document, in *Input, content, command string) {
+	t.Helper()
+	if doc.NodeName != in.NodeName {
+		t.Fatalf("node name %q came back as %q", in.NodeName, doc.NodeName)
+	}
+	last := doc.Files[len(doc.Files)-1]
+	if got, _ := base64.StdEncoding.DecodeString(last.Content); !bytes.Equal(got, []byte(content)) {
+		t.Fatalf("file content changed: %q -> %q", content, got)
+	}
+	if got, _ := base64.StdEncoding.DecodeString(doc.PreJoin[0].Content); string(got) != "\uFEFF"+command {
+		t.Fatalf("command changed: %q -> %q", command, got)
+	}
+	if in.Proxy.HTTPProxy != "" && doc.Proxy.HTTPProxy != in.Proxy.HTTPProxy {
+		t.Fatalf("proxy changed: %q -> %q", in.Proxy.HTTPProxy, doc.Proxy.HTTPProxy)
+	}
+	if want := "--max-pods=" + in.KubeletExtraArgs[0].Value; doc.Kubelet.Args[len(doc.Kubelet.Args)-1] != want {
+		t.Fatalf("kubelet arg changed: want %q, got %q", want, doc.Kubelet.Args[len(doc.Kubelet.Args)-1])
+	}
+}
+
+func checkCloudConfig(t *testing.T, part []byte, content, timezone, user string) {
+	t.Helper()
+	var cc cloudConfigDoc
+	if err := yaml.Unmarshal(bytes.TrimPrefix(part, []byte("#cloud-config\n")), &cc); err != nil {
+		t.Fatalf("cloud-config does not parse: %v", err)
+	}
+	if got, _ := base64.StdEncoding.DecodeString(cc.WriteFiles[0].Content); !bytes.Equal(got, []byte(content)) {
+		t.Fatalf("write_files content changed")
+	}
+	if cc.SetTimezone != timezone || cc.Users[0].Name != user {
+		t.Fatalf("cloud-config values changed: %q/%q -> %q/%q", timezone, user, cc.SetTimezone, cc.Users[0].Name)
+	}
+}

@@ -1,0 +1,460 @@
+# capwin Windows node bootstrap. This file is static: every value of this node comes from
+# $CapwinData, the base64 JSON document assigned on the line above. The script is idempotent and
+# may run again after a reboot (cloudbase-init exit code 1003, or the standalone startup task);
+# completed steps are recorded in the state directory and skipped.
+Set-StrictMode -Version 3.0
+$ErrorActionPreference = 'Stop'
+$ProgressPreference = 'SilentlyContinue'
+
+$Data = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String($CapwinData)) | ConvertFrom-Json
+$Self = $MyInvocation.MyCommand.ScriptBlock.ToString()
+$Step = 'start'
+$DoneFile = Join-Path $Data.paths.stateDir 'steps.done'
+
+function Get-Field {
+    param($Object, [string]$Name)
+    $property = $Object.PSObject.Properties[$Name]
+    if ($null -eq $property) {
+        return $null
+    }
+    return $property.Value
+}
+
+# Get-List returns a field as an array (empty when the field is absent).
+function Get-List {
+    param($Object, [string]$Name)
+    $value = Get-Field $Object $Name
+    if ($null -eq $value) {
+        return ,@()
+    }
+    return ,@($value)
+}
+
+function Write-Log {
+    param([string]$Message)
+    $line = '{0} [{1}] {2}' -f (Get-Date).ToUniversalTime().ToString('o'), $Step, $Message
+    Add-Content -Path $Data.paths.logFile -Value $line -Encoding UTF8
+    Write-Host $line
+}
+
+function Test-Done {
+    param([string]$Name)
+    return (Test-Path $DoneFile) -and ((Get-Content -Path $DoneFile) -contains $Name)
+}
+
+function Set-Done {
+    param([string]$Name)
+    Add-Content -Path $DoneFile -Value $Name -Encoding UTF8
+}
+
+# ConvertTo-NativeArgument escapes quotes for Windows PowerShell 5.1, which passes arguments to
+# native programs without escaping embedded quotes (MSVCRT rules: backslashes before a quote double).
+function ConvertTo-NativeArgument {
+    param([string]$Value)
+    if ($PSVersionTable.PSVersion.Major -ge 7) {
+        return $Value
+    }
+    $escaped = [regex]::Replace($Value, '(\\*)"', { param($m) $m.Groups[1].Value + $m.Groups[1].Value + '\"' })
+    return [regex]::Replace($escaped, '(\\+)$', '$1$1')
+}
+
+function Send-Status {
+    param([string]$Name, [string]$Phase, [string]$Message)
+    $tail = ''
+    if (Test-Path $Data.paths.logFile) {
+        $tail = (Get-Content -Path $Data.paths.logFile -Tail 6) -join "`n"
+    }
+    if ($tail.Length -gt 512) {
+        $tail = $tail.Substring($tail.Length - 512)
+    }
+    if ($Message.Length -gt 256) {
+        $Message = $Message.Substring(0, 256)
+    }
+    $status = [ordered]@{ step = $Name; state = $Phase; message = $Message; logTail = $tail }
+    $json = $status | ConvertTo-Json -Compress
+    while ([Text.Encoding]::UTF8.GetByteCount($json) -gt $Data.status.maxBytes -and $status.logTail.Length -gt 0) {
+        $status.logTail = $status.logTail.Substring([Math]::Min(64, $status.logTail.Length))
+        $json = $status | ConvertTo-Json -Compress
+    }
+    try {
+        $rpctool = Join-Path $env:ProgramFiles 'VMware\VMware Tools\rpctool.exe'
+        if (Test-Path $rpctool) {
+            $command = 'info-set {0} {1}' -f $Data.status.guestinfoKey, $json
+            & $rpctool (ConvertTo-NativeArgument $command) | Out-Null
+        }
+        if (Test-Path $Data.status.kvpKey) {
+            Set-ItemProperty -Path $Data.status.kvpKey -Name $Data.status.kvpValue -Value $json
+        }
+    } catch {
+        Write-Host "status report failed: $_"
+    }
+}
+
+# Invoke-Native runs a program, logs its output and returns its exit code.
+function Invoke-Native {
+    param([string]$FilePath, [string[]]$Arguments)
+    $ErrorActionPreference = 'Continue'
+    $output = & $FilePath @Arguments 2>&1
+    $code = $LASTEXITCODE
+    foreach ($line in $output) {
+        Write-Log ('  ' + $line)
+    }
+    return $code
+}
+
+function Request-Reboot {
+    param([string]$Reason)
+    Write-Log "rebooting: $Reason; the bootstrap continues after the reboot"
+    Send-Status $Step 'Rebooting' $Reason
+    if ($Data.mode -eq 'cloudbase-init') {
+        exit 1003
+    }
+    $copy = Join-Path $Data.paths.stateDir 'bootstrap.ps1'
+    Set-Content -Path $copy -Value $Self -Encoding UTF8
+    $action = New-ScheduledTaskAction -Execute 'powershell.exe' -Argument ('-NoProfile -NonInteractive -ExecutionPolicy Bypass -File "{0}"' -f $copy)
+    $trigger = New-ScheduledTaskTrigger -AtStartup
+    Register-ScheduledTask -TaskName 'capwin-bootstrap' -Action $action -Trigger $trigger -User 'SYSTEM' -RunLevel Highest -Force | Out-Null
+    Restart-Computer -Force
+    exit 0
+}
+
+function Step-Preflight {
+    $build = [Environment]::OSVersion.Version.Build
+    if ($build -lt $Data.minimumBuild) {
+        throw "Windows build $build is older than the oldest supported build $($Data.minimumBuild) (Windows Server 2022)"
+    }
+    foreach ($dir in $Data.paths.directories) {
+        New-Item -ItemType Directory -Force -Path $dir | Out-Null
+    }
+    Write-Log "Windows build $build; Kubernetes $($Data.kubernetesVersion)"
+}
+
+function Get-ProxyVariables {
+    $proxy = Get-Field $Data 'proxy'
+    $vars = @()
+    if ($null -eq $proxy) {
+        return $vars
+    }
+    foreach ($pair in @(@('HTTP_PROXY', 'httpProxy'), @('HTTPS_PROXY', 'httpsProxy'), @('NO_PROXY', 'noProxy'))) {
+        $value = Get-Field $proxy $pair[1]
+        if ($value) {
+            $vars += ('{0}={1}' -f $pair[0], $value)
+        }
+    }
+    return $vars
+}
+
+function Set-ServiceEnvironment {
+    param([string]$Service)
+    $vars = @(Get-ProxyVariables)
+    if ($vars.Count -gt 0) {
+        Set-ItemProperty -Path "HKLM:\SYSTEM\CurrentControlSet\Services\$Service" -Name 'Environment' -Type MultiString -Value $vars
+    }
+}
+
+function Step-Proxy {
+    foreach ($entry in @(Get-ProxyVariables)) {
+        $name, $value = $entry -split '=', 2
+        [Environment]::SetEnvironmentVariable($name, $value, 'Machine')
+        [Environment]::SetEnvironmentVariable($name, $value, 'Process')
+    }
+}
+
+function Step-Time {
+    $time = Get-Field $Data 'time'
+    if ($null -eq $time) {
+        return
+    }
+    $zone = Get-Field $time 'timezone'
+    if ($zone) {
+        Set-TimeZone -Id $zone
+    }
+    $servers = Get-List $time 'ntpServers'
+    if ($servers.Count -gt 0) {
+        $code = Invoke-Native 'w32tm.exe' @('/config', ('/manualpeerlist:' + ($servers -join ' ')), '/syncfromflags:manual', '/update')
+        if ($code -ne 0) {
+            throw "w32tm exited with code $code"
+        }
+        Restart-Service -Name 'w32time'
+    }
+}
+
+function Write-Keys {
+    param([string]$Path, [string[]]$Keys, [string]$Owner)
+    New-Item -ItemType Directory -Force -Path (Split-Path -Parent $Path) | Out-Null
+    [IO.File]::WriteAllText($Path, (($Keys -join "`n") + "`n"))
+    $code = Invoke-Native 'icacls.exe' @($Path, '/inheritance:r', '/grant', '*S-1-5-18:F', '/grant', '*S-1-5-32-544:F', '/grant', ($Owner + ':F'))
+    if ($code -ne 0) {
+        throw "icacls on $Path exited with code $code"
+    }
+}
+
+function Step-Users {
+    foreach ($user in (Get-List $Data 'users')) {
+        if (-not (Get-LocalUser -Name $user.name -ErrorAction SilentlyContinue)) {
+            New-LocalUser -Name $user.name -NoPassword -AccountNeverExpires | Out-Null
+        }
+        foreach ($group in (Get-List $user 'groups')) {
+            if (-not (Get-LocalGroupMember -Group $group -Member $user.name -ErrorAction SilentlyContinue)) {
+                Add-LocalGroupMember -Group $group -Member $user.name
+            }
+        }
+        $keys = Get-List $user 'sshAuthorizedKeys'
+        if ($keys.Count -gt 0) {
+            Write-Keys (Join-Path $env:SystemDrive "Users\$($user.name)\.ssh\authorized_keys") $keys $user.name
+        }
+    }
+    $adminKeys = Get-List $Data 'adminKeys'
+    if ($adminKeys.Count -gt 0) {
+        Write-Keys (Join-Path $env:ProgramData 'ssh\administrators_authorized_keys') $adminKeys '*S-1-5-32-544'
+    }
+}
+
+function Step-Features {
+    $pending = @()
+    foreach ($name in $Data.features) {
+        $feature = Get-WindowsFeature -Name $name
+        if ($feature.InstallState -eq 'Installed') {
+            continue
+        }
+        if ($feature.InstallState -ne 'InstallPending') {
+            Write-Log "enabling Windows feature $name"
+            $result = Install-WindowsFeature -Name $name
+            if (-not $result.Success) {
+                throw "enabling Windows feature $name failed"
+            }
+            if ($result.RestartNeeded -eq 'No') {
+                continue
+            }
+        }
+        $pending += $name
+    }
+    if ($pending.Count -gt 0) {
+        Request-Reboot ('Windows features need a restart: ' + ($pending -join ', '))
+    }
+}
+
+function Step-Downloads {
+    [Net.ServicePointManager]::SecurityProtocol = [Net.SecurityProtocolType]::Tls12
+    foreach ($download in (Get-List $Data 'downloads')) {
+        $partial = $download.path + '.partial'
+        $attempt = 0
+        while ($true) {
+            $attempt++
+            try {
+                Write-Log "downloading $($download.url) (attempt $attempt)"
+                Invoke-WebRequest -UseBasicParsing -Uri $download.url -OutFile $partial
+                break
+            } catch {
+                if ($attempt -ge 5) {
+                    throw "download of $($download.url) failed: $_"
+                }
+                Start-Sleep -Seconds (5 * $attempt)
+            }
+        }
+        $hash = (Get-FileHash -Algorithm SHA256 -Path $partial).Hash.ToLowerInvariant()
+        if ($hash -ne $download.sha256) {
+            Remove-Item -Force -Path $partial
+            throw "sha256 of $($download.url) is $hash, want $($download.sha256)"
+        }
+        Move-Item -Force -Path $partial -Destination $download.path
+        $extract = Get-Field $download 'extract'
+        if ($extract) {
+            New-Item -ItemType Directory -Force -Path $extract | Out-Null
+            $code = Invoke-Native 'tar.exe' @('-xzf', $download.path, '-C', $extract)
+            if ($code -ne 0) {
+                throw "unpacking $($download.path) failed with code $code"
+            }
+            $bin = Join-Path $extract 'bin'
+            if (Test-Path $bin) {
+                Copy-Item -Force -Path (Join-Path $bin '*') -Destination $extract
+            }
+        }
+    }
+}
+
+function Step-Containerd {
+    $config = $Data.containerd
+    New-Item -ItemType Directory -Force -Path $config.directory | Out-Null
+    $changed = -not (Test-Path $config.configPath) -or ([IO.File]::ReadAllText($config.configPath) -ne $config.config)
+    if ($changed) {
+        [IO.File]::WriteAllText($config.configPath, $config.config)
+    }
+    if (-not (Get-Service -Name 'containerd' -ErrorAction SilentlyContinue)) {
+        if (-not $config.register) {
+            throw 'containerd is not installed: use an image with containerd or set spec.binaries.containerd'
+        }
+        $exe = Join-Path $config.directory 'containerd.exe'
+        $code = Invoke-Native $exe @('--register-service', '--config', $config.configPath)
+        if ($code -ne 0) {
+            throw "containerd --register-service exited with code $code"
+        }
+        $changed = $true
+    }
+    Set-ServiceEnvironment 'containerd'
+    Set-Service -Name 'containerd' -StartupType Automatic
+    if ($changed) {
+        Restart-Service -Name 'containerd' -Force
+    } else {
+        Start-Service -Name 'containerd'
+    }
+}
+
+function Step-Firewall {
+    foreach ($rule in $Data.firewall) {
+        if (-not (Get-NetFirewallRule -Name $rule.name -ErrorAction SilentlyContinue)) {
+            New-NetFirewallRule -Name $rule.name -DisplayName $rule.name -Direction Inbound -Action Allow -Protocol $rule.protocol -LocalPort $rule.port | Out-Null
+        }
+    }
+}
+
+function Step-Defender {
+    $defender = Get-Field $Data 'defender'
+    if ($null -eq $defender) {
+        return
+    }
+    if (-not (Get-Command -Name 'Add-MpPreference' -ErrorAction SilentlyContinue)) {
+        Write-Log 'Microsoft Defender is not installed; no exclusions needed'
+        return
+    }
+    try {
+        Add-MpPreference -ExclusionPath $defender.paths -ExclusionProcess $defender.processes
+    } catch {
+        Write-Log "Defender exclusions not set: $_"
+    }
+}
+
+function Step-Files {
+    $index = 0
+    foreach ($file in (Get-List $Data 'files')) {
+        $bytes = [Convert]::FromBase64String($file.content)
+        New-Item -ItemType Directory -Force -Path (Split-Path -Parent $file.path) | Out-Null
+        if (Get-Field $file 'append') {
+            $marker = "append-$index"
+            if (-not (Test-Done $marker)) {
+                $stream = [IO.File]::Open($file.path, [IO.FileMode]::Append)
+                try {
+                    $stream.Write($bytes, 0, $bytes.Length)
+                } finally {
+                    $stream.Dispose()
+                }
+                Set-Done $marker
+            }
+        } else {
+            [IO.File]::WriteAllBytes($file.path, $bytes)
+        }
+        $index++
+    }
+}
+
+# Invoke-UserCommands runs the user's commands, each from its own file and once.
+function Invoke-UserCommands {
+    param([string]$Kind)
+    $index = 0
+    foreach ($command in (Get-List $Data $Kind)) {
+        $marker = "$Kind-$index"
+        if (-not (Test-Done $marker)) {
+            [IO.File]::WriteAllBytes($command.path, [Convert]::FromBase64String($command.content))
+            Write-Log "running $($command.path)"
+            $code = Invoke-Native 'powershell.exe' @('-NoProfile', '-NonInteractive', '-ExecutionPolicy', 'Bypass', '-File', $command.path)
+            if ($code -ne 0) {
+                throw "$($command.path) exited with code $code"
+            }
+            Set-Done $marker
+        }
+        $index++
+    }
+}
+
+# Format-ServiceArgument quotes one argument of a service command line (CommandLineToArgvW rules).
+function Format-ServiceArgument {
+    param([string]$Value)
+    if ($Value -match '=$') {
+        return $Value + '""'
+    }
+    if ($Value -notmatch '\s') {
+        return $Value
+    }
+    return '"' + [regex]::Replace($Value, '(\\+)$', '$1$1') + '"'
+}
+
+function Step-Kubelet {
+    $parts = @(Format-ServiceArgument $Data.kubelet.binary)
+    foreach ($arg in $Data.kubelet.args) {
+        $parts += Format-ServiceArgument $arg
+    }
+    $commandLine = $parts -join ' '
+    if (Get-Service -Name 'kubelet' -ErrorAction SilentlyContinue) {
+        Set-ItemProperty -Path 'HKLM:\SYSTEM\CurrentControlSet\Services\kubelet' -Name 'ImagePath' -Value $commandLine
+    } else {
+        New-Service -Name 'kubelet' -BinaryPathName $commandLine -DisplayName 'Kubernetes kubelet' -StartupType Automatic -DependsOn 'containerd' | Out-Null
+    }
+    $code = Invoke-Native 'sc.exe' @('failure', 'kubelet', 'reset=', '0', 'actions=', 'restart/10000')
+    if ($code -ne 0) {
+        throw "sc.exe failure kubelet exited with code $code"
+    }
+    Set-ServiceEnvironment 'kubelet'
+}
+
+function Step-Join {
+    $join = $Data.join
+    if (Test-Path $join.kubeconfig) {
+        Write-Log 'the node has joined already'
+    } else {
+        [IO.File]::WriteAllText($join.configPath, $join.config)
+        $code = Invoke-Native $join.kubeadm @('join', "--config=$($join.configPath)", '--v=2')
+        Remove-Item -Force -Path $join.configPath
+        if ($code -ne 0) {
+            throw "kubeadm join exited with code $code"
+        }
+    }
+    Start-Service -Name 'kubelet'
+}
+
+function Step-Finish {
+    Set-Content -Path $Data.paths.sentinel -Value 'success' -Encoding ASCII
+    if (Get-ScheduledTask -TaskName 'capwin-bootstrap' -ErrorAction SilentlyContinue) {
+        Unregister-ScheduledTask -TaskName 'capwin-bootstrap' -Confirm:$false
+    }
+    Remove-Item -Force -ErrorAction SilentlyContinue -Path (Join-Path $Data.paths.stateDir 'bootstrap.ps1')
+}
+
+$Steps = [ordered]@{
+    'preflight'  = { Step-Preflight }
+    'proxy'      = { Step-Proxy }
+    'time'       = { Step-Time }
+    'users'      = { Step-Users }
+    'features'   = { Step-Features }
+    'downloads'  = { Step-Downloads }
+    'containerd' = { Step-Containerd }
+    'firewall'   = { Step-Firewall }
+    'defender'   = { Step-Defender }
+    'files'      = { Step-Files }
+    'preJoin'    = { Invoke-UserCommands 'preJoin' }
+    'kubelet'    = { Step-Kubelet }
+    'join'       = { Step-Join }
+    'postJoin'   = { Invoke-UserCommands 'postJoin' }
+    'finish'     = { Step-Finish }
+}
+
+New-Item -ItemType Directory -Force -Path $Data.paths.stateDir, (Split-Path -Parent $Data.paths.logFile) | Out-Null
+try {
+    foreach ($name in $Steps.Keys) {
+        $Step = $name
+        if ($name -ne 'preflight' -and (Test-Done $name)) {
+            continue
+        }
+        Write-Log 'starting'
+        Send-Status $name 'Running' ''
+        & $Steps[$name]
+        Set-Done $name
+    }
+    $Step = 'finish'
+    Write-Log 'the node has joined the cluster'
+    Send-Status 'finish' 'Succeeded' 'the node has joined the cluster'
+} catch {
+    Write-Log "failed: $_"
+    Send-Status $Step 'Failed' "$_"
+    exit 1
+}
+exit 0
