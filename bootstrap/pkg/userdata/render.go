@@ -88,6 +88,9 @@ func check(in *Input) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("bootstrap data needs %s", strings.Join(sorted(missing), ", "))
 	}
+	if err := checkUTF8(in); err != nil {
+		return err
+	}
 	if strings.ContainsAny(in.Binaries.Directory, "\"\n\r\x00") {
 		return errors.New("binaries.directory contains a quote or control character")
 	}

@@ -162,6 +162,7 @@ func TestRenderRejects(t *testing.T) {
 		"bad gzip":           {func(in *Input) { in.Files = []File{{Path: `C:\a`, Encoding: "gzip", Content: "plain"}} }, "not gzip"},
 		"unknown encoding":   {func(in *Input) { in.Files = []File{{Path: `C:\a`, Encoding: "zstd", Content: "x"}} }, `unknown encoding "zstd"`},
 		"empty command":      {func(in *Input) { in.PreJoinCommands = []string{" \n"} }, "prejoin command 0 is empty"},
+		"invalid UTF-8":      {func(in *Input) { in.Users = []User{{Name: "\xef"}} }, `input.Users[0].Name is not valid UTF-8`},
 		"quote in directory": {func(in *Input) { in.Binaries.Directory = `C:\k"` }, "quote"},
 	}
 	for name, tc := range cases {
