@@ -2,30 +2,35 @@
 // offline, with the join parameters given as flags. Use it to review what reaches a node.
 //
 //	go run ./bootstrap/cmd/render -f windowsconfig.yaml --api-server 10.0.0.10:6443 \
-//	    --token abcdef.0123456789abcdef --ca-file ca.crt --kubernetes-version v1.36.3
+//	    --token abcdef.0123456789abcdef --ca-file ca.crt --kubernetes-version v1.36.3 \
+//	    [--format cloud-config|powershell] [--gzip] [--node-name N]
 package main
 
 import (
+	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	"github.com/capwin/capwin/bootstrap/reconcilers/windowsconfig"
+	"github.com/capwin/capwin/bootstrap/webhooks"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "render:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	file := fs.String("f", "", "WindowsConfig or WindowsConfigTemplate YAML file (required)")
 	endpoint := fs.String("api-server", "", "control plane endpoint host:port (required)")
@@ -34,6 +39,8 @@ func run(args []string) error {
 	caFile := fs.String("ca-file", "", "PEM CA certificate to compute the pin from")
 	version := fs.String("kubernetes-version", "v1.36.3", "Kubernetes version of the Machine")
 	nodeName := fs.String("node-name", "", "override spec.nodeRegistration.name")
+	format := fs.String("format", "", "override spec.format: cloud-config or powershell")
+	gz := fs.Bool("gzip", false, "gzip the output (as capwin stores it in guestinfo.userdata)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -46,6 +53,14 @@ func run(args []string) error {
 	}
 	if *nodeName != "" {
 		spec.NodeRegistration.Name = *nodeName
+	}
+	if *format != "" {
+		spec.Format = bootstrapv1.Format(*format)
+	}
+	// The same defaults and checks as admission, so what renders here is what a cluster accepts.
+	webhooks.DefaultSpec(spec)
+	if errs := webhooks.ValidateSpec(spec, field.NewPath("spec")); len(errs) > 0 {
+		return fmt.Errorf("%s is invalid: %w", *file, errs.ToAggregate())
 	}
 	if *caFile != "" {
 		pem, err := os.ReadFile(*caFile)
@@ -72,8 +87,15 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = os.Stdout.Write(out)
-	return err
+	if !*gz {
+		_, err = stdout.Write(out)
+		return err
+	}
+	w := gzip.NewWriter(stdout)
+	if _, err := w.Write(out); err != nil {
+		return err
+	}
+	return w.Close()
 }
 
 // readSpec accepts either kind and returns the WindowsConfigSpec.

@@ -91,6 +91,9 @@ func check(in *Input) error {
 	if err := checkUTF8(in); err != nil {
 		return err
 	}
+	if err := checkPrintable(in); err != nil {
+		return err
+	}
 	if strings.ContainsAny(in.Binaries.Directory, "\"\n\r\x00") {
 		return errors.New("binaries.directory contains a quote or control character")
 	}

@@ -163,6 +163,7 @@ func TestRenderRejects(t *testing.T) {
 		"unknown encoding":   {func(in *Input) { in.Files = []File{{Path: `C:\a`, Encoding: "zstd", Content: "x"}} }, `unknown encoding "zstd"`},
 		"empty command":      {func(in *Input) { in.PreJoinCommands = []string{" \n"} }, "prejoin command 0 is empty"},
 		"invalid UTF-8":      {func(in *Input) { in.Users = []User{{Name: "\xef"}} }, `input.Users[0].Name is not valid UTF-8`},
+		"control character":  {func(in *Input) { in.Timezone = "UTC\x01" }, `timezone contains the non-printable character U+0001`},
 		"quote in directory": {func(in *Input) { in.Binaries.Directory = `C:\k"` }, "quote"},
 	}
 	for name, tc := range cases {

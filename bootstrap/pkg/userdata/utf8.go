@@ -2,7 +2,10 @@ package userdata
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -48,6 +51,48 @@ func walkStrings(v reflect.Value, path string) error {
 			}
 			if err := walkStrings(v.Field(i), path+"."+field.Name); err != nil {
 				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkPrintable rejects control and other non-printable characters in the values that end up in
+// the YAML documents (cloud-config, JoinConfiguration), in Windows names and on the kubelet's
+// service command line.
+func checkPrintable(in *Input) error {
+	values := map[string]string{"timezone": in.Timezone, "nodeName": in.NodeName, "pauseImage": in.PauseImage}
+	for i, t := range in.Taints {
+		values[fmt.Sprintf("taints[%d]", i)] = t.Key + t.Value + t.Effect
+	}
+	for i, s := range in.Join.IgnorePreflightErrors {
+		values[fmt.Sprintf("ignorePreflightErrors[%d]", i)] = s
+	}
+	for k, v := range in.Labels {
+		values[fmt.Sprintf("labels[%s]", k)] = k + v
+	}
+	for i, a := range in.KubeletExtraArgs {
+		values[fmt.Sprintf("kubeletExtraArgs[%d]", i)] = a.Name + a.Value
+	}
+	for i, s := range in.NTPServers {
+		values[fmt.Sprintf("ntpServers[%d]", i)] = s
+	}
+	for i, f := range in.Files {
+		values[fmt.Sprintf("files[%d].path", i)] = f.Path
+	}
+	for i, u := range in.Users {
+		values[fmt.Sprintf("users[%d].name", i)] = u.Name
+		for j, g := range u.Groups {
+			values[fmt.Sprintf("users[%d].groups[%d]", i, j)] = g
+		}
+		for j, k := range u.SSHAuthorizedKeys {
+			values[fmt.Sprintf("users[%d].sshAuthorizedKeys[%d]", i, j)] = k
+		}
+	}
+	for _, name := range sorted(slices.Collect(maps.Keys(values))) {
+		for _, r := range values[name] {
+			if !unicode.IsPrint(r) {
+				return fmt.Errorf("%s contains the non-printable character %U", name, r)
 			}
 		}
 	}

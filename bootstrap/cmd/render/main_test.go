@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+)
+
+const caFile = "../../reconcilers/windowsconfig/testdata/ca.crt"
+
+func TestRenderExample(t *testing.T) {
+	g := NewWithT(t)
+	pin, err := os.ReadFile("../../reconcilers/windowsconfig/testdata/ca.pin")
+	g.Expect(err).NotTo(HaveOccurred())
+	var out bytes.Buffer
+	g.Expect(run([]string{"-f", "../../../docs/examples/windowsconfig.yaml", "--api-server", "10.0.0.10:6443",
+		"--ca-file", caFile, "--node-name", "win-x"}, &out)).To(Succeed())
+	u, err := userdata.Unpack(out.Bytes())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(u.CloudConfig)).To(ContainSubstring("set_timezone: UTC"))
+	doc, err := userdata.DecodeDocument(u.Data)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(doc.NodeName).To(Equal("win-x"))
+	g.Expect(doc.Join.Config).To(ContainSubstring(strings.TrimSpace(string(pin))))
+	g.Expect(doc.Kubelet.Args).To(ContainElements("--max-pods=60", "--register-with-taints=os=windows:NoSchedule"))
+}
+
+func TestRenderPowerShellGzip(t *testing.T) {
+	g := NewWithT(t)
+	var out bytes.Buffer
+	g.Expect(run([]string{"-f", "../../../docs/examples/windowsconfig.yaml", "--api-server", "10.0.0.10:6443",
+		"--ca-hash", "sha256:" + strings.Repeat("0", 64), "--format", "powershell", "--gzip"}, &out)).To(Succeed())
+	r, err := gzip.NewReader(&out)
+	g.Expect(err).NotTo(HaveOccurred())
+	script, err := io.ReadAll(r)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(script)).To(HavePrefix("#ps1_sysnative\n"))
+}
+
+func TestRenderErrors(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte("apiVersion: v1\nkind: ConfigMap\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: bootstrap.cluster.x-k8s.io/v1beta1\nkind: WindowsConfig\nspec:\n  files:\n  - path: relative.txt\n    content: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"no file":     {[]string{"--api-server", "a:1"}, "-f and --api-server are required"},
+		"no CA":       {[]string{"-f", other, "--api-server", "a:1"}, "neither WindowsConfig nor WindowsConfigTemplate"},
+		"invalid":     {[]string{"-f", bad, "--api-server", "a:1", "--ca-file", caFile}, "spec.files[0].path"},
+		"missing pin": {[]string{"-f", "../../../docs/examples/windowsconfig.yaml", "--api-server", "a:1"}, "one of --ca-hash or --ca-file is required"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(run(tc.args, io.Discard)).To(MatchError(ContainSubstring(tc.want)))
+		})
+	}
+}
