@@ -1,12 +1,9 @@
 package windowsconfig_test
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -20,6 +17,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
 
 // fixture is one workload cluster with one Windows Machine.
@@ -149,16 +147,18 @@ func (f *fixture) dataSecret(t *testing.T) *corev1.Secret {
 	return s
 }
 
-var dataLine = regexp.MustCompile(`\$CapwinData = '([A-Za-z0-9+/=]+)'`)
-
-// scriptData decodes the JSON data document of a powershell-format script.
-func scriptData(g Gomega, script []byte) string {
-	m := dataLine.FindSubmatch(script)
-	g.Expect(m).NotTo(BeNil(), "no $CapwinData line in the script")
-	raw, err := base64.StdEncoding.DecodeString(string(m[1]))
+// scriptData unpacks user data the way cloudbase-init does and returns its JSON data document.
+func scriptData(g Gomega, userData []byte) string {
+	u, err := userdata.Unpack(userData)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(json.Valid(raw)).To(BeTrue(), "data document is not JSON")
-	return string(raw)
+	return string(u.Data)
+}
+
+// dataDocument is the decoded data document of user data.
+func dataDocument(g Gomega, userData []byte) *userdata.Document {
+	doc, err := userdata.DecodeDocument([]byte(scriptData(g, userData)))
+	g.Expect(err).NotTo(HaveOccurred())
+	return doc
 }
 
 // tokenSecret returns the bootstrap token Secret of a token ID in the workload cluster.

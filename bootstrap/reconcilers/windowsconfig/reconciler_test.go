@@ -1,6 +1,7 @@
 package windowsconfig_test
 
 import (
+	"encoding/base64"
 	"os"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
 
 const tokenIDAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-id"
@@ -57,10 +59,14 @@ func TestCloudConfigFormatIsMultipart(t *testing.T) {
 	g := NewWithT(t)
 	o := readyCluster()
 	o.spec.Format = bootstrapv1.FormatCloudConfig
+	o.spec.Timezone = "UTC"
 	s := newFixture(t, o).dataSecret(t)
 	g.Expect(string(s.Data["format"])).To(Equal("cloud-config"))
-	g.Expect(string(s.Data["value"])).To(ContainSubstring("multipart/mixed"))
-	g.Expect(string(s.Data["value"])).To(ContainSubstring("text/cloud-config"))
+	g.Expect(string(s.Data["value"])).To(HavePrefix("Content-Type: multipart/mixed"))
+	u, err := userdata.Unpack(s.Data["value"])
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(u.CloudConfig)).To(ContainSubstring("set_timezone: UTC"))
+	g.Expect(dataDocument(g, s.Data["value"]).Mode).To(Equal(userdata.ModeCloudbaseInit))
 }
 
 func TestWaitsForClusterInfrastructure(t *testing.T) {
@@ -96,7 +102,11 @@ func TestFileFromMissingSecretGivesAClearConditionThenRenders(t *testing.T) {
 	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app-settings", Namespace: f.ns},
 		Data: map[string][]byte{"settings.json": []byte(`{"connection":"s3cr3t-value"}`)}})).To(Succeed())
 	s := f.dataSecret(t)
-	g.Expect(scriptData(g, s.Data["value"])).To(ContainSubstring("s3cr3t-value"))
+	files := dataDocument(g, s.Data["value"]).Files
+	g.Expect(files).To(HaveLen(1))
+	content, err := base64.StdEncoding.DecodeString(files[0].Content)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(content)).To(Equal(`{"connection":"s3cr3t-value"}`))
 }
 
 func TestTokenIsExtendedWhileTheNodeHasNotJoined(t *testing.T) {
