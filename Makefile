@@ -46,7 +46,8 @@ test: envtest npm
 FUZZTIME ?= 60s
 .PHONY: fuzz
 fuzz: npm
-	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -fuzz FuzzRender -fuzztime $(FUZZTIME)
+	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -fuzz FuzzRender -fuzztime $(FUZZTIME) -timeout 0
+	$(GO) test ./bootstrap/webhooks -run '^$$' -fuzz FuzzValidateSpec -fuzztime $(FUZZTIME) -timeout 0
 
 ## bench: render benchmarks.
 .PHONY: bench

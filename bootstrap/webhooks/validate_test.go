@@ -113,7 +113,9 @@ func TestValidateSpec(t *testing.T) {
 		{"kubelet value with quote", func(s *bootstrapv1.WindowsConfigSpec) {
 			s.NodeRegistration.KubeletExtraArgs = []bootstrapv1.Arg{{Name: "v", Value: `2" --x`}}
 		}, "spec.nodeRegistration.kubeletExtraArgs[0].value", "quotes"},
-		{"flannel VNI", func(s *bootstrapv1.WindowsConfigSpec) { s.CNI = bootstrapv1.CNI{Plugin: bootstrapv1.CNIFlannel, VXLANVNI: 5000} }, "spec.cni.vxlanVNI", "4096"},
+		{"flannel VNI", func(s *bootstrapv1.WindowsConfigSpec) {
+			s.CNI = bootstrapv1.CNI{Plugin: bootstrapv1.CNIFlannel, VXLANVNI: 5000}
+		}, "spec.cni.vxlanVNI", "4096"},
 		{"download needs URLs", func(s *bootstrapv1.WindowsConfigSpec) {
 			s.Binaries.Source = bootstrapv1.BinariesDownload
 			s.Binaries.Kubeadm = &bootstrapv1.Download{URL: "https://dl.example.com/a.exe", SHA256: strings.Repeat("b", 64)}
