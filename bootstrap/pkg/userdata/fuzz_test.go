@@ -27,6 +27,8 @@ func FuzzRender(f *testing.F) {
 		in.Files = []File{{Path: `C:\k\fuzz.txt`, Content: content}, {Path: `C:\k\fuzz-append.txt`, Content: content, Append: true}}
 		in.PreJoinCommands = []string{command}
 		in.Proxy.HTTPProxy = proxyURL
+		in.Taints = []Taint{{Key: labelKey, Value: labelValue, Effect: "NoSchedule"}}
+		in.Binaries.Kubelet = &Download{URL: proxyURL, SHA256: strings.Repeat("a", 64)}
 		in.Timezone = timezone
 		in.Users = []User{{Name: user, SSHAuthorizedKeys: []string{argValue}}}
 		in.KubeletExtraArgs = []Arg{{Name: "max-pods", Value: argValue}}
@@ -71,6 +73,12 @@ func checkRoundTrip(t *testing.T, doc *Document, in *Input, content, command str
 	}
 	if in.Proxy.HTTPProxy != "" && doc.Proxy.HTTPProxy != in.Proxy.HTTPProxy {
 		t.Fatalf("proxy changed: %q -> %q", in.Proxy.HTTPProxy, doc.Proxy.HTTPProxy)
+	}
+	if d := doc.Downloads[0]; d.URL != in.Binaries.Kubelet.URL {
+		t.Fatalf("download URL changed: %q -> %q", in.Binaries.Kubelet.URL, d.URL)
+	}
+	if !strings.Contains(doc.Join.Config, "effect: NoSchedule") {
+		t.Fatalf("taint missing from the JoinConfiguration")
 	}
 	if want := "--max-pods=" + in.KubeletExtraArgs[0].Value; doc.Kubelet.Args[len(doc.Kubelet.Args)-1] != want {
 		t.Fatalf("kubelet arg changed: want %q, got %q", want, doc.Kubelet.Args[len(doc.Kubelet.Args)-1])

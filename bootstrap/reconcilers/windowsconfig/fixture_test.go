@@ -1,6 +1,7 @@
 package windowsconfig_test
 
 import (
+	"bytes"
 	"net"
 	"net/url"
 	"os"
@@ -32,7 +33,9 @@ type fixtureOpts struct {
 	infraProvisioned bool
 	cpInitialized    bool
 	paused           bool
-	spec             bootstrapv1.WindowsConfigSpec
+	// unreachable points the workload kubeconfig at a port nobody listens on.
+	unreachable bool
+	spec        bootstrapv1.WindowsConfigSpec
 }
 
 func readyCluster() fixtureOpts {
@@ -65,7 +68,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	g.Expect(k8s.Create(ctx, f.cluster)).To(Succeed())
 	for _, s := range []*corev1.Secret{
 		clusterSecret(f, "win-ca", map[string][]byte{"tls.crt": ca, "tls.key": []byte("unused")}),
-		clusterSecret(f, "win-kubeconfig", map[string][]byte{"value": env.KubeConfig}),
+		clusterSecret(f, "win-kubeconfig", map[string][]byte{"value": kubeconfig(g, o.unreachable)}),
 	} {
 		g.Expect(k8s.Create(ctx, s)).To(Succeed())
 	}
@@ -99,6 +102,16 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	}
 	g.Expect(k8s.Create(ctx, f.config)).To(Succeed())
 	return f
+}
+
+// kubeconfig is the envtest apiserver's kubeconfig, or one for a closed port.
+func kubeconfig(g Gomega, unreachable bool) []byte {
+	if !unreachable {
+		return env.KubeConfig
+	}
+	u, err := url.Parse(env.Config.Host)
+	g.Expect(err).NotTo(HaveOccurred())
+	return bytes.ReplaceAll(env.KubeConfig, []byte(u.Host), []byte("127.0.0.1:1"))
 }
 
 func clusterSecret(f *fixture, name string, data map[string][]byte) *corev1.Secret {

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/utils/ptr"
@@ -226,4 +227,32 @@ func setCPInitialized(g Gomega, f *fixture) {
 	c.Status.Conditions = []metav1.Condition{{Type: clusterv1.ClusterControlPlaneInitializedCondition,
 		Status: metav1.ConditionTrue, Reason: "Test", LastTransitionTime: metav1.Now()}}
 	g.Expect(k8s.Status().Update(ctx, c)).To(Succeed())
+}
+
+func TestUnreachableWorkloadClusterGivesAClearCondition(t *testing.T) {
+	o := readyCluster()
+	o.unreachable = true
+	f := newFixture(t, o)
+	c := f.waitReason(t, bootstrapv1.WorkloadClusterNotReachableReason)
+	NewWithT(t).Expect(c.Message).To(ContainSubstring("workload cluster"))
+}
+
+func TestDeletedConfigIsNotRecreatedAndItsSecretIsOwned(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+	cfg := f.get(g)
+	// The Secret is controlled by the config, so Kubernetes' garbage collector removes it.
+	g.Expect(metav1.IsControlledBy(s, cfg)).To(BeTrue())
+
+	g.Expect(k8s.Delete(ctx, cfg)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(cfg), &bootstrapv1.WindowsConfig{}))
+	}, 10*time.Second, 100*time.Millisecond).Should(BeTrue())
+	// No finalizer is needed and nothing brings the config or a second Secret back.
+	g.Consistently(func() int {
+		list := &corev1.SecretList{}
+		g.Expect(k8s.List(ctx, list, client.InNamespace(f.ns))).To(Succeed())
+		return len(list.Items)
+	}, 2*time.Second, 200*time.Millisecond).Should(Equal(3), "CA, kubeconfig and the one data Secret")
 }
