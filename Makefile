@@ -12,6 +12,7 @@ all: generate lint test
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/bootstrap/... output:crd:artifacts:config=bootstrap/config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./api/infrastructure/... output:crd:artifacts:config=infrastructure/config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./bootstrap/... output:rbac:artifacts:config=bootstrap/config/rbac
 	$(CONTROLLER_GEN) webhook paths=./bootstrap/... output:webhook:artifacts:config=bootstrap/config/webhook
 

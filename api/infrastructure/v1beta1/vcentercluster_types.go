@@ -1,0 +1,176 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
+
+// VCenterClusterSpec says which vCenter a cluster's VMs live in and how to reach it.
+// +kubebuilder:validation:XValidation:rule="!(has(self.insecure) && self.insecure) || (!has(self.thumbprint) && !has(self.caBundle))",message="insecure cannot be combined with thumbprint or caBundle"
+// +kubebuilder:validation:XValidation:rule="(has(self.insecure) && self.insecure) || has(self.thumbprint) || has(self.caBundle)",message="set thumbprint or caBundle to verify vCenter's certificate (or insecure: true to skip verification explicitly)"
+type VCenterClusterSpec struct {
+	// server is vCenter's URL, e.g. https://vcenter.example.com.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^https://[^\s/]+/?$`
+	Server string `json:"server"`
+
+	// thumbprint is the SHA-256 (or SHA-1) fingerprint of vCenter's certificate, as colon-separated
+	// hex pairs.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^([A-Fa-f0-9]{2}:){19}[A-Fa-f0-9]{2}$|^([A-Fa-f0-9]{2}:){31}[A-Fa-f0-9]{2}$`
+	Thumbprint string `json:"thumbprint,omitempty"`
+
+	// caBundle is a PEM bundle of CAs that sign vCenter's certificate.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	CABundle []byte `json:"caBundle,omitempty"`
+
+	// insecure skips certificate verification. Only for labs; it must be asked for explicitly.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+
+	// identityRef names the Secret (in the cluster's namespace) with keys username and password.
+	// +required
+	IdentityRef SecretReference `json:"identityRef,omitzero"`
+
+	// datacenter is the default datacenter of the cluster's machines.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	Datacenter string `json:"datacenter"`
+
+	// controlPlaneEndpoint is the API endpoint of the workload cluster.
+	// +optional
+	ControlPlaneEndpoint clusterv1.APIEndpoint `json:"controlPlaneEndpoint,omitempty,omitzero"`
+
+	// failureDomains places machines; a Machine's failureDomain picks one by name.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	FailureDomains []VCenterFailureDomain `json:"failureDomains,omitempty"`
+}
+
+// SecretReference names a Secret in the same namespace.
+type SecretReference struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// VCenterFailureDomain is a placement within vCenter.
+type VCenterFailureDomain struct {
+	// name of the failure domain.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// controlPlane says whether control-plane machines may be placed here.
+	// +optional
+	ControlPlane *bool `json:"controlPlane,omitempty"`
+	// placement overrides the machine's datacenter, resource pool, datastore and folder.
+	// +required
+	Placement Placement `json:"placement,omitzero"`
+}
+
+// Placement says where a VM is created. Empty fields fall back to the machine's own settings.
+type Placement struct {
+	// datacenter name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Datacenter string `json:"datacenter,omitempty"`
+	// resourcePool path or name, e.g. /dc1/host/cluster1/Resources/windows.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	ResourcePool string `json:"resourcePool,omitempty"`
+	// datastore name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Datastore string `json:"datastore,omitempty"`
+	// folder path or name for the VM.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Folder string `json:"folder,omitempty"`
+}
+
+// VCenterClusterStatus is the observed state of a VCenterCluster.
+type VCenterClusterStatus struct {
+	// conditions: Ready, VCenterAvailable, Paused.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// initialization reports the contract's provisioning milestones.
+	// +optional
+	Initialization ClusterInitializationStatus `json:"initialization,omitempty,omitzero"`
+	// failureDomains the cluster offers to Machines.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	FailureDomains []clusterv1.FailureDomain `json:"failureDomains,omitempty"`
+	// observedGeneration is the last generation reconciled without error.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// ClusterInitializationStatus carries the contract's initialization flags.
+// +kubebuilder:validation:MinProperties=1
+type ClusterInitializationStatus struct {
+	// provisioned is true once the cluster infrastructure is ready for machines.
+	// +optional
+	Provisioned *bool `json:"provisioned,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=vcenterclusters,scope=Namespaced,categories=cluster-api
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
+// +kubebuilder:printcolumn:name="Server",type="string",JSONPath=".spec.server"
+// +kubebuilder:printcolumn:name="Provisioned",type="boolean",JSONPath=".status.initialization.provisioned"
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// VCenterCluster is the vCenter side of a Cluster.
+type VCenterCluster struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// spec is the desired state.
+	// +required
+	Spec VCenterClusterSpec `json:"spec,omitzero"`
+	// status is the observed state.
+	// +optional
+	Status VCenterClusterStatus `json:"status,omitempty,omitzero"`
+}
+
+// GetConditions returns the conditions.
+func (c *VCenterCluster) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions sets the conditions.
+func (c *VCenterCluster) SetConditions(conditions []metav1.Condition) {
+	c.Status.Conditions = conditions
+}
+
+// +kubebuilder:object:root=true
+
+// VCenterClusterList is a list of VCenterCluster.
+type VCenterClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VCenterCluster `json:"items"`
+}
+
+func init() {
+	objectTypes = append(objectTypes, &VCenterCluster{}, &VCenterClusterList{})
+}

@@ -1,0 +1,208 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
+
+// CloneMode says how a VM is cloned from its template.
+// +kubebuilder:validation:Enum=linkedClone;fullClone
+type CloneMode string
+
+// Clone modes.
+const (
+	// LinkedClone shares the template's disk through a snapshot; fast, the disk cannot grow.
+	LinkedClone CloneMode = "linkedClone"
+	// FullClone copies the disk; it may be grown with diskGiB.
+	FullClone CloneMode = "fullClone"
+)
+
+// VCenterMachineSpec is the desired VM of one Machine.
+// +kubebuilder:validation:XValidation:rule="self.cloneMode != 'linkedClone' || has(self.snapshot)",message="linkedClone needs the template's snapshot"
+// +kubebuilder:validation:XValidation:rule="self.cloneMode != 'linkedClone' || !has(self.diskGiB)",message="linkedClone cannot grow the disk: use fullClone with diskGiB"
+// +kubebuilder:validation:XValidation:rule="self.powerOffMode == 'trySoft' || !has(self.guestSoftPowerOffTimeout)",message="guestSoftPowerOffTimeout is only used with powerOffMode trySoft"
+type VCenterMachineSpec struct {
+	// providerID is vsphere://<BIOS UUID>, set by the provider.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	ProviderID string `json:"providerID,omitempty"`
+
+	// template is the VM template to clone: an inventory path or name, or the name of an item of
+	// contentLibrary.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Template string `json:"template"`
+
+	// contentLibrary makes template the name of an OVF/VM template item of this library.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	ContentLibrary string `json:"contentLibrary,omitempty"`
+
+	// cloneMode is fullClone (default) or linkedClone.
+	// +kubebuilder:default=fullClone
+	// +optional
+	CloneMode CloneMode `json:"cloneMode,omitempty"`
+
+	// snapshot of the template that a linked clone is based on.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Snapshot string `json:"snapshot,omitempty"`
+
+	// placement: datacenter (default: the VCenterCluster's), resource pool, datastore and folder.
+	// A Machine's failure domain overrides it.
+	// +optional
+	Placement Placement `json:"placement,omitempty,omitzero"`
+
+	// storagePolicy is the name of a VM storage policy for the VM's disks.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	StoragePolicy string `json:"storagePolicy,omitempty"`
+
+	// numCPUs of the VM; unset keeps the template's.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=768
+	NumCPUs int32 `json:"numCPUs,omitempty"`
+
+	// memoryMiB of the VM; unset keeps the template's.
+	// +optional
+	// +kubebuilder:validation:Minimum=512
+	// +kubebuilder:validation:Maximum=25165824
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
+
+	// diskGiB grows the first disk (fullClone only); it cannot be smaller than the template's.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65536
+	DiskGiB int32 `json:"diskGiB,omitempty"`
+
+	// network devices of the VM, in order.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10
+	Network []NetworkDevice `json:"network"`
+
+	// os of the template: Windows (default) or Linux (control-plane VMs with CABPK data).
+	// +kubebuilder:default=Windows
+	// +optional
+	OS OperatingSystem `json:"os,omitempty"`
+
+	// powerOffMode before delete: hard (default), soft or trySoft.
+	// +kubebuilder:default=hard
+	// +optional
+	PowerOffMode PowerOffMode `json:"powerOffMode,omitempty"`
+
+	// guestSoftPowerOffTimeout is how long trySoft waits for the guest (default 5m).
+	// +optional
+	GuestSoftPowerOffTimeout *metav1.Duration `json:"guestSoftPowerOffTimeout,omitempty"`
+
+	// guestCredentialsRef names a Secret (username, password) of a guest administrator. It is
+	// needed only for bootstrap data in the powershell format, which runs through VMware Tools
+	// guest operations.
+	// +optional
+	GuestCredentialsRef *SecretReference `json:"guestCredentialsRef,omitempty"`
+}
+
+// VCenterMachineStatus is the observed state of a VCenterMachine.
+type VCenterMachineStatus struct {
+	// conditions: Ready, VMProvisioned, BootstrapSucceeded, Paused.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// initialization reports the contract's provisioning milestones.
+	// +optional
+	Initialization MachineInitializationStatus `json:"initialization,omitempty,omitzero"`
+	// addresses of the VM's own NICs.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Addresses []clusterv1.MachineAddress `json:"addresses,omitempty"`
+	// provisioning is the machine's lifecycle state.
+	// +optional
+	Provisioning Provisioning `json:"provisioning,omitempty,omitzero"`
+	// vm identifies the VM in vCenter.
+	// +optional
+	VM VMReference `json:"vm,omitempty,omitzero"`
+	// task is the vCenter task in flight (clone, power, destroy), polled by later reconciles.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Task string `json:"task,omitempty"`
+	// computerName is the Windows computer (NetBIOS) name given to the guest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	ComputerName string `json:"computerName,omitempty"`
+	// bootstrap is the guest's last bootstrap report.
+	// +optional
+	Bootstrap BootstrapStatus `json:"bootstrap,omitempty,omitzero"`
+	// observedGeneration is the last generation reconciled without error.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// VMReference identifies a VM.
+type VMReference struct {
+	// moRef is the managed object reference value, e.g. vm-42.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	MoRef string `json:"moRef,omitempty"`
+	// instanceUUID is the VM's instance UUID (= the VCenterMachine's UID).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	InstanceUUID string `json:"instanceUUID,omitempty"`
+	// biosUUID is the VM's BIOS UUID (the providerID's value).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	BIOSUUID string `json:"biosUUID,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=vcentermachines,scope=Namespaced,categories=cluster-api
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
+// +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.provisioning.state"
+// +kubebuilder:printcolumn:name="Computer name",type="string",JSONPath=".status.computerName"
+// +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID",priority=1
+// +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// VCenterMachine is the vCenter VM of one Machine.
+type VCenterMachine struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// spec is the desired VM.
+	// +required
+	Spec VCenterMachineSpec `json:"spec,omitzero"`
+	// status is the observed state.
+	// +optional
+	Status VCenterMachineStatus `json:"status,omitempty,omitzero"`
+}
+
+// GetConditions returns the conditions.
+func (m *VCenterMachine) GetConditions() []metav1.Condition { return m.Status.Conditions }
+
+// SetConditions sets the conditions.
+func (m *VCenterMachine) SetConditions(conditions []metav1.Condition) {
+	m.Status.Conditions = conditions
+}
+
+// +kubebuilder:object:root=true
+
+// VCenterMachineList is a list of VCenterMachine.
+type VCenterMachineList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []VCenterMachine `json:"items"`
+}
+
+func init() {
+	objectTypes = append(objectTypes, &VCenterMachine{}, &VCenterMachineList{})
+}

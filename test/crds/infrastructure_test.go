@@ -1,0 +1,125 @@
+// Package crds checks the schema and CEL rules of the generated infrastructure CRDs against a
+// real kube-apiserver.
+package crds
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/test/envtest"
+)
+
+var k8s client.Client
+
+func TestMain(m *testing.M) {
+	env, err := envtest.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	scheme := runtime.NewScheme()
+	_ = infrav1.AddToScheme(scheme)
+	k8s, err = client.New(env.Config, client.Options{Scheme: scheme})
+	code := 1
+	if err == nil {
+		code = m.Run()
+	}
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+func machine(name string, mutate func(*infrav1.VCenterMachineSpec)) *infrav1.VCenterMachine {
+	m := &infrav1.VCenterMachine{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: infrav1.VCenterMachineSpec{Template: "win2022", Network: []infrav1.NetworkDevice{{NetworkName: "VM Network", DHCP4: true}}}}
+	mutate(&m.Spec)
+	return m
+}
+
+func TestVCenterMachineSchema(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*infrav1.VCenterMachineSpec)
+		want   string
+	}{
+		{"dhcp", func(*infrav1.VCenterMachineSpec) {}, ""},
+		{"static", func(s *infrav1.VCenterMachineSpec) {
+			s.Network = []infrav1.NetworkDevice{{NetworkName: "n", IPAddrs: []string{"10.0.0.21/24"}, Gateway4: "10.0.0.1", Nameservers: []string{"10.0.0.2"}}}
+		}, ""},
+		{"linked clone", func(s *infrav1.VCenterMachineSpec) { s.CloneMode = infrav1.LinkedClone; s.Snapshot = "base" }, ""},
+		{"linked clone without snapshot", func(s *infrav1.VCenterMachineSpec) { s.CloneMode = infrav1.LinkedClone }, "linkedClone needs the template's snapshot"},
+		{"linked clone with disk", func(s *infrav1.VCenterMachineSpec) {
+			s.CloneMode, s.Snapshot, s.DiskGiB = infrav1.LinkedClone, "base", 100
+		}, "linkedClone cannot grow the disk"},
+		{"dhcp and static", func(s *infrav1.VCenterMachineSpec) { s.Network[0].IPAddrs = []string{"10.0.0.21/24"} }, "dhcp4 and static IPv4 addresses exclude each other"},
+		{"bad CIDR", func(s *infrav1.VCenterMachineSpec) {
+			s.Network = []infrav1.NetworkDevice{{NetworkName: "n", IPAddrs: []string{"10.0.0.300/24"}}}
+		}, "must be an address in CIDR form"},
+		{"v6 gateway4", func(s *infrav1.VCenterMachineSpec) { s.Network[0].Gateway4 = "fd00::1" }, "must be an IPv4 address"},
+		{"no network", func(s *infrav1.VCenterMachineSpec) { s.Network = nil }, "spec.network"},
+		{"bad os", func(s *infrav1.VCenterMachineSpec) { s.OS = "Darwin" }, `Unsupported value: "Darwin"`},
+		{"timeout without trySoft", func(s *infrav1.VCenterMachineSpec) { s.GuestSoftPowerOffTimeout = &metav1.Duration{} }, "only used with powerOffMode trySoft"},
+		{"tiny memory", func(s *infrav1.VCenterMachineSpec) { s.MemoryMiB = 64 }, "spec.memoryMiB"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			m := machine(fmt.Sprintf("m%d", i), tc.mutate)
+			err := k8s.Create(context.Background(), m)
+			if tc.want != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(m.Spec.OS).To(Equal(infrav1.OSWindows))
+			g.Expect(m.Spec.PowerOffMode).To(Equal(infrav1.PowerOffHard))
+		})
+	}
+}
+
+func TestVCenterClusterSchema(t *testing.T) {
+	base := func() infrav1.VCenterClusterSpec {
+		return infrav1.VCenterClusterSpec{Server: "https://vcenter.example.com", Datacenter: "dc1",
+			IdentityRef: infrav1.SecretReference{Name: "vcenter-credentials"}, Thumbprint: "AB:" + repeatPairs(31)}
+	}
+	cases := []struct {
+		name   string
+		mutate func(*infrav1.VCenterClusterSpec)
+		want   string
+	}{
+		{"thumbprint", func(*infrav1.VCenterClusterSpec) {}, ""},
+		{"explicit insecure", func(s *infrav1.VCenterClusterSpec) { s.Thumbprint, s.Insecure = "", true }, ""},
+		{"no verification", func(s *infrav1.VCenterClusterSpec) { s.Thumbprint = "" }, "set thumbprint or caBundle"},
+		{"insecure and thumbprint", func(s *infrav1.VCenterClusterSpec) { s.Insecure = true }, "insecure cannot be combined"},
+		{"http server", func(s *infrav1.VCenterClusterSpec) { s.Server = "http://vcenter" }, "spec.server"},
+		{"bad thumbprint", func(s *infrav1.VCenterClusterSpec) { s.Thumbprint = "xyz" }, "spec.thumbprint"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c%d", i), Namespace: "default"}, Spec: base()}
+			tc.mutate(&c.Spec)
+			err := k8s.Create(context.Background(), c)
+			if tc.want != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+		})
+	}
+}
+
+func repeatPairs(n int) string {
+	s := "00"
+	for range n - 1 {
+		s += ":00"
+	}
+	return s
+}
