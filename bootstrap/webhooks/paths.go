@@ -4,46 +4,57 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxPathLength keeps paths under Windows' classic MAX_PATH with room for temporary suffixes.
 const maxPathLength = 240
 
 var (
-	drivePrefix    = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
-	reservedDevice = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[1-9]|lpt[1-9])$`)
+	drivePrefix = regexp.MustCompile(`^[A-Za-z]:[\\/]`)
+	// reservedDevice matches the base names Windows maps to devices, whatever the extension.
+	reservedDevice = regexp.MustCompile(`(?i)^(con|prn|aux|nul|com[1-9¹²³]|lpt[1-9¹²³])$`)
 )
 
-// windowsPathProblem explains why p is not an absolute Windows path to a file or directory ("" if
-// it is one). Only drive-absolute paths are accepted: relative, drive-relative (C:foo), UNC
-// (\\server\share) and device (\\?\, \\.\) paths are not.
+// windowsPathProblem explains why p is not an absolute Windows path naming a file or directory
+// ("" if it is one). Only drive-absolute paths are accepted: relative, root-relative (\dir),
+// drive-relative (C:dir), UNC (\\server\share) and device (\\?\, \\.\) paths are not.
 func windowsPathProblem(p string) string {
 	switch {
-	case strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, `//`):
-		return "UNC and device paths are not supported; use a local path such as C:\\k\\file.txt"
+	case len(p) >= 2 && isSeparator(p[0]) && isSeparator(p[1]):
+		return `UNC and device paths (\\server\share, \\?\, \\.\) are not supported; use a local path such as C:\k\file.txt`
 	case len(p) >= 2 && p[1] == ':' && !drivePrefix.MatchString(p):
-		return "drive-relative paths are not supported; write C:\\dir\\file, not C:dir\\file"
+		return `drive-relative paths are not supported; write C:\dir\file, not C:dir\file`
 	case !drivePrefix.MatchString(p):
-		return "must be an absolute Windows path such as C:\\k\\file.txt"
-	case len(p) > maxPathLength:
+		return `must be an absolute Windows path starting with a drive letter, such as C:\k\file.txt`
+	case utf8.RuneCountInString(p) > maxPathLength:
 		return fmt.Sprintf("must be at most %d characters", maxPathLength)
-	case strings.HasSuffix(p, `\`) || strings.HasSuffix(p, "/"):
+	case isSeparator(p[len(p)-1]):
 		return "must not end with a path separator"
 	}
-	for _, r := range p[2:] {
-		if r < 0x20 || strings.ContainsRune(`<>:"|?*`, r) {
-			return fmt.Sprintf("must not contain %q (Windows forbids control characters and <>:\"|?* in names)", r)
-		}
+	if i := strings.IndexFunc(p[2:], invalidPathRune); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(p[2+i:])
+		return fmt.Sprintf(`must not contain %q (Windows forbids control characters and <>:"|?* in names)`, r)
 	}
-	for _, segment := range strings.FieldsFunc(p[3:], func(r rune) bool { return r == '\\' || r == '/' }) {
+	for _, segment := range strings.FieldsFunc(p[3:], func(r rune) bool { return r < utf8.RuneSelf && isSeparator(byte(r)) }) {
 		if problem := segmentProblem(segment); problem != "" {
 			return problem
 		}
 	}
-	if strings.Contains(p[3:], `\\`) || strings.Contains(p[3:], "//") || strings.Contains(p[3:], `\/`) || strings.Contains(p[3:], `/\`) {
-		return "must not contain empty path segments"
+	for i := 3; i < len(p); i++ {
+		if isSeparator(p[i]) && isSeparator(p[i-1]) {
+			return "must not contain empty path segments (two separators in a row)"
+		}
 	}
 	return ""
+}
+
+func isSeparator(c byte) bool { return c == '\\' || c == '/' }
+
+// invalidPathRune reports characters Windows does not allow in file names (the drive colon is
+// not passed here).
+func invalidPathRune(r rune) bool {
+	return r < 0x20 || strings.ContainsRune(`<>:"|?*`, r)
 }
 
 func segmentProblem(segment string) string {
@@ -55,7 +66,7 @@ func segmentProblem(segment string) string {
 	}
 	base, _, _ := strings.Cut(segment, ".")
 	if reservedDevice.MatchString(strings.TrimRight(base, " ")) {
-		return fmt.Sprintf("segment %q is a reserved Windows device name", segment)
+		return fmt.Sprintf("segment %q is a reserved Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)", segment)
 	}
 	return ""
 }

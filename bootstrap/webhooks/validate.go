@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 )
 
-// ValidateSpec returns every problem of a WindowsConfigSpec, each with its field path.
+// ValidateSpec returns every problem of a WindowsConfigSpec, each with its field path below path
+// (spec for a WindowsConfig, spec.template.spec for a template). It checks what the CRD schema
+// cannot express and repeats the schema's CEL rules, so the render command catches them too.
 func ValidateSpec(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch spec.Format {
@@ -22,12 +22,7 @@ func ValidateSpec(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) field.E
 		errs = append(errs, field.NotSupported(path.Child("format"), spec.Format,
 			[]string{string(bootstrapv1.FormatCloudConfig), string(bootstrapv1.FormatPowerShell)}))
 	}
-	nr := path.Child("nodeRegistration")
-	errs = append(errs, validateLabels(spec.NodeRegistration.Labels, nr.Child("labels"))...)
-	if spec.NodeRegistration.Taints != nil {
-		errs = append(errs, validateTaints(*spec.NodeRegistration.Taints, nr.Child("taints"))...)
-	}
-	errs = append(errs, validateKubeletArgs(spec.NodeRegistration.KubeletExtraArgs, nr.Child("kubeletExtraArgs"))...)
+	errs = append(errs, validateNodeRegistration(&spec.NodeRegistration, path.Child("nodeRegistration"))...)
 	errs = append(errs, validateCNI(spec.CNI, path.Child("cni"))...)
 	errs = append(errs, validateBinaries(spec.Binaries, path.Child("binaries"))...)
 	errs = append(errs, validateProxy(spec.Proxy, path.Child("proxy"))...)
@@ -38,126 +33,20 @@ func ValidateSpec(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) field.E
 	if spec.Timezone != "" && strings.TrimSpace(spec.Timezone) == "" {
 		errs = append(errs, field.Invalid(path.Child("timezone"), spec.Timezone, "must name a Windows time zone, e.g. UTC"))
 	}
-	errs = append(errs, duplicatesAt(spec.NTP.Servers, strings.ToLower, path.Child("ntp", "servers"), "")...)
-	return errs
-}
-
-// kubeletAllowedLabels are the kubernetes.io/k8s.io labels the NodeRestriction admission plugin
-// lets a kubelet set on its own Node.
-var kubeletAllowedLabels = sets.New(
-	"kubernetes.io/hostname", "kubernetes.io/arch", "kubernetes.io/os",
-	"beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type",
-	"failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone",
-	"topology.kubernetes.io/region", "topology.kubernetes.io/zone",
-)
-
-func validateLabels(labels map[string]string, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, key := range sets.List(sets.KeySet(labels)) {
-		value := labels[key]
-		p := path.Key(key)
-		for _, msg := range validation.IsQualifiedName(key) {
-			errs = append(errs, field.Invalid(p, key, "label key: "+msg))
-		}
-		for _, msg := range validation.IsValidLabelValue(value) {
-			errs = append(errs, field.Invalid(p, value, "label value: "+msg))
-		}
-		prefix, _, hasPrefix := strings.Cut(key, "/")
-		if !hasPrefix {
-			continue
-		}
-		switch {
-		case prefix == "node-role.kubernetes.io":
-			errs = append(errs, field.Forbidden(p, "the kubelet cannot set node-role.kubernetes.io labels (NodeRestriction); label the Node from a controller or use your own prefix"))
-		case key == "kubernetes.io/os" && value != "windows":
-			errs = append(errs, field.Invalid(p, value, "a Windows node's kubernetes.io/os is windows"))
-		case inNamespace(prefix, "kubernetes.io") || inNamespace(prefix, "k8s.io"):
-			if !kubeletAllowedLabels.Has(key) && !inNamespace(prefix, "kubelet.kubernetes.io") && !inNamespace(prefix, "node.kubernetes.io") {
-				errs = append(errs, field.Forbidden(p, "the kubelet may not set this kubernetes.io/k8s.io label (NodeRestriction); use node.kubernetes.io/*, kubelet.kubernetes.io/* or your own prefix"))
-			}
-		}
-	}
-	return errs
-}
-
-func inNamespace(prefix, domain string) bool {
-	return prefix == domain || strings.HasSuffix(prefix, "."+domain)
-}
-
-func validateTaints(taints []bootstrapv1.Taint, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := map[string]int{}
-	for i, t := range taints {
-		p := path.Index(i)
-		for _, msg := range validation.IsQualifiedName(t.Key) {
-			errs = append(errs, field.Invalid(p.Child("key"), t.Key, msg))
-		}
-		if t.Value != "" {
-			for _, msg := range validation.IsValidLabelValue(t.Value) {
-				errs = append(errs, field.Invalid(p.Child("value"), t.Value, msg))
-			}
-		}
-		switch t.Effect {
-		case "NoSchedule", "PreferNoSchedule", "NoExecute":
-		default:
-			errs = append(errs, field.NotSupported(p.Child("effect"), t.Effect, []string{"NoSchedule", "PreferNoSchedule", "NoExecute"}))
-		}
-		id := t.Key + ":" + t.Effect
-		if j, ok := seen[id]; ok {
-			errs = append(errs, field.Duplicate(p, fmt.Sprintf("taint %s already set at index %d", id, j)))
-		}
-		seen[id] = i
-	}
-	return errs
-}
-
-// ownedKubeletFlags are set by capwin; each maps to the field that controls it.
-var ownedKubeletFlags = map[string]string{
-	"windows-service":            "capwin runs the kubelet as a Windows service",
-	"bootstrap-kubeconfig":       "kubeadm join writes it",
-	"kubeconfig":                 "kubeadm join writes it",
-	"config":                     "kubeadm join writes the kubelet configuration",
-	"node-labels":                "use spec.nodeRegistration.labels",
-	"register-with-taints":       "use spec.nodeRegistration.taints",
-	"container-runtime-endpoint": "use spec.nodeRegistration.criSocket",
-	"hostname-override":          "use spec.nodeRegistration.name",
-}
-
-func validateKubeletArgs(args []bootstrapv1.Arg, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := map[string]int{}
-	for i, a := range args {
-		p := path.Index(i)
-		name := a.Name
-		if why, owned := ownedKubeletFlags[name]; owned {
-			errs = append(errs, field.Forbidden(p.Child("name"), fmt.Sprintf("--%s is set by capwin: %s", name, why)))
-		}
-		if name == "" || strings.HasPrefix(name, "-") || strings.ToLower(name) != name || strings.ContainsAny(name, "= \t") {
-			errs = append(errs, field.Invalid(p.Child("name"), name, "flag name without leading dashes, lowercase, e.g. max-pods"))
-		}
-		if strings.ContainsAny(a.Value, "\"\r\n\x00") {
-			errs = append(errs, field.Invalid(p.Child("value"), a.Value, "must not contain quotes, line breaks or NUL (it goes on the kubelet service's command line)"))
-		}
-		if j, ok := seen[name]; ok {
-			errs = append(errs, field.Duplicate(p.Child("name"), fmt.Sprintf("%s already set at index %d", name, j)))
-		}
-		seen[name] = i
-	}
+	errs = append(errs, duplicates(spec.NTP.Servers, strings.ToLower, path.Child("ntp", "servers"), "", "")...)
 	return errs
 }
 
 func validateCNI(c bootstrapv1.CNI, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if c.Plugin == bootstrapv1.CNIFlannel {
-		if c.VXLANVNI != 0 && c.VXLANVNI != DefaultVXLANVNI {
-			errs = append(errs, field.Invalid(path.Child("vxlanVNI"), c.VXLANVNI, "flannel on Windows requires VNI 4096"))
-		}
-		if c.VXLANPort != 0 && c.VXLANPort != DefaultVXLANPort {
-			errs = append(errs, field.Invalid(path.Child("vxlanPort"), c.VXLANPort, "flannel on Windows requires port 4789"))
-		}
+	switch {
+	case c.Plugin == bootstrapv1.CNIFlannel && c.VXLANVNI != 0 && c.VXLANVNI != DefaultVXLANVNI:
+		errs = append(errs, field.Invalid(path.Child("vxlanVNI"), c.VXLANVNI, "flannel on Windows requires vxlanVNI 4096"))
+	case c.VXLANVNI != 0 && c.VXLANVNI < DefaultVXLANVNI:
+		errs = append(errs, field.Invalid(path.Child("vxlanVNI"), c.VXLANVNI, "Windows overlays need a vxlanVNI of at least 4096"))
 	}
-	if c.VXLANVNI != 0 && c.VXLANVNI < DefaultVXLANVNI {
-		errs = append(errs, field.Invalid(path.Child("vxlanVNI"), c.VXLANVNI, "Windows overlays need a VNI of at least 4096"))
+	if c.Plugin == bootstrapv1.CNIFlannel && c.VXLANPort != 0 && c.VXLANPort != DefaultVXLANPort {
+		errs = append(errs, field.Invalid(path.Child("vxlanPort"), c.VXLANPort, "flannel on Windows requires vxlanPort 4789"))
 	}
 	return errs
 }
@@ -169,8 +58,87 @@ func validateCommands(commands []string, path *field.Path) field.ErrorList {
 			errs = append(errs, field.Required(path.Index(i), "a command must not be empty"))
 		}
 		if strings.ContainsRune(c, 0) {
-			errs = append(errs, field.Invalid(path.Index(i), "<command>", "must not contain NUL"))
+			errs = append(errs, field.Invalid(path.Index(i), field.OmitValueType{}, "must not contain a NUL character"))
 		}
 	}
 	return errs
+}
+
+// sshKeyTypes are the public key types Windows OpenSSH accepts, each followed by its separator.
+var sshKeyTypes = []string{
+	"ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-nistp256 ", "ecdsa-sha2-nistp384 ", "ecdsa-sha2-nistp521 ",
+	"sk-ssh-ed25519@openssh.com ", "sk-ecdsa-sha2-nistp256@openssh.com ",
+}
+
+// builtinAccounts are Windows accounts that must not be created or changed (lower-case).
+var builtinAccounts = map[string]bool{"guest": true, "defaultaccount": true, "wdagutilityaccount": true, "system": true}
+
+func validateUsers(users []bootstrapv1.User, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	names := make([]string, 0, len(users))
+	for i, u := range users {
+		names = append(names, u.Name)
+		if builtinAccounts[strings.ToLower(u.Name)] {
+			errs = append(errs, field.Forbidden(path.Index(i).Child("name"), u.Name+" is a built-in Windows account; choose another user name"))
+		}
+		for j, k := range u.SSHAuthorizedKeys {
+			if strings.ContainsAny(k, "\r\n") || !hasAnyPrefix(strings.TrimSpace(k), sshKeyTypes) {
+				errs = append(errs, field.Invalid(path.Index(i).Child("sshAuthorizedKeys").Index(j), truncate(k),
+					"must be one public key line: <type> <base64> [comment], type one of ssh-ed25519, ssh-rsa, ecdsa-sha2-nistp*, sk-*@openssh.com"))
+			}
+		}
+	}
+	return append(errs, duplicates(names, strings.ToLower, path, "name", "user names compare case-insensitively on Windows")...)
+}
+
+// duplicates reports each value equal, after normalize, to an earlier one. The error is at
+// path[i].child (path[i] when child is ""), and names the earlier element; why, if given, says
+// how values compare.
+func duplicates(values []string, normalize func(string) string, path *field.Path, child, why string) field.ErrorList {
+	at := func(i int) *field.Path {
+		if child == "" {
+			return path.Index(i)
+		}
+		return path.Index(i).Child(child)
+	}
+	var errs field.ErrorList
+	seen := map[string]int{}
+	for i, v := range values {
+		key := normalize(v)
+		if j, ok := seen[key]; ok {
+			detail := fmt.Sprintf("same as %s", at(j))
+			if why != "" {
+				detail += " (" + why + ")"
+			}
+			errs = append(errs, duplicate(at(i), v, detail))
+			continue
+		}
+		seen[key] = i
+	}
+	return errs
+}
+
+// duplicate is a Duplicate error with an explanation.
+func duplicate(path *field.Path, value any, detail string) *field.Error {
+	err := field.Duplicate(path, value)
+	err.Detail = detail
+	return err
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// truncate shortens a long value quoted in an error message.
+func truncate(s string) string {
+	const limit = 40
+	if len(s) <= limit {
+		return s
+	}
+	return strings.ToValidUTF8(s[:limit], "") + "..."
 }

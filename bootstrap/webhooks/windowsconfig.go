@@ -48,20 +48,9 @@ func (w *WindowsConfig) ValidateDelete(context.Context, *bootstrapv1.WindowsConf
 }
 
 func validateConfig(c *bootstrapv1.WindowsConfig) (admission.Warnings, error) {
-	errs := ValidateSpec(&c.Spec, field.NewPath("spec"))
-	if len(errs) > 0 {
+	path := field.NewPath("spec")
+	if errs := ValidateSpec(&c.Spec, path); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(bootstrapv1.GroupVersion.WithKind("WindowsConfig").GroupKind(), c.Name, errs)
 	}
-	return warnings(&c.Spec), nil
-}
-
-// warnings point out settings that work but are risky.
-func warnings(spec *bootstrapv1.WindowsConfigSpec) admission.Warnings {
-	var out admission.Warnings
-	for name, d := range map[string]*bootstrapv1.Download{"kubelet": spec.Binaries.Kubelet, "kubeadm": spec.Binaries.Kubeadm, "containerd": spec.Binaries.Containerd} {
-		if d != nil && len(d.URL) > 7 && d.URL[:7] == "http://" {
-			out = append(out, "spec.binaries."+name+".url uses plain http: the sha256 is still checked, but the download can be observed")
-		}
-	}
-	return sortedWarnings(out)
+	return downloadWarnings(c.Spec.Binaries, path.Child("binaries")), nil
 }

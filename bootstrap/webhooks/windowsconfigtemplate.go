@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"sort"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,14 +35,26 @@ func (w *WindowsConfigTemplate) Default(_ context.Context, t *bootstrapv1.Window
 	return nil
 }
 
-// ValidateCreate validates a new template.
+// ValidateCreate validates a new template's spec.template.spec.
 func (w *WindowsConfigTemplate) ValidateCreate(_ context.Context, t *bootstrapv1.WindowsConfigTemplate) (admission.Warnings, error) {
-	return validateTemplate(t, nil)
+	path := field.NewPath("spec", "template", "spec")
+	if errs := ValidateSpec(&t.Spec.Template.Spec, path); len(errs) > 0 {
+		return nil, templateInvalid(t, errs)
+	}
+	return downloadWarnings(t.Spec.Template.Spec.Binaries, path.Child("binaries")), nil
 }
 
-// ValidateUpdate validates a changed template and rejects any change of its spec.
+// ValidateUpdate rejects any change of spec.template.spec (defaults aside). An unchanged spec is
+// not validated again, so metadata updates (owner references, labels) keep working on templates
+// stored before a validation rule was added.
 func (w *WindowsConfigTemplate) ValidateUpdate(_ context.Context, old, t *bootstrapv1.WindowsConfigTemplate) (admission.Warnings, error) {
-	return validateTemplate(t, old)
+	before, after := old.Spec.Template.Spec.DeepCopy(), t.Spec.Template.Spec.DeepCopy()
+	DefaultSpec(before)
+	DefaultSpec(after)
+	if !apiequality.Semantic.DeepEqual(before, after) {
+		return nil, templateInvalid(t, field.ErrorList{field.Forbidden(field.NewPath("spec", "template", "spec"), immutableMessage)})
+	}
+	return nil, nil
 }
 
 // ValidateDelete allows every delete.
@@ -51,24 +62,6 @@ func (w *WindowsConfigTemplate) ValidateDelete(context.Context, *bootstrapv1.Win
 	return nil, nil
 }
 
-func validateTemplate(t, old *bootstrapv1.WindowsConfigTemplate) (admission.Warnings, error) {
-	path := field.NewPath("spec", "template", "spec")
-	errs := ValidateSpec(&t.Spec.Template.Spec, path)
-	if old != nil {
-		before, after := old.Spec.Template.Spec.DeepCopy(), t.Spec.Template.Spec.DeepCopy()
-		DefaultSpec(before)
-		DefaultSpec(after)
-		if !apiequality.Semantic.DeepEqual(before, after) {
-			errs = append(errs, field.Forbidden(path, immutableMessage))
-		}
-	}
-	if len(errs) > 0 {
-		return nil, apierrors.NewInvalid(bootstrapv1.GroupVersion.WithKind("WindowsConfigTemplate").GroupKind(), t.Name, errs)
-	}
-	return warnings(&t.Spec.Template.Spec), nil
-}
-
-func sortedWarnings(w admission.Warnings) admission.Warnings {
-	sort.Strings(w)
-	return w
+func templateInvalid(t *bootstrapv1.WindowsConfigTemplate, errs field.ErrorList) error {
+	return apierrors.NewInvalid(bootstrapv1.GroupVersion.WithKind("WindowsConfigTemplate").GroupKind(), t.Name, errs)
 }
