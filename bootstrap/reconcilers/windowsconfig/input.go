@@ -5,15 +5,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
-)
-
-// Defaults applied when the CRD defaulting did not run (objects created before a default existed,
-// or unit tests building objects in Go).
-const (
-	defaultPauseImage  = "registry.k8s.io/pause:3.10"
-	defaultBinariesDir = `C:\k`
-	defaultVXLANVNI    = 4096
-	defaultVXLANPort   = 4789
+	"github.com/capwin/capwin/bootstrap/webhooks"
 )
 
 // defaultTaints is what a Windows worker gets when spec.nodeRegistration.taints is unset, so that
@@ -33,20 +25,23 @@ type JoinParams struct {
 // BuildInput maps a WindowsConfig spec and the cluster's join parameters to the renderer's model.
 // It is pure: no I/O, so every mapping rule is unit-tested.
 func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Input {
+	// Objects stored before a default existed (or built in Go) get the admission defaults here.
+	spec = spec.DeepCopy()
+	webhooks.DefaultSpec(spec)
 	in := userdata.Input{
-		Format:            userdata.Format(orDefault(string(spec.Format), string(bootstrapv1.FormatCloudConfig))),
+		Format:            userdata.Format(spec.Format),
 		NodeName:          spec.NodeRegistration.Name,
 		KubernetesVersion: p.KubernetesVersion,
 		Join: userdata.Join{
 			APIServerEndpoint:     p.Endpoint,
 			Token:                 p.Token,
 			CACertHashes:          []string{p.CAHash},
-			CRISocket:             orDefault(spec.NodeRegistration.CRISocket, bootstrapv1.DefaultCRISocket),
+			CRISocket:             spec.NodeRegistration.CRISocket,
 			IgnorePreflightErrors: spec.NodeRegistration.IgnorePreflightErrors,
 		},
 		Labels:             spec.NodeRegistration.Labels,
 		Taints:             taints(spec.NodeRegistration.Taints),
-		PauseImage:         orDefault(spec.Containerd.PauseImage, defaultPauseImage),
+		PauseImage:         spec.Containerd.PauseImage,
 		HyperVIsolation:    spec.HyperVIsolation,
 		CNI:                cni(spec.CNI),
 		Binaries:           binaries(spec.Binaries),
@@ -55,7 +50,7 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		Timezone:           spec.Timezone,
 		PreJoinCommands:    spec.PreJoinCommands,
 		PostJoinCommands:   spec.PostJoinCommands,
-		DefenderExclusions: ptr.Deref(spec.DefenderExclusions, true),
+		DefenderExclusions: *spec.DefenderExclusions,
 	}
 	for _, a := range spec.NodeRegistration.KubeletExtraArgs {
 		in.KubeletExtraArgs = append(in.KubeletExtraArgs, userdata.Arg{Name: a.Name, Value: a.Value})
@@ -86,22 +81,11 @@ func taints(t *[]bootstrapv1.Taint) []userdata.Taint {
 }
 
 func cni(c bootstrapv1.CNI) userdata.CNI {
-	out := userdata.CNI{
-		Plugin:    orDefault(string(c.Plugin), string(bootstrapv1.CNICalico)),
-		VXLANVNI:  c.VXLANVNI,
-		VXLANPort: c.VXLANPort,
-	}
-	if out.VXLANVNI == 0 {
-		out.VXLANVNI = defaultVXLANVNI
-	}
-	if out.VXLANPort == 0 {
-		out.VXLANPort = defaultVXLANPort
-	}
-	return out
+	return userdata.CNI{Plugin: string(c.Plugin), VXLANVNI: c.VXLANVNI, VXLANPort: c.VXLANPort}
 }
 
 func binaries(b bootstrapv1.Binaries) userdata.Binaries {
-	out := userdata.Binaries{Directory: orDefault(b.Directory, defaultBinariesDir)}
+	out := userdata.Binaries{Directory: b.Directory}
 	if b.Source != bootstrapv1.BinariesDownload {
 		return out
 	}
@@ -114,11 +98,4 @@ func download(d *bootstrapv1.Download) *userdata.Download {
 		return nil
 	}
 	return &userdata.Download{URL: d.URL, SHA256: d.SHA256}
-}
-
-func orDefault(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }

@@ -8,6 +8,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	"github.com/capwin/capwin/bootstrap/webhooks"
 )
 
 func TestBuildInput(t *testing.T) {
@@ -24,7 +25,7 @@ func TestBuildInput(t *testing.T) {
 				Join: userdata.Join{APIServerEndpoint: "10.0.0.1:6443", Token: "abcdef.0123456789abcdef",
 					CACertHashes: []string{"sha256:00"}, CRISocket: bootstrapv1.DefaultCRISocket},
 				Taints:     defaultTaints,
-				PauseImage: defaultPauseImage, CNI: userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
+				PauseImage: webhooks.DefaultPauseImage, CNI: userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
 				Binaries: userdata.Binaries{Directory: `C:\k`}, DefenderExclusions: true,
 			}
 			if !reflect.DeepEqual(in, want) {
