@@ -3,6 +3,8 @@ package v1beta1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // OperatingSystem of a machine's image. Windows machines get NetBIOS-safe computer names and
@@ -149,4 +151,71 @@ type MachineTemplateStatus struct {
 	// nodeInfo of a node.
 	// +optional
 	NodeInfo NodeInfo `json:"nodeInfo,omitempty,omitzero"`
+}
+
+// MachineStatus is the observed state of a machine of either kind; the machine lifecycle
+// reconciler writes it.
+type MachineStatus struct {
+	// conditions: Ready, VMProvisioned, BootstrapSucceeded, Paused.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// initialization reports the contract's provisioning milestones.
+	// +optional
+	Initialization MachineInitializationStatus `json:"initialization,omitempty,omitzero"`
+	// addresses of the VM's own NICs.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	Addresses []clusterv1.MachineAddress `json:"addresses,omitempty"`
+	// provisioning is the machine's lifecycle state.
+	// +optional
+	Provisioning Provisioning `json:"provisioning,omitempty,omitzero"`
+	// vm identifies the VM in the hypervisor.
+	// +optional
+	VM VMReference `json:"vm,omitempty,omitzero"`
+	// task is the hypervisor task in flight (clone, power, destroy), polled by later reconciles.
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	Task string `json:"task,omitempty"`
+	// computerName is the Windows computer (NetBIOS) name given to the guest.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	ComputerName string `json:"computerName,omitempty"`
+	// bootstrap is the guest's last bootstrap report.
+	// +optional
+	Bootstrap BootstrapStatus `json:"bootstrap,omitempty,omitzero"`
+	// observedGeneration is the last generation reconciled without error.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// VMReference identifies a VM.
+type VMReference struct {
+	// id is the hypervisor's reference: the managed object reference value in vCenter (vm-42),
+	// the VM id on Hyper-V.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ID string `json:"id,omitempty"`
+	// instanceUUID is the VM's instance UUID (= the machine object's UID).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	InstanceUUID string `json:"instanceUUID,omitempty"`
+	// biosUUID is the VM's BIOS UUID (the providerID's value).
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	BIOSUUID string `json:"biosUUID,omitempty"`
+}
+
+// +kubebuilder:object:generate=false
+
+// MachineSpec is the part of a machine spec that the lifecycle reconciler reads, whatever the kind.
+type MachineSpec struct {
+	OS                       OperatingSystem
+	Network                  []NetworkDevice
+	PowerOffMode             PowerOffMode
+	GuestSoftPowerOffTimeout *metav1.Duration
+	GuestCredentialsRef      *SecretReference
 }

@@ -2,7 +2,6 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // CloneMode says how a VM is cloned from its template.
@@ -105,60 +104,6 @@ type VCenterMachineSpec struct {
 	GuestCredentialsRef *SecretReference `json:"guestCredentialsRef,omitempty"`
 }
 
-// VCenterMachineStatus is the observed state of a VCenterMachine.
-type VCenterMachineStatus struct {
-	// conditions: Ready, VMProvisioned, BootstrapSucceeded, Paused.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=32
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
-	// initialization reports the contract's provisioning milestones.
-	// +optional
-	Initialization MachineInitializationStatus `json:"initialization,omitempty,omitzero"`
-	// addresses of the VM's own NICs.
-	// +optional
-	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=32
-	Addresses []clusterv1.MachineAddress `json:"addresses,omitempty"`
-	// provisioning is the machine's lifecycle state.
-	// +optional
-	Provisioning Provisioning `json:"provisioning,omitempty,omitzero"`
-	// vm identifies the VM in vCenter.
-	// +optional
-	VM VMReference `json:"vm,omitempty,omitzero"`
-	// task is the vCenter task in flight (clone, power, destroy), polled by later reconciles.
-	// +optional
-	// +kubebuilder:validation:MaxLength=128
-	Task string `json:"task,omitempty"`
-	// computerName is the Windows computer (NetBIOS) name given to the guest.
-	// +optional
-	// +kubebuilder:validation:MaxLength=63
-	ComputerName string `json:"computerName,omitempty"`
-	// bootstrap is the guest's last bootstrap report.
-	// +optional
-	Bootstrap BootstrapStatus `json:"bootstrap,omitempty,omitzero"`
-	// observedGeneration is the last generation reconciled without error.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-}
-
-// VMReference identifies a VM.
-type VMReference struct {
-	// moRef is the managed object reference value, e.g. vm-42.
-	// +optional
-	// +kubebuilder:validation:MaxLength=64
-	MoRef string `json:"moRef,omitempty"`
-	// instanceUUID is the VM's instance UUID (= the VCenterMachine's UID).
-	// +optional
-	// +kubebuilder:validation:MaxLength=64
-	InstanceUUID string `json:"instanceUUID,omitempty"`
-	// biosUUID is the VM's BIOS UUID (the providerID's value).
-	// +optional
-	// +kubebuilder:validation:MaxLength=64
-	BIOSUUID string `json:"biosUUID,omitempty"`
-}
-
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=vcentermachines,scope=Namespaced,categories=cluster-api
 // +kubebuilder:storageversion
@@ -182,7 +127,7 @@ type VCenterMachine struct {
 	Spec VCenterMachineSpec `json:"spec,omitzero"`
 	// status is the observed state.
 	// +optional
-	Status VCenterMachineStatus `json:"status,omitempty,omitzero"`
+	Status MachineStatus `json:"status,omitempty,omitzero"`
 }
 
 // GetConditions returns the conditions.
@@ -191,6 +136,20 @@ func (m *VCenterMachine) GetConditions() []metav1.Condition { return m.Status.Co
 // SetConditions sets the conditions.
 func (m *VCenterMachine) SetConditions(conditions []metav1.Condition) {
 	m.Status.Conditions = conditions
+}
+
+// GetMachineStatus returns the status the machine lifecycle writes.
+func (m *VCenterMachine) GetMachineStatus() *MachineStatus { return &m.Status }
+
+// GetProviderID returns a pointer to spec.providerID.
+func (m *VCenterMachine) GetProviderID() *string { return &m.Spec.ProviderID }
+
+// GetMachineSpec returns the spec fields every machine kind shares.
+func (m *VCenterMachine) GetMachineSpec() MachineSpec {
+	return MachineSpec{
+		OS: m.Spec.OS, Network: m.Spec.Network, PowerOffMode: m.Spec.PowerOffMode,
+		GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef,
+	}
 }
 
 // +kubebuilder:object:root=true

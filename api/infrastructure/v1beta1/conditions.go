@@ -1,0 +1,64 @@
+package v1beta1
+
+import clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+// Conditions of VCenterMachine and HyperVMachine (v1beta2 contract: []metav1.Condition).
+const (
+	// ReadyCondition summarises VMProvisioned and BootstrapSucceeded.
+	ReadyCondition = clusterv1.ReadyCondition
+
+	// VMProvisionedCondition is true once the VM exists, runs and reports its addresses.
+	VMProvisionedCondition = "VMProvisioned"
+	// BootstrapSucceededCondition mirrors the guest's bootstrap report (step, state, log tail).
+	BootstrapSucceededCondition = "BootstrapSucceeded"
+)
+
+// Reasons of VMProvisioned.
+const (
+	WaitingForClusterInfrastructureReason = "WaitingForClusterInfrastructure"
+	WaitingForBootstrapDataReason         = "WaitingForBootstrapData"
+	// WaitingForIPAddressesReason: an IPAddressClaim of an addressesFromPools entry has no address yet.
+	WaitingForIPAddressesReason = "WaitingForIPAddresses"
+	CloningReason               = "Cloning"
+	PoweringOnReason            = "PoweringOn"
+	WaitingForAddressesReason   = "WaitingForAddresses"
+	ProvisionedReason           = "Provisioned"
+	// BootstrapDataTooLargeReason: a guestinfo value (or KVP item) would exceed its limit; no VM
+	// is created with truncated data.
+	BootstrapDataTooLargeReason = "BootstrapDataTooLarge"
+	// InvalidSpecReason: the spec cannot be realised (template missing, disk smaller than the
+	// template's, network not found ...); the message names the field.
+	InvalidSpecReason = "InvalidSpec"
+	// TaskFailedReason: a hypervisor task failed; the next reconcile retries.
+	TaskFailedReason = "TaskFailed"
+	// HypervisorErrorReason: the hypervisor could not be reached or refused a call.
+	HypervisorErrorReason = "HypervisorError"
+	// VMMissingReason: a provisioned VM is gone from the hypervisor; it is not re-created.
+	VMMissingReason = "VMMissing"
+	DeletingReason  = clusterv1.DeletingReason
+)
+
+// Reasons of BootstrapSucceeded.
+const (
+	WaitingForGuestReason         = "WaitingForGuest"
+	BootstrapRunningReason        = "Running"
+	BootstrapRebootingReason      = "Rebooting"
+	BootstrapFailedReason         = "Failed"
+	BootstrapSucceededReason      = "Succeeded"
+	GuestScriptNotStartedReason   = "GuestScriptNotStarted"
+	GuestCredentialsMissingReason = "GuestCredentialsMissing"
+)
+
+// Conditions of VCenterCluster and HyperVCluster.
+const (
+	// HypervisorAvailableCondition is true when capwin could log in to vCenter (or reach every
+	// Hyper-V host) and find the datacenter / failure domains.
+	HypervisorAvailableCondition = "HypervisorAvailable"
+
+	HypervisorAvailableReason   = "Available"
+	CredentialsNotFoundReason   = "CredentialsNotFound"
+	LoginFailedReason           = "LoginFailed"
+	TLSVerificationFailedReason = "TLSVerificationFailed"
+	PlacementNotFoundReason     = "PlacementNotFound"
+	WaitingForEndpointReason    = "WaitingForControlPlaneEndpoint"
+)
