@@ -20,6 +20,7 @@ const (
 	// WaitingForIPAddressesReason: an IPAddressClaim of an addressesFromPools entry has no address yet.
 	WaitingForIPAddressesReason = "WaitingForIPAddresses"
 	CloningReason               = "Cloning"
+	ConfiguringReason           = "Configuring"
 	PoweringOnReason            = "PoweringOn"
 	WaitingForAddressesReason   = "WaitingForAddresses"
 	ProvisionedReason           = "Provisioned"

@@ -91,13 +91,14 @@ type MachineInitializationStatus struct {
 }
 
 // ProvisioningState is where a machine is in its lifecycle (an explicit state, not a condition).
-// +kubebuilder:validation:Enum=Pending;Cloning;PoweringOn;WaitingForAddresses;Provisioned;Deleting
+// +kubebuilder:validation:Enum=Pending;Cloning;Configuring;PoweringOn;WaitingForAddresses;Provisioned;Deleting
 type ProvisioningState string
 
 // Provisioning states.
 const (
 	StatePending             ProvisioningState = "Pending"
 	StateCloning             ProvisioningState = "Cloning"
+	StateConfiguring         ProvisioningState = "Configuring"
 	StatePoweringOn          ProvisioningState = "PoweringOn"
 	StateWaitingForAddresses ProvisioningState = "WaitingForAddresses"
 	StateProvisioned         ProvisioningState = "Provisioned"

@@ -13,6 +13,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/capwin/capwin/bootstrap/setup"
+	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
 )
 
@@ -42,8 +43,8 @@ func run(m *testing.M) int {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  setup.Scheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   setup.CacheOptions("", 0),
-		Client:  setup.ClientOptions(),
+		Cache:   manager.CacheOptions("", 0),
+		Client:  manager.ClientOptions(),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -52,7 +53,7 @@ func run(m *testing.M) int {
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := setup.Reconcilers(mctx, mgr, setup.Options{
-		WindowsConfigConcurrency: 4, ClusterCacheConcurrency: 4, ClusterCacheClientQPS: 50, ClusterCacheClientBurst: 100,
+		WindowsConfigConcurrency: 4, ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -1,0 +1,123 @@
+package guest
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// NIC is one VM network adapter as the guest will see it, with the addresses resolved from the
+// spec and from IPAM.
+type NIC struct {
+	// MAC of the adapter, as the hypervisor assigned it; the netplan config matches on it.
+	MAC         string
+	DHCP4       bool
+	DHCP6       bool
+	Addresses   []string // CIDR
+	Gateway4    string
+	Gateway6    string
+	Nameservers []string
+}
+
+// Metadata is the cloud-init/cloudbase-init instance metadata document.
+type Metadata struct {
+	InstanceID    string `json:"instance-id"`
+	LocalHostname string `json:"local-hostname"`
+	// Network is netplan v2, base64 encoded as both cloudbase-init (>= 1.1.5) and cloud-init's
+	// VMware datasource read it.
+	Network         string `json:"network,omitempty"`
+	NetworkEncoding string `json:"network.encoding,omitempty"`
+}
+
+// netplan v2 shapes, typed so values are always marshalled, never spliced.
+type netplan struct {
+	Version   int                 `json:"version"`
+	Ethernets map[string]ethernet `json:"ethernets"`
+}
+
+type ethernet struct {
+	Match       match        `json:"match"`
+	SetName     string       `json:"set-name,omitempty"`
+	DHCP4       bool         `json:"dhcp4"`
+	DHCP6       bool         `json:"dhcp6"`
+	Addresses   []string     `json:"addresses,omitempty"`
+	Routes      []route      `json:"routes,omitempty"`
+	Nameservers *nameservers `json:"nameservers,omitempty"`
+}
+
+type match struct {
+	MACAddress string `json:"macaddress"`
+}
+
+type route struct {
+	To  string `json:"to"`
+	Via string `json:"via"`
+}
+
+type nameservers struct {
+	Addresses []string `json:"addresses"`
+}
+
+// BuildMetadata renders the metadata YAML. Every NIC needs its MAC: adapters are matched by MAC,
+// the only name Windows and Linux guests share. Linux guests get eth0, eth1 ... as names.
+func BuildMetadata(instanceID, hostname string, nics []NIC, linux bool) ([]byte, error) {
+	if instanceID == "" || hostname == "" {
+		return nil, fmt.Errorf("metadata needs an instance id and a hostname")
+	}
+	np := netplan{Version: 2, Ethernets: map[string]ethernet{}}
+	for i, n := range nics {
+		e, err := toEthernet(n)
+		if err != nil {
+			return nil, fmt.Errorf("network device %d: %w", i, err)
+		}
+		if linux {
+			e.SetName = fmt.Sprintf("eth%d", i)
+		}
+		np.Ethernets[fmt.Sprintf("id%d", i)] = e
+	}
+	md := Metadata{InstanceID: instanceID, LocalHostname: hostname}
+	if len(nics) > 0 {
+		raw, err := yaml.Marshal(np)
+		if err != nil {
+			return nil, err
+		}
+		md.Network, md.NetworkEncoding = base64.StdEncoding.EncodeToString(raw), "base64"
+	}
+	return yaml.Marshal(md)
+}
+
+func toEthernet(n NIC) (ethernet, error) {
+	if n.MAC == "" {
+		return ethernet{}, fmt.Errorf("no MAC address")
+	}
+	e := ethernet{Match: match{MACAddress: strings.ToLower(n.MAC)}, DHCP4: n.DHCP4, DHCP6: n.DHCP6}
+	for _, a := range n.Addresses {
+		p, err := netip.ParsePrefix(a)
+		if err != nil {
+			return ethernet{}, fmt.Errorf("address %q is not in CIDR form", a)
+		}
+		e.Addresses = append(e.Addresses, p.String())
+	}
+	for _, gw := range []struct{ to, via string }{{"0.0.0.0/0", n.Gateway4}, {"::/0", n.Gateway6}} {
+		if gw.via == "" {
+			continue
+		}
+		if _, err := netip.ParseAddr(gw.via); err != nil {
+			return ethernet{}, fmt.Errorf("gateway %q is not an IP address", gw.via)
+		}
+		e.Routes = append(e.Routes, route{To: gw.to, Via: gw.via})
+	}
+	if len(n.Nameservers) > 0 {
+		e.Nameservers = &nameservers{Addresses: n.Nameservers}
+	}
+	return e, nil
+}
+
+// NeedsMAC reports whether a NIC's configuration can only be written once its MAC is known, that
+// is whether it has anything beyond DHCP defaults.
+func (n NIC) NeedsMAC() bool {
+	return len(n.Addresses) > 0 || n.Gateway4 != "" || n.Gateway6 != "" || len(n.Nameservers) > 0 || !n.DHCP4 && !n.DHCP6
+}

@@ -1,0 +1,223 @@
+package vcenter
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// Provider builds the vCenter backend of one reconcile from the VCenterCluster's server and
+// identity Secret.
+type Provider struct {
+	Client   client.Client
+	Sessions *Sessions
+}
+
+// Credentials reads a VCenterCluster's identity Secret (keys username, password).
+func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (Credentials, error) {
+	cred := Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: vc.Namespace, Name: vc.Spec.IdentityRef.Name}
+	if err := p.Client.Get(ctx, key, secret); err != nil {
+		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s: %w", key.Name, err)}
+	}
+	cred.Username, cred.Password = string(secret.Data["username"]), string(secret.Data["password"])
+	if cred.Username == "" || cred.Password == "" {
+		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s needs the keys username and password", key.Name)}
+	}
+	return cred, nil
+}
+
+// Backend implements machine.BackendFor.
+func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backend, error) {
+	vc, ok := s.InfraCluster.(*infrav1.VCenterCluster)
+	if !ok {
+		return nil, fmt.Errorf("cluster infrastructure is %T, not a VCenterCluster", s.InfraCluster)
+	}
+	vm, ok := s.InfraMachine.(*infrav1.VCenterMachine)
+	if !ok {
+		return nil, fmt.Errorf("machine is %T, not a VCenterMachine", s.InfraMachine)
+	}
+	cred, err := p.Credentials(ctx, vc)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := p.Sessions.Get(ctx, cred)
+	if err != nil {
+		return nil, err
+	}
+	w := placementFor(vc, vm, s.Machine.Spec.FailureDomain)
+	dc, err := sess.datacenter(ctx, w.Datacenter)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec}, nil
+}
+
+// placementFor merges the machine's placement with its failure domain's (the domain wins).
+func placementFor(vc *infrav1.VCenterCluster, vm *infrav1.VCenterMachine, failureDomain string) where {
+	p := vm.Spec.Placement
+	for _, fd := range vc.Spec.FailureDomains {
+		if fd.Name == failureDomain && failureDomain != "" {
+			p = overlay(p, fd.Placement)
+		}
+	}
+	if p.Datacenter == "" {
+		p.Datacenter = vc.Spec.Datacenter
+	}
+	nets := make([]string, 0, len(vm.Spec.Network))
+	for _, n := range vm.Spec.Network {
+		nets = append(nets, n.NetworkName)
+	}
+	snapshot := ""
+	if vm.Spec.CloneMode == infrav1.LinkedClone {
+		snapshot = vm.Spec.Snapshot
+	}
+	return where{Datacenter: p.Datacenter, Template: vm.Spec.Template, Snapshot: snapshot, Folder: p.Folder,
+		Pool: p.ResourcePool, Datastore: p.Datastore, Networks: strings.Join(nets, "\x00")}
+}
+
+func overlay(base, top infrav1.Placement) infrav1.Placement {
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&base.Datacenter, top.Datacenter}, {&base.ResourcePool, top.ResourcePool},
+		{&base.Datastore, top.Datastore}, {&base.Folder, top.Folder},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	return base
+}
+
+// backend is one reconcile's view of vCenter for one VCenterMachine.
+type backend struct {
+	sess  *Session
+	dc    *object.Datacenter
+	where where
+	spec  *infrav1.VCenterMachineSpec
+}
+
+// metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
+func metadata(s *machine.Scope, macs []string) ([]byte, error) {
+	nics := append([]guest.NIC(nil), s.NICs...)
+	for i := range nics {
+		if nics[i].MAC == "" && i < len(macs) {
+			nics[i].MAC = macs[i]
+		}
+		if nics[i].MAC == "" && nics[i].NeedsMAC() {
+			return nil, nil
+		}
+	}
+	var withMAC []guest.NIC
+	for _, n := range nics {
+		if n.MAC != "" {
+			withMAC = append(withMAC, n)
+		}
+	}
+	return guest.BuildMetadata(string(s.InfraMachine.GetUID()), s.ComputerName, withMAC, s.Linux())
+}
+
+// Create clones the template with hardware, NICs, disk and guestinfo in one task.
+func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
+	if s.Format == "powershell" {
+		return "", machine.Errorf(infrav1.InvalidSpecReason,
+			"bootstrap format powershell is not delivered by guestinfo: use format cloud-config for images with cloudbase-init")
+	}
+	place, err := b.sess.resolve(ctx, b.where)
+	if err != nil {
+		return "", err
+	}
+	md, err := metadata(s, nil)
+	if err != nil {
+		return "", machine.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
+	}
+	obj := s.InfraMachine
+	spec, err := cloneSpec(cloneInput{
+		Spec: b.spec, UID: string(obj.GetUID()), Place: place, UserData: s.UserData, Metadata: md,
+		Note: fmt.Sprintf("capwin: %s/%s (cluster %s)", obj.GetNamespace(), obj.GetName(), s.Cluster.Name),
+	})
+	if err != nil {
+		return "", err
+	}
+	if err := s.Commit(); err != nil {
+		return "", err
+	}
+	tmpl := object.NewVirtualMachine(b.sess.Client, place.Template)
+	task, err := tmpl.Clone(ctx, place.Folder, obj.GetName(), spec)
+	if err != nil {
+		b.sess.forget()
+		return "", b.sess.check(err)
+	}
+	return task.Reference().Value, nil
+}
+
+// Deliver writes metadata that needed the VM's MACs.
+func (b *backend) Deliver(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+	md, err := metadata(s, vm.MACs)
+	if err != nil || md == nil {
+		return "", machine.Errorf(infrav1.InvalidSpecReason, "metadata: the VM has fewer NICs than spec.network (%v)", err)
+	}
+	extra, err := guestinfo(md, nil)
+	if err != nil {
+		return "", err
+	}
+	return b.reconfigure(ctx, vm, extra)
+}
+
+// ClearUserData removes the user data (bootstrap token, CA hash) from the VM config.
+func (b *backend) ClearUserData(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+	return b.reconfigure(ctx, vm, []types.BaseOptionValue{
+		&types.OptionValue{Key: keyUserData, Value: ""}, &types.OptionValue{Key: keyUserDataEncoding, Value: ""},
+	})
+}
+
+func (b *backend) reconfigure(ctx context.Context, vm *machine.VM, extra []types.BaseOptionValue) (string, error) {
+	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: extra})
+	if err != nil {
+		return "", b.sess.check(err)
+	}
+	return task.Reference().Value, nil
+}
+
+// PowerOn starts the VM.
+func (b *backend) PowerOn(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).PowerOn(ctx)
+	if err != nil {
+		return "", b.sess.check(err)
+	}
+	return task.Reference().Value, nil
+}
+
+// PowerOff cuts the power (hard) or asks VMware Tools to shut the guest down.
+func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM, hard bool) (string, error) {
+	v := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID))
+	if !hard {
+		return "", b.sess.check(v.ShutdownGuest(ctx))
+	}
+	task, err := v.PowerOff(ctx)
+	if err != nil {
+		return "", b.sess.check(err)
+	}
+	return task.Reference().Value, nil
+}
+
+// Destroy deletes the VM and its disks.
+func (b *backend) Destroy(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).Destroy(ctx)
+	if err != nil {
+		return "", b.sess.check(err)
+	}
+	return task.Reference().Value, nil
+}

@@ -1,0 +1,76 @@
+package vcenter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vmware/govmomi/find"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// CheckCluster logs in with the VCenterCluster's identity and finds its datacenter and the
+// placement of every failure domain. Errors carry a condition reason (LoginError, machine.Error).
+func (p *Provider) CheckCluster(ctx context.Context, vc *infrav1.VCenterCluster) error {
+	cred, err := p.Credentials(ctx, vc)
+	if err != nil {
+		return err
+	}
+	sess, err := p.Sessions.Get(ctx, cred)
+	if err != nil {
+		return err
+	}
+	if _, err := sess.datacenter(ctx, vc.Spec.Datacenter); err != nil {
+		return err
+	}
+	for _, fd := range vc.Spec.FailureDomains {
+		if err := sess.checkPlacement(ctx, vc.Spec.Datacenter, fd.Placement); err != nil {
+			return fmt.Errorf("failure domain %s: %w", fd.Name, err)
+		}
+	}
+	return nil
+}
+
+func (sess *Session) checkPlacement(ctx context.Context, defaultDC string, p infrav1.Placement) error {
+	dcName := p.Datacenter
+	if dcName == "" {
+		dcName = defaultDC
+	}
+	dc, err := sess.datacenter(ctx, dcName)
+	if err != nil {
+		return err
+	}
+	f := find.NewFinder(sess.Client, false).SetDatacenter(dc)
+	checks := []struct {
+		what, name string
+		look       func(context.Context, string) error
+	}{
+		{"resourcePool", p.ResourcePool, func(ctx context.Context, n string) error { _, err := f.ResourcePool(ctx, n); return err }},
+		{"datastore", p.Datastore, func(ctx context.Context, n string) error { _, err := f.Datastore(ctx, n); return err }},
+		{"folder", p.Folder, func(ctx context.Context, n string) error { _, err := f.Folder(ctx, n); return err }},
+	}
+	for _, c := range checks {
+		if c.name == "" {
+			continue
+		}
+		if err := c.look(ctx, c.name); err != nil {
+			return notFound(c.what, c.name, sess.check(err))
+		}
+	}
+	return nil
+}
+
+// Reason returns the condition reason of an error from this package.
+func Reason(err error) string {
+	var le *LoginError
+	var me *machine.Error
+	switch {
+	case errors.As(err, &le):
+		return le.Reason
+	case errors.As(err, &me):
+		return infrav1.PlacementNotFoundReason
+	}
+	return infrav1.LoginFailedReason
+}

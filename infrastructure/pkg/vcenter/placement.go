@@ -1,0 +1,203 @@
+package vcenter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// placementTTL bounds how long looked-up references are trusted; inventory moves are picked up
+// after it, and any ManagedObjectNotFound drops the entry at once.
+const placementTTL = 10 * time.Minute
+
+// where is what a clone needs, as names from the spec.
+type where struct {
+	Datacenter, Template, Snapshot, Folder, Pool, Datastore string
+	Networks                                                string // '\x00'-joined
+}
+
+// resolved are the managed object references of a where, and what the template looks like.
+type resolved struct {
+	Datacenter *object.Datacenter
+	Template   types.ManagedObjectReference
+	Snapshot   *types.ManagedObjectReference
+	Folder     *object.Folder
+	Pool       types.ManagedObjectReference
+	Datastore  *types.ManagedObjectReference
+	// Devices of the template (disks and NICs are edited in the clone spec).
+	Devices object.VirtualDeviceList
+	// Backings of the spec's networks, in spec order.
+	Backings []types.BaseVirtualDeviceBackingInfo
+	expires  time.Time
+}
+
+type placementCache struct {
+	mu sync.Mutex
+	m  map[where]*resolved
+	dc map[string]*object.Datacenter
+}
+
+func newPlacementCache() *placementCache {
+	return &placementCache{m: map[where]*resolved{}, dc: map[string]*object.Datacenter{}}
+}
+
+// datacenter resolves (and caches) a datacenter by name or path.
+func (sess *Session) datacenter(ctx context.Context, name string) (*object.Datacenter, error) {
+	c := sess.places
+	c.mu.Lock()
+	dc := c.dc[name]
+	c.mu.Unlock()
+	if dc != nil {
+		return dc, nil
+	}
+	dc, err := find.NewFinder(sess.Client, false).Datacenter(ctx, name)
+	if err != nil {
+		return nil, notFound("datacenter", name, sess.check(err))
+	}
+	c.mu.Lock()
+	c.dc[name] = dc
+	c.mu.Unlock()
+	return dc, nil
+}
+
+// forget drops cached references after vCenter said one of them no longer exists.
+func (sess *Session) forget() {
+	c := sess.places
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m, c.dc = map[where]*resolved{}, map[string]*object.Datacenter{}
+}
+
+// resolve looks a placement up once per TTL; all machines of one template share the result.
+func (sess *Session) resolve(ctx context.Context, w where) (*resolved, error) {
+	c := sess.places
+	c.mu.Lock()
+	r := c.m[w]
+	c.mu.Unlock()
+	if r != nil && time.Now().Before(r.expires) {
+		return r, nil
+	}
+	r, err := sess.lookup(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.m[w] = r
+	c.mu.Unlock()
+	return r, nil
+}
+
+func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
+	dc, err := sess.datacenter(ctx, w.Datacenter)
+	if err != nil {
+		return nil, err
+	}
+	f := find.NewFinder(sess.Client, false).SetDatacenter(dc)
+	r := &resolved{Datacenter: dc, expires: time.Now().Add(placementTTL)}
+	tmpl, err := f.VirtualMachine(ctx, w.Template)
+	if err != nil {
+		return nil, notFound("template", w.Template, sess.check(err))
+	}
+	r.Template = tmpl.Reference()
+	var props mo.VirtualMachine
+	if err := tmpl.Properties(ctx, r.Template, []string{"config.hardware.device", "snapshot"}, &props); err != nil {
+		return nil, sess.check(err)
+	}
+	if props.Config == nil {
+		return nil, machine.Errorf(infrav1.InvalidSpecReason, "template %q has no configuration (is it accessible?)", w.Template)
+	}
+	r.Devices = object.VirtualDeviceList(props.Config.Hardware.Device)
+	if w.Snapshot != "" {
+		snap := findSnapshot(props.Snapshot, w.Snapshot)
+		if snap == nil {
+			return nil, machine.Errorf(infrav1.InvalidSpecReason, "spec.snapshot: template %q has no snapshot %q (linkedClone needs one)", w.Template, w.Snapshot)
+		}
+		r.Snapshot = snap
+	}
+	if w.Folder == "" {
+		r.Folder, err = f.DefaultFolder(ctx)
+	} else {
+		r.Folder, err = f.Folder(ctx, w.Folder)
+	}
+	if err != nil {
+		return nil, notFound("folder", w.Folder, sess.check(err))
+	}
+	var pool *object.ResourcePool
+	if w.Pool == "" {
+		pool, err = f.DefaultResourcePool(ctx)
+	} else {
+		pool, err = f.ResourcePool(ctx, w.Pool)
+	}
+	if err != nil {
+		return nil, notFound("resourcePool", w.Pool, sess.check(err))
+	}
+	r.Pool = pool.Reference()
+	if w.Datastore != "" {
+		ds, err := f.Datastore(ctx, w.Datastore)
+		if err != nil {
+			return nil, notFound("datastore", w.Datastore, sess.check(err))
+		}
+		ref := ds.Reference()
+		r.Datastore = &ref
+	}
+	for _, name := range strings.Split(w.Networks, "\x00") {
+		net, err := f.Network(ctx, name)
+		if err != nil {
+			return nil, notFound("network", name, sess.check(err))
+		}
+		backing, err := net.EthernetCardBackingInfo(ctx)
+		if err != nil {
+			return nil, sess.check(err)
+		}
+		r.Backings = append(r.Backings, backing)
+	}
+	return r, nil
+}
+
+// findSnapshot walks the snapshot tree for a name (or the current snapshot for "").
+func findSnapshot(info *types.VirtualMachineSnapshotInfo, name string) *types.ManagedObjectReference {
+	if info == nil {
+		return nil
+	}
+	var walk func([]types.VirtualMachineSnapshotTree) *types.ManagedObjectReference
+	walk = func(trees []types.VirtualMachineSnapshotTree) *types.ManagedObjectReference {
+		for i := range trees {
+			if trees[i].Name == name {
+				return &trees[i].Snapshot
+			}
+			if ref := walk(trees[i].ChildSnapshotList); ref != nil {
+				return ref
+			}
+		}
+		return nil
+	}
+	return walk(info.RootSnapshotList)
+}
+
+// notFound turns a finder miss into an InvalidSpec error naming the object; other errors pass.
+func notFound(what, name string, err error) error {
+	var nf *find.NotFoundError
+	var dnf *find.DefaultNotFoundError
+	var mf *find.MultipleFoundError
+	var dmf *find.DefaultMultipleFoundError
+	switch {
+	case errors.As(err, &dmf):
+		return machine.Errorf(infrav1.InvalidSpecReason, "%s: vCenter has several, so the spec must name one", what)
+	case errors.As(err, &nf), errors.As(err, &dnf):
+		return machine.Errorf(infrav1.InvalidSpecReason, "%s %q not found in vCenter", what, name)
+	case errors.As(err, &mf):
+		return machine.Errorf(infrav1.InvalidSpecReason, "%s %q matches several objects: give its inventory path", what, name)
+	}
+	return fmt.Errorf("look up %s %q: %w", what, name, err)
+}

@@ -1,0 +1,203 @@
+// Package vcenter is capwin's vCenter backend on govmomi: a session cache, placement lookups
+// cached per template, and the VM operations the machine lifecycle asks for.
+package vcenter
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/session/keepalive"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// Credentials say where and as whom to log in, and how to trust the server.
+type Credentials struct {
+	Server   string
+	Username string
+	Password string
+	// Thumbprint is the server certificate's SHA-1 or SHA-256 fingerprint (colon-separated hex).
+	Thumbprint string
+	// CABundle is PEM; with neither it nor a thumbprint the system roots are used.
+	CABundle []byte
+	// Insecure skips verification; only when the user asked for it explicitly.
+	Insecure bool
+}
+
+// key identifies a session; a changed password or trust setting yields a new session.
+func (c Credentials) key() string {
+	h := sha256.New()
+	for _, s := range []string{c.Server, c.Username, c.Password, strings.ToUpper(c.Thumbprint), string(c.CABundle), fmt.Sprint(c.Insecure)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Sessions caches one logged-in client per server+user+trust, shared by all reconciles.
+type Sessions struct {
+	// MaxIdleConnsPerHost should be at least the number of concurrent reconciles, so calls reuse
+	// TLS connections instead of opening new ones (govmomi's default keeps two).
+	MaxIdleConnsPerHost int
+	// KeepAlive is the interval of the keep-alive call on an idle session.
+	KeepAlive time.Duration
+	// Calls, when set, counts every call by method (the benchmark reads it).
+	Calls *Calls
+	// Wrap, when set, wraps every session's round tripper (tests inject faults with it).
+	Wrap func(soap.RoundTripper) soap.RoundTripper
+	// UserAgent is sent with every call.
+	UserAgent string
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	logins   map[string]*sync.Mutex
+}
+
+// Session is a logged-in vCenter client plus what was looked up through it.
+type Session struct {
+	Client *vim25.Client
+	key    string
+	owner  *Sessions
+	places *placementCache
+	stop   func()
+}
+
+// Get returns the cached session for the credentials, logging in when there is none. Logins for
+// one key are serialised so a burst of reconciles logs in once.
+func (s *Sessions) Get(ctx context.Context, cred Credentials) (*Session, error) {
+	k := cred.key()
+	s.mu.Lock()
+	if s.sessions == nil {
+		s.sessions, s.logins = map[string]*Session{}, map[string]*sync.Mutex{}
+	}
+	if sess := s.sessions[k]; sess != nil {
+		s.mu.Unlock()
+		return sess, nil
+	}
+	lock := s.logins[k]
+	if lock == nil {
+		lock = &sync.Mutex{}
+		s.logins[k] = lock
+	}
+	s.mu.Unlock()
+
+	lock.Lock()
+	defer lock.Unlock()
+	s.mu.Lock()
+	sess := s.sessions[k]
+	s.mu.Unlock()
+	if sess != nil {
+		return sess, nil
+	}
+	sess, err := s.login(ctx, cred)
+	if err != nil {
+		return nil, err
+	}
+	sess.key = k
+	s.mu.Lock()
+	s.sessions[k] = sess
+	s.mu.Unlock()
+	return sess, nil
+}
+
+// Invalidate drops a session (after NotAuthenticated); the next Get logs in again.
+func (s *Sessions) Invalidate(sess *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sessions[sess.key] == sess {
+		delete(s.sessions, sess.key)
+		sess.stop()
+	}
+}
+
+// Close logs every session out.
+func (s *Sessions) Close(ctx context.Context) {
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = map[string]*Session{}
+	s.mu.Unlock()
+	for _, sess := range all {
+		_ = session.NewManager(sess.Client).Logout(ctx)
+		sess.stop()
+	}
+}
+
+func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error) {
+	u, err := soap.ParseURL(cred.Server)
+	if err != nil || u == nil {
+		return nil, &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("server %q: %v", cred.Server, err)}
+	}
+	sc := soap.NewClient(u, cred.Insecure)
+	if s.UserAgent != "" {
+		sc.UserAgent = s.UserAgent
+	}
+	t := sc.DefaultTransport()
+	t.MaxIdleConnsPerHost = max(s.MaxIdleConnsPerHost, 2)
+	t.MaxIdleConns = max(t.MaxIdleConns, t.MaxIdleConnsPerHost)
+	if cred.Thumbprint != "" {
+		sc.SetThumbprint(u.Host, strings.ToUpper(cred.Thumbprint))
+	}
+	if len(cred.CABundle) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(cred.CABundle) {
+			return nil, &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: errors.New("caBundle holds no PEM certificate")}
+		}
+		t.TLSClientConfig.RootCAs = pool
+	}
+	vc, err := vim25.NewClient(ctx, sc)
+	if err != nil {
+		return nil, classifyLogin(err)
+	}
+	ka := keepalive.NewHandlerSOAP(sc, max(s.KeepAlive, time.Minute), nil)
+	var rt soap.RoundTripper = ka
+	if s.Wrap != nil {
+		rt = s.Wrap(rt)
+	}
+	vc.RoundTripper = countingRoundTripper{next: rt, calls: s.Calls}
+	if err := session.NewManager(vc).Login(ctx, url.UserPassword(cred.Username, cred.Password)); err != nil {
+		ka.Stop()
+		return nil, classifyLogin(err)
+	}
+	return &Session{Client: vc, owner: s, places: newPlacementCache(), stop: ka.Stop}, nil
+}
+
+// LoginError is a failed login with a condition reason.
+type LoginError struct {
+	Reason string
+	Err    error
+}
+
+func (e *LoginError) Error() string { return e.Err.Error() }
+func (e *LoginError) Unwrap() error { return e.Err }
+
+func classifyLogin(err error) error {
+	switch {
+	case fault.Is(err, &types.InvalidLogin{}):
+		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("vCenter refused the credentials: %w", err)}
+	case soap.IsCertificateUntrusted(err) || strings.Contains(err.Error(), "thumbprint does not match"):
+		return &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: fmt.Errorf("vCenter's certificate is not trusted (check thumbprint / caBundle): %w", err)}
+	default:
+		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("cannot reach vCenter: %w", err)}
+	}
+}
+
+// check drops the session when vCenter says it is no longer logged in, and passes err on.
+func (sess *Session) check(err error) error {
+	if err != nil && fault.Is(err, &types.NotAuthenticated{}) {
+		sess.owner.Invalidate(sess)
+	}
+	return err
+}

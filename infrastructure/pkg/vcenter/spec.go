@@ -1,0 +1,174 @@
+package vcenter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"fmt"
+	"reflect"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// cloneInput is everything the clone spec is built from; building it does no I/O.
+type cloneInput struct {
+	Spec     *infrav1.VCenterMachineSpec
+	UID      string
+	Note     string
+	Place    *resolved
+	UserData []byte
+	// Metadata is nil when it needs the VM's MACs and is delivered after the clone.
+	Metadata []byte
+}
+
+// cloneSpec is the desired VM: hardware, NICs, disk and guestinfo in one CloneVM_Task, powered
+// on by the same task when the metadata is complete.
+func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
+	extra, err := guestinfo(in.Metadata, in.UserData)
+	if err != nil {
+		return types.VirtualMachineCloneSpec{}, err
+	}
+	extra = append(extra, &types.OptionValue{Key: "disk.EnableUUID", Value: "TRUE"})
+	devices, err := deviceChanges(in.Spec, in.Place)
+	if err != nil {
+		return types.VirtualMachineCloneSpec{}, err
+	}
+	cfg := &types.VirtualMachineConfigSpec{
+		InstanceUuid: in.UID,
+		Annotation:   in.Note,
+		NumCPUs:      in.Spec.NumCPUs,
+		MemoryMB:     in.Spec.MemoryMiB,
+		ExtraConfig:  extra,
+		DeviceChange: devices,
+	}
+	loc := types.VirtualMachineRelocateSpec{Pool: &in.Place.Pool, Datastore: in.Place.Datastore}
+	if in.Place.Folder != nil {
+		ref := in.Place.Folder.Reference()
+		loc.Folder = &ref
+	}
+	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: in.Metadata != nil}
+	if in.Spec.CloneMode == infrav1.LinkedClone {
+		spec.Snapshot = in.Place.Snapshot
+		spec.Location.DiskMoveType = string(types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking)
+	}
+	return spec, nil
+}
+
+// guestinfo encodes the bootstrap data the way cloudbase-init and cloud-init read it, and refuses
+// values over vSphere's 64 KiB limit rather than let a VM boot with truncated data.
+func guestinfo(metadata, userData []byte) ([]types.BaseOptionValue, error) {
+	var out []types.BaseOptionValue
+	if userData != nil {
+		v, err := gzipBase64(userData)
+		if err != nil {
+			return nil, err
+		}
+		if len(v) > maxGuestinfo {
+			return nil, machine.Errorf(infrav1.BootstrapDataTooLargeReason,
+				"bootstrap data is %d bytes gzip+base64 encoded; vSphere allows %d bytes in %s: shrink the WindowsConfig (files, commands)",
+				len(v), maxGuestinfo, keyUserData)
+		}
+		out = append(out, &types.OptionValue{Key: keyUserData, Value: v}, &types.OptionValue{Key: keyUserDataEncoding, Value: "gzip+base64"})
+	}
+	if metadata != nil {
+		v := base64.StdEncoding.EncodeToString(metadata)
+		if len(v) > maxGuestinfo {
+			return nil, machine.Errorf(infrav1.BootstrapDataTooLargeReason, "metadata is %d bytes base64 encoded; vSphere allows %d", len(v), maxGuestinfo)
+		}
+		out = append(out, &types.OptionValue{Key: keyMetadata, Value: v}, &types.OptionValue{Key: keyMetadataEncoding, Value: "base64"})
+	}
+	return out, nil
+}
+
+func gzipBase64(b []byte) (string, error) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if _, err := zw.Write(b); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+}
+
+// deviceChanges points the template's NICs at the spec's networks (adding or removing NICs to
+// match the count) and grows the first disk.
+func deviceChanges(spec *infrav1.VCenterMachineSpec, place *resolved) ([]types.BaseVirtualDeviceConfigSpec, error) {
+	var out []types.BaseVirtualDeviceConfigSpec
+	nics := place.Devices.SelectByType((*types.VirtualEthernetCard)(nil))
+	for i, dev := range spec.Network {
+		if i >= len(place.Backings) {
+			return nil, fmt.Errorf("network %d has no resolved backing", i)
+		}
+		op := types.VirtualDeviceConfigSpecOperationEdit
+		var card types.BaseVirtualDevice
+		if i < len(nics) {
+			card = copyDevice(nics[i]) // the template's devices are cached and shared
+		} else {
+			op = types.VirtualDeviceConfigSpecOperationAdd
+			c, err := object.EthernetCardTypes().CreateEthernetCard("vmxnet3", place.Backings[i])
+			if err != nil {
+				return nil, err
+			}
+			card = c
+		}
+		eth := card.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+		eth.Backing = place.Backings[i]
+		eth.Connectable = &types.VirtualDeviceConnectInfo{StartConnected: true, AllowGuestControl: true, Connected: true}
+		if dev.MACAddr != "" {
+			eth.AddressType, eth.MacAddress = string(types.VirtualEthernetCardMacTypeManual), dev.MACAddr
+		} else if op == types.VirtualDeviceConfigSpecOperationEdit {
+			// A clone keeps no template MAC: let vCenter generate one.
+			eth.AddressType, eth.MacAddress = string(types.VirtualEthernetCardMacTypeGenerated), ""
+		}
+		out = append(out, &types.VirtualDeviceConfigSpec{Operation: op, Device: card})
+	}
+	for _, extra := range nics[min(len(spec.Network), len(nics)):] {
+		out = append(out, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationRemove, Device: extra})
+	}
+	disk, err := diskChange(spec, place.Devices)
+	if err != nil || disk == nil {
+		return out, err
+	}
+	return append(out, disk), nil
+}
+
+// diskChange grows the first disk to spec.diskGiB; shrinking is refused (data would be lost).
+func diskChange(spec *infrav1.VCenterMachineSpec, devices object.VirtualDeviceList) (types.BaseVirtualDeviceConfigSpec, error) {
+	if spec.DiskGiB == 0 {
+		return nil, nil
+	}
+	disks := devices.SelectByType((*types.VirtualDisk)(nil))
+	if len(disks) == 0 {
+		return nil, machine.Errorf(infrav1.InvalidSpecReason, "spec.diskGiB: the template has no disk")
+	}
+	disk := disks[0].(*types.VirtualDisk)
+	want := int64(spec.DiskGiB) * 1024 * 1024
+	have := disk.CapacityInKB
+	if disk.CapacityInBytes > 0 {
+		have = disk.CapacityInBytes / 1024
+	}
+	switch {
+	case want < have:
+		return nil, machine.Errorf(infrav1.InvalidSpecReason,
+			"spec.diskGiB: %d GiB is smaller than the template's disk (%.1f GiB); disks can only grow", spec.DiskGiB, float64(have)/(1024*1024))
+	case want == have:
+		return nil, nil
+	}
+	grown := *disk
+	grown.CapacityInKB, grown.CapacityInBytes = want, want*1024
+	return &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &grown}, nil
+}
+
+// copyDevice returns a shallow copy of a device: enough to edit its top-level fields.
+func copyDevice(d types.BaseVirtualDevice) types.BaseVirtualDevice {
+	v := reflect.ValueOf(d)
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(types.BaseVirtualDevice)
+}

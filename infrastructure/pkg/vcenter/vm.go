@@ -1,0 +1,206 @@
+package vcenter
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/types"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// guestinfo keys (cloudbase-init's and cloud-init's VMware datasource; capwin's status key).
+const (
+	keyMetadata         = "guestinfo.metadata"
+	keyMetadataEncoding = "guestinfo.metadata.encoding"
+	keyUserData         = "guestinfo.userdata"
+	keyUserDataEncoding = "guestinfo.userdata.encoding"
+	keyStatus           = "guestinfo.capwin.bootstrap.status"
+	// maxGuestinfo is vSphere's limit for one guestinfo value.
+	maxGuestinfo = 64 * 1024
+)
+
+func extraConfigPath(key string) string { return fmt.Sprintf("config.extraConfig[%q]", key) }
+
+// vmProperties is everything one observation needs, read in one call. extraConfig is read by key:
+// the whole map would carry the 64 KiB user data on every poll.
+var vmProperties = []string{
+	"config.instanceUuid", "config.uuid", "runtime.powerState", "guest.net", "guest.toolsRunningStatus",
+	"config.hardware.device",
+	extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyStatus),
+}
+
+func vmRef(id string) types.ManagedObjectReference {
+	return types.ManagedObjectReference{Type: "VirtualMachine", Value: id}
+}
+
+// Find looks the VM up by the reference in status (one call), else by instance UUID (the
+// object's UID), else, for a machine moved by clusterctl (new UID), by the BIOS UUID of its
+// providerID.
+func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
+	st := s.InfraMachine.GetMachineStatus()
+	want := st.VM.InstanceUUID
+	if want == "" {
+		want = string(s.InfraMachine.GetUID())
+	}
+	if st.VM.ID != "" {
+		vm, err := b.read(ctx, vmRef(st.VM.ID))
+		if err != nil && !fault.Is(err, &types.ManagedObjectNotFound{}) {
+			return nil, err
+		}
+		if vm != nil && strings.EqualFold(vm.Ref.InstanceUUID, want) {
+			return vm, nil
+		}
+	}
+	idx := object.NewSearchIndex(b.sess.Client)
+	ref, err := idx.FindByUuid(ctx, b.dc, want, true, ptr.To(true))
+	if err != nil {
+		return nil, b.sess.check(err)
+	}
+	if ref == nil {
+		if bios := strings.TrimPrefix(*s.InfraMachine.GetProviderID(), "vsphere://"); bios != "" {
+			if ref, err = idx.FindByUuid(ctx, b.dc, bios, true, ptr.To(false)); err != nil {
+				return nil, b.sess.check(err)
+			}
+		}
+	}
+	if ref == nil {
+		return nil, nil
+	}
+	return b.read(ctx, ref.Reference())
+}
+
+// read observes one VM in one RetrieveProperties call.
+func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*machine.VM, error) {
+	var content []types.ObjectContent
+	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
+		return nil, b.sess.check(err)
+	}
+	if len(content) == 0 {
+		return nil, nil
+	}
+	return observe(ref, content[0]), nil
+}
+
+// observe turns the properties of one VM into the lifecycle's view of it.
+func observe(ref types.ManagedObjectReference, oc types.ObjectContent) *machine.VM {
+	vm := &machine.VM{Ref: infrav1.VMReference{ID: ref.Value}}
+	var devices object.VirtualDeviceList
+	var nets []types.GuestNicInfo
+	for _, p := range oc.PropSet {
+		switch p.Name {
+		case "config.instanceUuid":
+			vm.Ref.InstanceUUID, _ = p.Val.(string)
+		case "config.uuid":
+			vm.Ref.BIOSUUID, _ = p.Val.(string)
+		case "runtime.powerState":
+			vm.Power = powerState(p.Val)
+		case "guest.toolsRunningStatus":
+			s, _ := p.Val.(string)
+			vm.ToolsRunning = s == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
+		case "guest.net":
+			if v, ok := p.Val.(types.ArrayOfGuestNicInfo); ok {
+				nets = v.GuestNicInfo
+			}
+		case "config.hardware.device":
+			if v, ok := p.Val.(types.ArrayOfVirtualDevice); ok {
+				devices = v.VirtualDevice
+			}
+		case extraConfigPath(keyMetadataEncoding):
+			vm.Delivered = optionValue(p.Val) != ""
+		case extraConfigPath(keyUserDataEncoding):
+			vm.UserDataPresent = optionValue(p.Val) != ""
+		case extraConfigPath(keyStatus):
+			vm.Report = optionValue(p.Val)
+		}
+	}
+	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)
+	vm.MACs, vm.IPs = nicAddresses(devices, nets)
+	return vm
+}
+
+// nicAddresses joins the VM's NICs with what the guest reports, by MAC: guest adapters that are
+// not VM NICs (container vEthernet, CNI bridges) never contribute addresses.
+func nicAddresses(devices object.VirtualDeviceList, nets []types.GuestNicInfo) (macs, ips []string) {
+	for _, d := range devices.SelectByType((*types.VirtualEthernetCard)(nil)) {
+		card := d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+		mac := guest.NormalizeMAC(card.MacAddress)
+		macs = append(macs, mac)
+		for _, n := range nets {
+			if guest.NormalizeMAC(n.MacAddress) == mac {
+				ips = append(ips, n.IpAddress...)
+			}
+		}
+	}
+	return macs, ips
+}
+
+func optionValue(v any) string {
+	switch o := v.(type) {
+	case types.OptionValue:
+		s, _ := o.Value.(string)
+		return s
+	case *types.OptionValue:
+		s, _ := o.Value.(string)
+		return s
+	case types.BaseOptionValue:
+		s, _ := o.GetOptionValue().Value.(string)
+		return s
+	}
+	return ""
+}
+
+func powerState(v any) machine.PowerState {
+	switch v {
+	case types.VirtualMachinePowerStatePoweredOn:
+		return machine.PoweredOn
+	case types.VirtualMachinePowerStateSuspended:
+		return machine.Suspended
+	}
+	return machine.PoweredOff
+}
+
+// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown.
+func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
+	var content []types.ObjectContent
+	task := types.ManagedObjectReference{Type: "Task", Value: ref}
+	err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error"}, &content)
+	if err != nil {
+		if fault.Is(err, &types.ManagedObjectNotFound{}) {
+			return machine.Task{State: machine.TaskUnknown}, nil
+		}
+		return machine.Task{}, b.sess.check(err)
+	}
+	t := machine.Task{State: machine.TaskUnknown}
+	for _, oc := range content {
+		for _, p := range oc.PropSet {
+			switch v := p.Val.(type) {
+			case types.TaskInfoState:
+				t.State = taskState(v)
+			case types.LocalizedMethodFault:
+				t.Message = v.LocalizedMessage
+				if t.Message == "" && v.Fault != nil {
+					t.Message = strings.TrimPrefix(fmt.Sprintf("%T", v.Fault), "*types.")
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+func taskState(s types.TaskInfoState) machine.TaskState {
+	switch s {
+	case types.TaskInfoStateSuccess:
+		return machine.TaskSucceeded
+	case types.TaskInfoStateError:
+		return machine.TaskFailed
+	}
+	return machine.TaskRunning
+}

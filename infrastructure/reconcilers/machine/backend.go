@@ -1,0 +1,140 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+)
+
+// Object is an infrastructure machine of either kind (VCenterMachine, HyperVMachine).
+type Object interface {
+	client.Object
+	conditions.Setter
+	GetMachineStatus() *infrav1.MachineStatus
+	GetProviderID() *string
+	GetMachineSpec() infrav1.MachineSpec
+}
+
+// Scope is everything one reconcile knows about one machine; backends read it, never write the
+// objects in it (the reconciler owns status and patching).
+type Scope struct {
+	Cluster      *clusterv1.Cluster
+	Machine      *clusterv1.Machine
+	InfraCluster client.Object
+	InfraMachine Object
+	Spec         infrav1.MachineSpec
+	// ComputerName is the guest's hostname (NetBIOS-safe for Windows).
+	ComputerName string
+	// NICs are the network devices with static and IPAM addresses resolved; MACs are filled by
+	// the backend from the VM.
+	NICs []guest.NIC
+	// UserData and Format are the bootstrap Secret's value and format.
+	UserData []byte
+	Format   string
+	// Commit records that a create is about to be sent; Create calls it after its checks and
+	// lookups and right before the call that creates the VM, and must not create on error.
+	Commit func() error
+}
+
+// Linux reports whether the guest is Linux (cloud-init) rather than Windows (cloudbase-init).
+func (s *Scope) Linux() bool { return s.Spec.OS == infrav1.OSLinux }
+
+// PowerState of a VM.
+type PowerState string
+
+// Power states.
+const (
+	PoweredOn  PowerState = "on"
+	PoweredOff PowerState = "off"
+	Suspended  PowerState = "suspended"
+)
+
+// VM is what a backend observed about a machine's VM in one read.
+type VM struct {
+	Ref        infrav1.VMReference
+	ProviderID string
+	Power      PowerState
+	// MACs of the VM's NICs in device order.
+	MACs []string
+	// IPs of the VM's own NICs as the guest reports them (unfiltered, NIC order).
+	IPs []string
+	// Delivered is true when the bootstrap data (metadata + user data) is in place.
+	Delivered bool
+	// UserDataPresent is true while the user data (bootstrap token) is readable in the VM config.
+	UserDataPresent bool
+	// Report is the guest's raw bootstrap status report, "" when it wrote none.
+	Report string
+	// ToolsRunning is true when the guest agent (VMware Tools / integration services) runs.
+	ToolsRunning bool
+}
+
+// TaskState of a hypervisor task.
+type TaskState string
+
+// Task states. TaskUnknown means the hypervisor no longer knows the task (it forgets finished
+// tasks, or it restarted): the VM itself must be looked at.
+const (
+	TaskRunning   TaskState = "running"
+	TaskSucceeded TaskState = "succeeded"
+	TaskFailed    TaskState = "failed"
+	TaskUnknown   TaskState = "unknown"
+)
+
+// Task is a task's progress.
+type Task struct {
+	State   TaskState
+	Message string
+}
+
+// Backend is one hypervisor API. Methods that start long work return a task reference ("" when
+// the work finished synchronously); the reconciler stores it in status and polls it with Task.
+type Backend interface {
+	// Find returns the machine's VM, or nil when the hypervisor has none. It must find a VM
+	// created by an earlier Create even if status was lost (identity = object UID).
+	Find(ctx context.Context, s *Scope) (*VM, error)
+	// Task reports a task returned earlier, with the VM observed in the same read when possible.
+	Task(ctx context.Context, s *Scope, ref string) (Task, error)
+	// Create starts creating the VM from its template with hardware and user data, powered off
+	// unless the bootstrap data is complete without the VM's MACs.
+	Create(ctx context.Context, s *Scope) (string, error)
+	// Deliver writes the bootstrap data that needs the VM's MACs (metadata with network config).
+	Deliver(ctx context.Context, s *Scope, vm *VM) (string, error)
+	PowerOn(ctx context.Context, s *Scope, vm *VM) (string, error)
+	// PowerOff stops the VM: hard cuts power, otherwise the guest is asked to shut down.
+	PowerOff(ctx context.Context, s *Scope, vm *VM, hard bool) (string, error)
+	Destroy(ctx context.Context, s *Scope, vm *VM) (string, error)
+	// ClearUserData removes the user data from the VM config once the node has joined.
+	ClearUserData(ctx context.Context, s *Scope, vm *VM) (string, error)
+}
+
+// BackendFor builds the backend of one reconcile (chosen once, from the kind being reconciled).
+type BackendFor func(ctx context.Context, s *Scope) (Backend, error)
+
+// Error is a backend failure the user must fix; Reason is a VMProvisioned reason
+// (InvalidSpec, BootstrapDataTooLarge ...). The reconciler shows it and does not retry until
+// the object changes.
+type Error struct {
+	Reason  string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf returns a terminal *Error.
+func Errorf(reason, format string, args ...any) error {
+	return &Error{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// asTerminal unwraps a terminal error.
+func asTerminal(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

@@ -1,0 +1,92 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/ipam"
+)
+
+// defaultSoftTimeout is how long trySoft waits for the guest when the spec sets no timeout.
+const defaultSoftTimeout = 5 * time.Minute
+
+// reconcileDelete powers the VM off (by mode), destroys it, checks it is gone, releases the IP
+// claims and only then drops the finalizer. A VM that is already gone is success.
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func() error) (ctrl.Result, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	r.setState(obj, infrav1.StateDeleting)
+	waiting(obj, infrav1.DeletingReason, "Deleting the VM")
+	b, err := r.Kind.Backend(ctx, s)
+	if err != nil {
+		return r.hypervisorError(obj, err)
+	}
+	if st.Task != "" && !strings.HasPrefix(st.Task, "intent:") {
+		if res, done, err := r.pollTask(ctx, s, b); !done || err != nil {
+			return res, err
+		}
+	}
+	vm, err := b.Find(ctx, s)
+	if err != nil {
+		return r.hypervisorError(obj, err)
+	}
+	if vm == nil {
+		// A create sent just before a restart may still bring its VM: wait it out.
+		if st.Task == intentCreate && r.now().Sub(st.Provisioning.Since.Time) < r.CreateGrace {
+			return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+		}
+		if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
+			return ctrl.Result{}, fmt.Errorf("release IP address claims: %w", err)
+		}
+		controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer)
+		r.Recorder.Eventf(obj, nil, "Normal", "Deleted", "Delete", "VM deleted")
+		return ctrl.Result{}, nil
+	}
+	st.VM = vm.Ref
+	if vm.Power != PoweredOff {
+		return r.powerOff(ctx, s, b, vm)
+	}
+	ref, err := b.Destroy(ctx, s, vm)
+	if err != nil {
+		return r.hypervisorError(obj, err)
+	}
+	return r.afterTask(st, ref), nil
+}
+
+// powerOff stops a running VM: hard at once; soft asks the guest once and waits; trySoft asks
+// and cuts the power after the timeout (counted from the start of the delete).
+func (r *Reconciler) powerOff(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	mode := s.Spec.PowerOffMode
+	timeout := defaultSoftTimeout
+	if s.Spec.GuestSoftPowerOffTimeout != nil {
+		timeout = s.Spec.GuestSoftPowerOffTimeout.Duration
+	}
+	expired := r.now().Sub(st.Provisioning.Since.Time) >= timeout
+	hard := mode == infrav1.PowerOffHard || mode == "" || vm.Power == Suspended ||
+		(mode == infrav1.PowerOffTrySoft && (expired || !vm.ToolsRunning))
+	if !hard {
+		if st.Task != intentShutdown {
+			if !vm.ToolsRunning {
+				waiting(obj, infrav1.DeletingReason, "Waiting for the guest agent to accept a shutdown (powerOffMode soft)")
+				return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+			}
+			if _, err := b.PowerOff(ctx, s, vm, false); err != nil {
+				return r.hypervisorError(obj, err)
+			}
+			st.Task = intentShutdown
+		}
+		waiting(obj, infrav1.DeletingReason, "Waiting for the guest to shut down")
+		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+	}
+	ref, err := b.PowerOff(ctx, s, vm, true)
+	if err != nil {
+		return r.hypervisorError(obj, err)
+	}
+	return r.afterTask(st, ref), nil
+}

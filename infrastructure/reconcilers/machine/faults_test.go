@@ -1,0 +1,80 @@
+package machine_test
+
+import (
+	"crypto/rand"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// TestFaultsRecover fails vSphere calls on purpose: the failure shows on VMProvisioned with the
+// cause, and the machine recovers with one VM once vCenter answers again.
+func TestFaultsRecover(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, watchFilter)
+	faults.fail("CloneVM_Task", 3)
+	defer faults.fail("CloneVM_Task", 0)
+	f.addMachine(t, "win-md-0-faults-k3j9d", userData, defaultSpec())
+	c := vc(g)
+
+	g.Eventually(func(g Gomega) {
+		cond := condition(f.get(g).Status.Conditions, infrav1.VMProvisionedCondition)
+		g.Expect(cond.Reason).To(Equal(infrav1.HypervisorErrorReason))
+		g.Expect(cond.Message).To(ContainSubstring("injected fault"))
+	}, 20*time.Second, 20*time.Millisecond).Should(Succeed())
+	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
+	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
+
+	// Reads failing while the VM waits for addresses: shown, then recovered.
+	faults.fail("RetrievePropertiesEx", 2)
+	faults.fail("RetrieveProperties", 2)
+	guestSets(g, c, vmRef(m.Status.VM.ID), map[string]string{"SET.guest.ipAddress": "10.0.0.31"})
+	f.waitReason(t, infrav1.ProvisionedReason)
+	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
+}
+
+// TestBootstrapDataTooLarge: user data over vSphere's 64 KiB guestinfo limit gives a clear
+// condition and no VM (never a VM with truncated data).
+func TestBootstrapDataTooLarge(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, watchFilter)
+	big := make([]byte, 70*1024) // random bytes do not compress
+	_, _ = rand.Read(big)
+	f.addMachine(t, "win-md-0-toolarge-p2m7c", big, defaultSpec())
+	m := f.waitReason(t, infrav1.BootstrapDataTooLargeReason)
+	g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring("65536"))
+	g.Consistently(func(g Gomega) {
+		g.Expect(vmsWithUUID(g, vc(g), string(m.UID))).To(BeEmpty())
+		g.Expect(f.get(g).Status.Task).To(BeEmpty())
+	}, time.Second, 200*time.Millisecond).Should(Succeed())
+}
+
+// TestInvalidSpec: a disk smaller than the template's and a missing template are refused with
+// the field named, without a VM.
+func TestInvalidSpec(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mutate func(*infrav1.VCenterMachineSpec)
+		msg    string
+	}{
+		"disk smaller than template": {func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }, "spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"},
+		"template missing":           {func(s *infrav1.VCenterMachineSpec) { s.Template = "no-such-template" }, `template "no-such-template" not found`},
+		"network missing":            {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "no-such-net" }, `network "no-such-net" not found`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			f := newCluster(t, watchFilter)
+			spec := defaultSpec()
+			tc.mutate(&spec)
+			f.addMachine(t, "win-md-0-invalid-"+randSuffix(), userData, spec)
+			m := f.waitReason(t, infrav1.InvalidSpecReason)
+			cond := condition(m.Status.Conditions, infrav1.VMProvisionedCondition)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(cond.Message).To(ContainSubstring(tc.msg))
+			g.Expect(vmsWithUUID(g, vc(g), string(m.UID))).To(BeEmpty())
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package machine
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/ipam"
+)
+
+// computerName returns the machine's guest hostname, choosing it once: Windows names are
+// NetBIOS-safe and unique among this kind's machines of the cluster; Linux keeps the Machine name.
+func (r *Reconciler) computerName(ctx context.Context, s *Scope) (string, error) {
+	st := s.InfraMachine.GetMachineStatus()
+	if st.ComputerName != "" {
+		return st.ComputerName, nil
+	}
+	if s.Linux() {
+		return s.Machine.Name, nil
+	}
+	list := r.Kind.NewList()
+	if err := r.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}); err != nil {
+		return "", err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return "", err
+	}
+	taken := map[string]bool{}
+	for _, it := range items {
+		if o, ok := it.(Object); ok && o.GetUID() != s.InfraMachine.GetUID() {
+			taken[strings.ToLower(o.GetMachineStatus().ComputerName)] = true
+		}
+	}
+	return guest.ComputerName(s.Machine.Name, func(n string) bool { return taken[strings.ToLower(n)] }), nil
+}
+
+// bootstrapData reads the Machine's bootstrap Secret (keys value and format).
+func (r *Reconciler) bootstrapData(ctx context.Context, s *Scope) ([]byte, string, error) {
+	name := s.Machine.Spec.Bootstrap.DataSecretName
+	if name == nil {
+		return nil, "", nil
+	}
+	secret := &corev1.Secret{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Machine.Namespace, Name: *name}, secret); err != nil {
+		return nil, "", fmt.Errorf("bootstrap data Secret %s: %w", *name, err)
+	}
+	value, ok := secret.Data["value"]
+	if !ok || len(value) == 0 {
+		return nil, "", fmt.Errorf("bootstrap data Secret %s has no value", *name)
+	}
+	format := string(secret.Data["format"])
+	if format == "" {
+		format = "cloud-config"
+	}
+	return value, format, nil
+}
+
+// nics resolves every network device's addresses: static ones from the spec and those of its
+// IPAM pools. ready is false while a claim waits for its address; waiting names the claims.
+func (r *Reconciler) nics(ctx context.Context, s *Scope) (nics []guest.NIC, ready bool, waiting string, err error) {
+	devices := s.Spec.Network
+	pooled, ready, pending, err := ipam.EnsureClaims(ctx, r.Client, s.InfraMachine, s.Cluster.Name, devices)
+	if err != nil || !ready {
+		return nil, false, strings.Join(pending, ", "), err
+	}
+	for i, d := range devices {
+		n := guest.NIC{
+			MAC: d.MACAddr, DHCP4: d.DHCP4, DHCP6: d.DHCP6, Addresses: append([]string(nil), d.IPAddrs...),
+			Gateway4: d.Gateway4, Gateway6: d.Gateway6, Nameservers: d.Nameservers,
+		}
+		if i < len(pooled) {
+			for _, a := range pooled[i] {
+				n.Addresses = append(n.Addresses, a.CIDR)
+				addGateway(&n, a.Gateway)
+			}
+		}
+		nics = append(nics, n)
+	}
+	return nics, true, "", nil
+}
+
+// addGateway takes a pool's gateway when the spec names none for that address family.
+func addGateway(n *guest.NIC, gw string) {
+	a, err := netip.ParseAddr(gw)
+	if err != nil {
+		return
+	}
+	if a.Is4() && n.Gateway4 == "" {
+		n.Gateway4 = gw
+	} else if a.Is6() && n.Gateway6 == "" {
+		n.Gateway6 = gw
+	}
+}

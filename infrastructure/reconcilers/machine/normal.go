@@ -1,0 +1,277 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+)
+
+// Markers stored in status.task while no hypervisor task reference exists yet.
+const (
+	// intentCreate is written before a create is sent, so a manager stopped between the call and
+	// the status write knows a VM may be on its way and does not create a second one.
+	intentCreate = "intent:create"
+	// intentShutdown records that the guest was asked to shut down.
+	intentShutdown = "intent:shutdown"
+)
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func() error) (ctrl.Result, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	if st.Provisioning.State == "" {
+		r.setState(obj, infrav1.StatePending)
+	}
+	if s.InfraCluster == nil || !ptr.Deref(s.Cluster.Status.Initialization.InfrastructureProvisioned, false) {
+		waiting(obj, infrav1.WaitingForClusterInfrastructureReason, "Waiting for the Cluster's infrastructure to be provisioned")
+		return ctrl.Result{}, nil
+	}
+	if st.VM.InstanceUUID == "" && s.Machine.Spec.Bootstrap.DataSecretName == nil {
+		waiting(obj, infrav1.WaitingForBootstrapDataReason, "Waiting for the bootstrap provider to write the bootstrap data Secret")
+		return ctrl.Result{}, nil
+	}
+	res, ok, err := r.inputs(ctx, s)
+	if !ok || err != nil {
+		return res, err
+	}
+	b, err := r.Kind.Backend(ctx, s)
+	if err != nil {
+		return r.hypervisorError(obj, err)
+	}
+	if st.Task != "" && !strings.HasPrefix(st.Task, "intent:") {
+		if res, done, err := r.pollTask(ctx, s, b); !done || err != nil {
+			return res, err
+		}
+	}
+	vm, err := b.Find(ctx, s)
+	if err != nil {
+		return r.hypervisorError(obj, err)
+	}
+	if vm == nil {
+		return r.create(ctx, s, b, persist)
+	}
+	if st.Task == intentCreate {
+		st.Task = ""
+	}
+	st.VM = vm.Ref
+	if vm.ProviderID != "" {
+		*obj.GetProviderID() = vm.ProviderID
+	}
+	if res, done, err := r.start(ctx, s, b, vm); !done || err != nil {
+		return res, err
+	}
+	return r.running(ctx, s, b, vm)
+}
+
+// inputs fills the scope with what creating a VM needs; ok is false while something is missing.
+func (r *Reconciler) inputs(ctx context.Context, s *Scope) (ctrl.Result, bool, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	name, err := r.computerName(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	st.ComputerName, s.ComputerName = name, name
+	nics, ready, claims, err := r.nics(ctx, s)
+	if err != nil {
+		waiting(obj, infrav1.WaitingForIPAddressesReason, err.Error())
+		return ctrl.Result{}, false, err
+	}
+	if !ready {
+		waiting(obj, infrav1.WaitingForIPAddressesReason, "Waiting for IP addresses of claims "+claims)
+		return ctrl.Result{}, false, nil
+	}
+	s.NICs = nics
+	if s.UserData, s.Format, err = r.bootstrapData(ctx, s); err != nil {
+		waiting(obj, infrav1.WaitingForBootstrapDataReason, err.Error())
+		return ctrl.Result{}, false, err
+	}
+	return ctrl.Result{}, true, nil
+}
+
+// create starts the VM, unless it was already provisioned once (a VM that vanished is not
+// re-created: the Machine is replaced by CAPI instead) or a create may still be in flight.
+func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist func() error) (ctrl.Result, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	if ptr.Deref(st.Initialization.Provisioned, false) || st.VM.InstanceUUID != "" {
+		waiting(obj, infrav1.VMMissingReason, fmt.Sprintf("VM %s is gone from the hypervisor; delete the Machine to replace it", st.VM.ID))
+		return ctrl.Result{}, nil
+	}
+	if st.Task == intentCreate {
+		if wait := st.Provisioning.Since.Add(r.CreateGrace).Sub(r.now()); wait > 0 {
+			waiting(obj, infrav1.CloningReason, "A create was sent before the manager restarted; waiting for its VM")
+			return ctrl.Result{RequeueAfter: min(wait, r.PollInterval)}, nil
+		}
+	}
+	if s.UserData == nil {
+		waiting(obj, infrav1.WaitingForBootstrapDataReason, "Waiting for the bootstrap data Secret")
+		return ctrl.Result{}, nil
+	}
+	s.Commit = func() error {
+		// The cache may lag behind a create this controller already sent: ask the API server.
+		live := r.Kind.NewObject()
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+			return err
+		}
+		if t := live.GetMachineStatus().Task; t != "" {
+			return fmt.Errorf("status.task is %q on the API server: a create is already under way", t)
+		}
+		st.Task, st.Provisioning = intentCreate, infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.NewTime(r.now())}
+		if err := persist(); err != nil {
+			return fmt.Errorf("record create intent: %w", err)
+		}
+		return nil
+	}
+	ref, err := b.Create(ctx, s)
+	if err != nil {
+		st.Task = ""
+		r.setState(obj, infrav1.StatePending)
+		return r.hypervisorError(obj, err)
+	}
+	st.Task = ref
+	waiting(obj, infrav1.CloningReason, "Creating the VM from template")
+	r.Recorder.Eventf(obj, nil, "Normal", "Creating", "Create", "Creating VM (task %s)", ref)
+	return ctrl.Result{RequeueAfter: r.TaskPollInterval}, nil
+}
+
+// start delivers the bootstrap data and powers the VM on; done is true once it runs.
+func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, bool, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	if !vm.Delivered {
+		ref, err := b.Deliver(ctx, s, vm)
+		if err != nil {
+			res, err := r.hypervisorError(obj, err)
+			return res, false, err
+		}
+		r.setState(obj, infrav1.StateConfiguring)
+		waiting(obj, infrav1.ConfiguringReason, "Writing the bootstrap data into the VM")
+		return r.afterTask(st, ref), false, nil
+	}
+	if vm.Power == PoweredOn {
+		return ctrl.Result{}, true, nil
+	}
+	ref, err := b.PowerOn(ctx, s, vm)
+	if err != nil {
+		res, err := r.hypervisorError(obj, err)
+		return res, false, err
+	}
+	r.setState(obj, infrav1.StatePoweringOn)
+	waiting(obj, infrav1.PoweringOnReason, "Powering on the VM")
+	return r.afterTask(st, ref), false, nil
+}
+
+// running records addresses, the guest's bootstrap report and the Node link of a running VM.
+func (r *Reconciler) running(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	r.bootstrapReport(s, vm)
+	if addrs := guest.MachineAddresses(vm.IPs, s.ComputerName); len(addrs) > 0 {
+		st.Addresses = addrs
+	}
+	if len(st.Addresses) == 0 {
+		r.setState(obj, infrav1.StateWaitingForAddresses)
+		waiting(obj, infrav1.WaitingForAddressesReason, "Waiting for the guest to report an IP address of the VM's NICs")
+		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+	}
+	if *obj.GetProviderID() == "" {
+		waiting(obj, infrav1.WaitingForAddressesReason, "Waiting for the VM's BIOS UUID")
+		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+	}
+	r.setState(obj, infrav1.StateProvisioned)
+	st.Initialization.Provisioned = ptr.To(true)
+	setProvisioned(obj, metav1.ConditionTrue, infrav1.ProvisionedReason, "")
+
+	joined, err := r.linkNode(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !joined {
+		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+	}
+	if vm.UserDataPresent {
+		ref, err := b.ClearUserData(ctx, s, vm)
+		if err != nil {
+			return r.hypervisorError(obj, err)
+		}
+		return r.afterTask(st, ref), nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// bootstrapReport mirrors the guest's report on BootstrapSucceeded (Windows only: Linux
+// guests bootstrap with CABPK data, which reports nothing).
+func (r *Reconciler) bootstrapReport(s *Scope, vm *VM) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	if s.Linux() {
+		return
+	}
+	if vm.Report != "" {
+		rep, err := guest.ParseReport(vm.Report)
+		if err != nil {
+			setBootstrap(obj, metav1.ConditionUnknown, infrav1.WaitingForGuestReason, err.Error())
+			return
+		}
+		st.Bootstrap = rep
+	}
+	if s.Machine.Status.NodeRef.IsDefined() && st.Bootstrap.State != guest.ReportFailed {
+		setBootstrap(obj, metav1.ConditionTrue, infrav1.BootstrapSucceededReason, "")
+		return
+	}
+	switch st.Bootstrap.State {
+	case "":
+		setBootstrap(obj, metav1.ConditionFalse, infrav1.WaitingForGuestReason, "Waiting for the guest to report bootstrap progress")
+	case guest.ReportSucceeded:
+		setBootstrap(obj, metav1.ConditionTrue, infrav1.BootstrapSucceededReason, "")
+	case guest.ReportFailed:
+		setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapFailedReason, reportMessage(st.Bootstrap))
+	case guest.ReportRebooting:
+		setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRebootingReason, reportMessage(st.Bootstrap))
+	default:
+		setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRunningReason, reportMessage(st.Bootstrap))
+	}
+}
+
+func reportMessage(b infrav1.BootstrapStatus) string {
+	msg := "step " + b.Step
+	if b.Message != "" {
+		msg += ": " + b.Message
+	}
+	if b.LogTail != "" {
+		msg += "\nlog tail:\n" + b.LogTail
+	}
+	return msg
+}
+
+// linkNode sets the Node's providerID when no cloud provider did; joined is true once the
+// Machine has its Node.
+func (r *Reconciler) linkNode(ctx context.Context, s *Scope) (bool, error) {
+	if s.Machine.Status.NodeRef.IsDefined() {
+		return true, nil
+	}
+	c, err := r.ClusterCache.GetClient(ctx, client.ObjectKeyFromObject(s.Cluster))
+	if err != nil {
+		if errors.Is(err, clustercache.ErrClusterNotConnected) {
+			return false, nil
+		}
+		return false, err
+	}
+	_, err = guest.LinkNode(ctx, c, guest.NodeName(s.ComputerName), *s.InfraMachine.GetProviderID())
+	return false, err
+}
+
+// afterTask stores a task reference and schedules its first poll.
+func (r *Reconciler) afterTask(st *infrav1.MachineStatus, ref string) ctrl.Result {
+	st.Task = ref
+	if ref == "" {
+		return ctrl.Result{RequeueAfter: time.Millisecond}
+	}
+	return ctrl.Result{RequeueAfter: r.TaskPollInterval}
+}

@@ -1,0 +1,224 @@
+// Package machine is the one machine lifecycle of capwin: a state machine over a Backend that
+// VCenterMachine and HyperVMachine share. The reconciler owns ordering, conditions and patching;
+// a backend owns one hypervisor API.
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
+	"sigs.k8s.io/cluster-api/util/finalizers"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status;machines;machines/status,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Kind describes the machine kind a Reconciler serves.
+type Kind struct {
+	// Name is the controller name, e.g. "vcentermachine".
+	Name string
+	// Finalizer blocks deletion until the VM is gone.
+	Finalizer  string
+	NewObject  func() Object
+	NewList    func() client.ObjectList
+	NewCluster func() client.Object
+	// Backend chooses the hypervisor API once per reconcile.
+	Backend BackendFor
+}
+
+// Reconciler drives one machine kind through its lifecycle.
+type Reconciler struct {
+	Client client.Client
+	// APIReader reads around the cache where a stale read could create a second VM.
+	APIReader    client.Reader
+	ClusterCache clustercache.ClusterCache
+	Kind         Kind
+	Recorder     events.EventRecorder
+	// WatchFilterValue restricts reconciliation to objects with this watch-filter label value.
+	WatchFilterValue string
+	// PollInterval is how often a machine that waits for its guest (addresses, bootstrap report,
+	// node) is looked at again.
+	PollInterval time.Duration
+	// TaskPollInterval is the first wait before a hypervisor task is read again; it grows with
+	// the task's age up to ten times this value.
+	TaskPollInterval time.Duration
+	// CreateGrace is how long a create whose task reference was lost (manager stopped between the
+	// call and the status write) is given to show its VM before the create is tried again.
+	CreateGrace time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// SetupWithManager registers the controller and its watches.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Client == nil || r.APIReader == nil || r.ClusterCache == nil || r.Kind.NewObject == nil || r.Kind.Backend == nil {
+		return fmt.Errorf("%s: Client, APIReader, ClusterCache and Kind are required", r.Kind.Name)
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(r.Kind.Name + "-controller")
+	}
+	r.Default()
+	log := ctrl.LoggerFrom(ctx).WithValues("controller", r.Kind.Name)
+	gvk, err := apiutil.GVKForObject(r.Kind.NewObject(), mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	clusterToMachines, err := util.ClusterToTypedObjectsMapper(mgr.GetClient(), r.Kind.NewList(), mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+		For(r.Kind.NewObject()).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(gvk))).
+		Watches(&ipamv1.IPAddressClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.Kind.NewObject(), handler.OnlyControllerOwner())).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToMachines),
+			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)).
+		Complete(ctx, r)
+}
+
+// Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> patch
+// helper -> paused -> deferred summary + patch -> delete | normal.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, rerr error) {
+	log := ctrl.LoggerFrom(ctx)
+	obj := r.Kind.NewObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	machine, err := util.GetOwnerMachine(ctx, r.Client, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
+	if err != nil || machine == nil {
+		if machine == nil && err == nil {
+			log.Info("Waiting for the Machine controller to set the owner reference")
+		}
+		return ctrl.Result{}, err
+	}
+	log = log.WithValues("Machine", klog.KObj(machine))
+	cluster, err := util.GetClusterFromMetadata(ctx, r.Client, machine.ObjectMeta)
+	if err != nil {
+		if apierrors.IsNotFound(err) || errors.Is(err, util.ErrNoCluster) {
+			log.Info("Waiting for the Machine's Cluster")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	log = log.WithValues("Cluster", klog.KObj(cluster))
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	if added, err := finalizers.EnsureFinalizer(ctx, r.Client, obj, r.Kind.Finalizer); err != nil || added {
+		return ctrl.Result{}, err
+	}
+	helper, err := patch.NewHelper(obj, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, obj); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := r.patch(ctx, helper, obj, rerr == nil); err != nil {
+			rerr = kerrors.NewAggregate([]error{rerr, err})
+		}
+	}()
+
+	s := &Scope{Cluster: cluster, Machine: machine, InfraMachine: obj, Spec: obj.GetMachineSpec()}
+	if s.InfraCluster, err = r.infraCluster(ctx, cluster); err != nil {
+		return ctrl.Result{}, err
+	}
+	// persist writes status mid-reconcile (write-ahead of a create) and restarts the patch
+	// helper from what was written, so the final patch diffs against it.
+	persist := func() error {
+		if err := r.patch(ctx, helper, obj, false); err != nil {
+			return err
+		}
+		h, err := patch.NewHelper(obj, r.Client)
+		if err != nil {
+			return err
+		}
+		helper = h
+		return nil
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.reconcileDelete(ctx, s, persist)
+	}
+	return r.reconcileNormal(ctx, s, persist)
+}
+
+// infraCluster reads the Cluster's infrastructure object; nil when it is not of this provider.
+func (r *Reconciler) infraCluster(ctx context.Context, cluster *clusterv1.Cluster) (client.Object, error) {
+	ref := cluster.Spec.InfrastructureRef
+	obj := r.Kind.NewCluster()
+	gvk, err := apiutil.GVKForObject(obj, r.Client.Scheme())
+	if err != nil {
+		return nil, err
+	}
+	if !ref.IsDefined() || ref.Kind != gvk.Kind || ref.APIGroup != gvk.Group {
+		return nil, nil
+	}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, obj); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return obj, nil
+}
+
+func (r *Reconciler) patch(ctx context.Context, helper *patch.Helper, obj Object, success bool) error {
+	if err := conditions.SetSummaryCondition(obj, obj, infrav1.ReadyCondition,
+		conditions.ForConditionTypes{infrav1.VMProvisionedCondition, infrav1.BootstrapSucceededCondition},
+		conditions.IgnoreTypesIfMissing{infrav1.BootstrapSucceededCondition}); err != nil {
+		return err
+	}
+	opts := []patch.Option{patch.WithOwnedConditions{Conditions: []string{
+		clusterv1.PausedCondition, infrav1.ReadyCondition, infrav1.VMProvisionedCondition, infrav1.BootstrapSucceededCondition,
+	}}}
+	if success {
+		opts = append(opts, patch.WithStatusObservedGeneration{})
+	}
+	return helper.Patch(ctx, obj, opts...)
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Default fills unset intervals (SetupWithManager calls it; reconcilers driven by hand must).
+func (r *Reconciler) Default() {
+	r.PollInterval = defaultDuration(r.PollInterval, 10*time.Second)
+	r.TaskPollInterval = defaultDuration(r.TaskPollInterval, time.Second)
+	r.CreateGrace = defaultDuration(r.CreateGrace, 5*time.Minute)
+}
+
+func defaultDuration(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

@@ -1,0 +1,90 @@
+package machine_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/setup"
+)
+
+// manualReconciler is a VCenterMachine reconciler that is not run by a manager: the test calls
+// Reconcile itself, as a manager (re)started at that moment would. It reads the API server
+// directly and has its own vCenter sessions, like a new process.
+func manualReconciler(g Gomega, filter string, c *vcenter.Calls) *machine.Reconciler {
+	direct, err := client.New(env.Config, client.Options{Scheme: setup.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	provider := &vcenter.Provider{Client: direct, Sessions: &vcenter.Sessions{Calls: c}}
+	r := setup.NewVCenterMachineReconciler(direct, direct, nil, provider, options(filter, nil))
+	r.Recorder = events.NewFakeRecorder(100)
+	r.Default()
+	return r
+}
+
+func reconcileUntil(t *testing.T, r *machine.Reconciler, f *fixture, done func(*infrav1.VCenterMachine) bool) *infrav1.VCenterMachine {
+	t.Helper()
+	var m *infrav1.VCenterMachine
+	NewWithT(t).Eventually(func(g Gomega) bool {
+		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})
+		g.Expect(err).NotTo(HaveOccurred())
+		m = f.get(g)
+		return done(m)
+	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue())
+	return m
+}
+
+// TestRestartMidClone stops a manager right after it sent the clone and before it could record
+// the task (status keeps only the create intent), then lets a new manager take over while the
+// clone is still running: there must be exactly one VM, adopted, not cloned again.
+func TestRestartMidClone(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, "restart")
+	f.addMachine(t, "win-md-0-restart-q8z4n", userData, defaultSpec())
+	c := vc(g)
+
+	first := manualReconciler(g, "restart", nil)
+	m := reconcileUntil(t, first, f, func(m *infrav1.VCenterMachine) bool { return m.Status.Task != "" })
+	g.Expect(m.Status.Task).To(HavePrefix("task-"))
+	// The status write that recorded the task is lost with the process.
+	m.Status.Task = "intent:create"
+	g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+
+	secondCalls := &vcenter.Calls{}
+	second := manualReconciler(g, "restart", secondCalls)
+	m = reconcileUntil(t, second, f, func(m *infrav1.VCenterMachine) bool {
+		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
+	})
+	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
+	g.Expect(m.Status.VM.InstanceUUID).To(Equal(string(m.UID)))
+	g.Expect(m.Status.Task).To(BeEmpty())
+	g.Expect(secondCalls.Snapshot()).NotTo(HaveKey("CloneVM_Task"))
+
+	// Reconciling again and again changes nothing in vCenter.
+	before := secondCalls.Snapshot()
+	for range 5 {
+		_, err := second.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
+	after := secondCalls.Snapshot()
+	for _, mutating := range []string{"CloneVM_Task", "PowerOnVM_Task", "ReconfigVM_Task", "Destroy_Task"} {
+		g.Expect(after[mutating]).To(Equal(before[mutating]), mutating)
+	}
+
+	// A restart with the task recorded polls it instead of cloning.
+	g.Expect(k8s.Delete(ctx, f.vm)).To(Succeed())
+	third := manualReconciler(g, "restart", nil)
+	NewWithT(t).Eventually(func(g Gomega) {
+		_, err := third.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(vmsWithUUID(g, c, string(m.UID))).To(BeEmpty())
+		g.Expect(client.IgnoreNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(f.vm), &infrav1.VCenterMachine{}))).To(Succeed())
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+}

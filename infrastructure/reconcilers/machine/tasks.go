@@ -1,0 +1,55 @@
+package machine
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// pollTask reads the task in status; done is true when it ended (or the hypervisor forgot it),
+// and the caller goes on by looking at the VM itself.
+func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Result, bool, error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	t, err := b.Task(ctx, s, st.Task)
+	if err != nil {
+		res, err := r.hypervisorError(obj, err)
+		return res, false, err
+	}
+	switch t.State {
+	case TaskRunning:
+		return ctrl.Result{RequeueAfter: r.taskWait(st)}, false, nil
+	case TaskFailed:
+		r.Recorder.Eventf(obj, nil, "Warning", "TaskFailed", "Task", "Task %s failed: %s", st.Task, t.Message)
+		waiting(obj, infrav1.TaskFailedReason, "Task "+st.Task+" failed: "+t.Message)
+		st.Task = ""
+		if st.Provisioning.State == infrav1.StateCloning {
+			r.setState(obj, infrav1.StatePending)
+		}
+		return ctrl.Result{RequeueAfter: r.PollInterval}, false, nil
+	}
+	st.Task = ""
+	return ctrl.Result{}, true, nil
+}
+
+// taskWait grows with the state's age: quick tasks are seen quickly, long clones are not read
+// every second.
+func (r *Reconciler) taskWait(st *infrav1.MachineStatus) time.Duration {
+	age := r.now().Sub(st.Provisioning.Since.Time)
+	return min(max(age/5, r.TaskPollInterval), 10*r.TaskPollInterval)
+}
+
+// hypervisorError shows a backend error on VMProvisioned. Terminal errors are looked at again
+// only slowly (the user must change something); others are returned so the controller retries
+// with backoff.
+func (r *Reconciler) hypervisorError(obj Object, err error) (ctrl.Result, error) {
+	if e, ok := asTerminal(err); ok {
+		waiting(obj, e.Reason, e.Message)
+		r.Recorder.Eventf(obj, nil, "Warning", e.Reason, "Reconcile", "%s", e.Message)
+		return ctrl.Result{RequeueAfter: 10 * r.PollInterval}, nil
+	}
+	waiting(obj, infrav1.HypervisorErrorReason, err.Error())
+	return ctrl.Result{}, err
+}

@@ -1,0 +1,180 @@
+// Package manager builds a controller-runtime manager the way both capwin managers need it:
+// CAPI's flag set (leader election, probes, secure metrics, TLS options, logging), namespace
+// scoping and client rate limits. The bootstrap and infrastructure mains add their own flags.
+package manager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/component-base/logs"
+	logsv1 "k8s.io/component-base/logs/api/v1"
+	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/controllers/remote"
+	"sigs.k8s.io/cluster-api/util/flags"
+)
+
+// Options are the flags every capwin manager has.
+type Options struct {
+	LeaderElect                                           bool
+	LeaseDuration, RenewDeadline, RetryPeriod, SyncPeriod time.Duration
+	Namespace, HealthAddr, ProfilerAddr                   string
+	WatchFilterValue                                      string
+	WebhookPort                                           int
+	WebhookCertDir                                        string
+	QPS                                                   float32
+	Burst                                                 int
+	Manager                                               flags.ManagerOptions
+	Logs                                                  *logsv1.LoggingConfiguration
+}
+
+// NewOptions returns options with logging defaults.
+func NewOptions() *Options { return &Options{Logs: logs.NewOptions()} }
+
+// AddFlags registers the common flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	logsv1.AddFlags(o.Logs, fs)
+	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "Enable leader election so that only one manager replica is active.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "Leader election lease duration.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "Leader election renew deadline.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "Leader election retry period.")
+	fs.StringVar(&o.Namespace, "namespace", "", "Only watch this namespace (default: all namespaces).")
+	fs.StringVar(&o.WatchFilterValue, "watch-filter", "",
+		fmt.Sprintf("Only reconcile objects whose %s label has this value (default: all).", clusterv1.WatchLabel))
+	fs.DurationVar(&o.SyncPeriod, "sync-period", 10*time.Minute, "Minimum interval at which watched objects are reconciled again.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", 20, "QPS of the management-cluster client.")
+	fs.IntVar(&o.Burst, "kube-api-burst", 30, "Burst of the management-cluster client.")
+	fs.StringVar(&o.HealthAddr, "health-addr", ":9440", "Address of the /healthz and /readyz endpoints.")
+	fs.StringVar(&o.ProfilerAddr, "profiler-address", "", "Address of the pprof endpoint (e.g. localhost:6060); off when empty.")
+	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Webhook server port.")
+	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs/", "Directory with tls.crt and tls.key for the webhook server.")
+	flags.AddManagerOptions(fs, &o.Manager)
+}
+
+// New applies the logging flags and builds the manager with probes bound to the webhook server.
+func New(o *Options, scheme *runtime.Scheme, name string, priorityQueue bool) (ctrl.Manager, error) {
+	if err := logsv1.ValidateAndApply(o.Logs, nil); err != nil {
+		return nil, err
+	}
+	ctrl.SetLogger(klog.Background())
+	restConfig, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, err
+	}
+	restConfig.QPS, restConfig.Burst = o.QPS, o.Burst
+	restConfig.UserAgent = remote.DefaultClusterAPIUserAgent(name)
+	tlsOptions, metricsOptions, err := flags.GetManagerOptions(o.Manager)
+	if err != nil {
+		return nil, fmt.Errorf("invalid flags: %w", err)
+	}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+		Scheme:                     scheme,
+		Controller:                 config.Controller{UsePriorityQueue: ptr.To(priorityQueue)},
+		LeaderElection:             o.LeaderElect,
+		LeaderElectionID:           name + "-leader-election",
+		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
+		LeaseDuration:              &o.LeaseDuration,
+		RenewDeadline:              &o.RenewDeadline,
+		RetryPeriod:                &o.RetryPeriod,
+		HealthProbeBindAddress:     o.HealthAddr,
+		PprofBindAddress:           o.ProfilerAddr,
+		Metrics:                    *metricsOptions,
+		Cache:                      CacheOptions(o.Namespace, o.SyncPeriod),
+		Client:                     ClientOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Port: o.WebhookPort, CertDir: o.WebhookCertDir, TLSOpts: tlsOptions,
+		}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// CacheOptions scopes the manager cache to a namespace ("" = all) and caches only the Secrets
+// labelled with a cluster name (what CAPI's ClusterCache reads).
+func CacheOptions(namespace string, syncPeriod time.Duration) ctrlcache.Options {
+	var namespaces map[string]ctrlcache.Config
+	if namespace != "" {
+		namespaces = map[string]ctrlcache.Config{namespace: {}}
+	}
+	req, _ := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.Exists, nil)
+	return ctrlcache.Options{
+		DefaultNamespaces: namespaces,
+		SyncPeriod:        &syncPeriod,
+		DefaultTransform:  ctrlcache.TransformStripManagedFields(),
+		ByObject: map[client.Object]ctrlcache.ByObject{
+			&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)},
+		},
+	}
+}
+
+// ClientOptions makes the default client read Secrets and ConfigMaps live: user Secrets (files,
+// identities) have no cluster label and must not be cached cluster-wide.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}}}
+}
+
+// ClusterCacheOptions are the workload-cluster client flags.
+type ClusterCacheOptions struct {
+	Concurrency int
+	QPS         float32
+	Burst       int
+}
+
+// AddFlags registers the cluster cache flags.
+func (o *ClusterCacheOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&o.Concurrency, "clustercache-concurrency", 100, "Number of clusters the cluster cache processes in parallel.")
+	fs.Float32Var(&o.QPS, "clustercache-client-qps", 20, "QPS of the workload-cluster clients.")
+	fs.IntVar(&o.Burst, "clustercache-client-burst", 30, "Burst of the workload-cluster clients.")
+}
+
+// ClusterCache starts CAPI's ClusterCache (connections to the workload clusters). It returns the
+// client that reads cluster-labelled Secrets from the cache, too.
+func ClusterCache(ctx context.Context, mgr ctrl.Manager, name, watchFilter string, o ClusterCacheOptions) (clustercache.ClusterCache, client.Client, error) {
+	secretCachingClient, err := client.New(mgr.GetConfig(), client.Options{
+		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(),
+		Cache: &client.CacheOptions{Reader: mgr.GetCache()},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("secret caching client: %w", err)
+	}
+	cc, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
+		SecretClient: secretCachingClient,
+		Cache:        clustercache.CacheOptions{DefaultTransform: ctrlcache.TransformStripManagedFields()},
+		Client: clustercache.ClientOptions{
+			QPS: o.QPS, Burst: o.Burst,
+			UserAgent: remote.DefaultClusterAPIUserAgent(name),
+			Cache:     clustercache.ClientCacheOptions{DisableFor: []client.Object{&corev1.Secret{}, &corev1.ConfigMap{}}},
+		},
+		WatchFilterValue: watchFilter,
+	}, controller.Options{MaxConcurrentReconciles: max(o.Concurrency, 1)})
+	if err != nil {
+		return nil, nil, fmt.Errorf("cluster cache: %w", err)
+	}
+	return cc, secretCachingClient, nil
+}
