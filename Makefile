@@ -15,6 +15,8 @@ generate:
 	$(CONTROLLER_GEN) crd paths=./api/infrastructure/... output:crd:artifacts:config=infrastructure/config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./bootstrap/... output:rbac:artifacts:config=bootstrap/config/rbac
 	$(CONTROLLER_GEN) webhook paths=./bootstrap/... output:webhook:artifacts:config=bootstrap/config/webhook
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./infrastructure/... output:rbac:artifacts:config=infrastructure/config/rbac
+	$(CONTROLLER_GEN) webhook paths=./infrastructure/webhooks/... output:webhook:artifacts:config=infrastructure/config/webhook
 
 ## verify-generate: fail when generated files are stale.
 .PHONY: verify-generate

@@ -20,6 +20,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
+	"github.com/capwin/capwin/infrastructure/webhooks"
 	"github.com/capwin/capwin/internal/manager"
 )
 
@@ -102,5 +103,5 @@ func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc cl
 	}
 }
 
-// Webhooks registers the admission webhooks (wired in the next commit, with the webhook package).
-func Webhooks(_ ctrl.Manager) error { return nil }
+// Webhooks registers the admission webhooks.
+func Webhooks(mgr ctrl.Manager) error { return webhooks.SetupWithManager(mgr) }

@@ -9,9 +9,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmware/govmomi/fault"
@@ -60,6 +62,8 @@ type Sessions struct {
 	Wrap func(soap.RoundTripper) soap.RoundTripper
 	// UserAgent is sent with every call.
 	UserAgent string
+	// Dials counts the TLS connections opened to vCenter (the benchmark reports it).
+	Dials atomic.Int64
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -147,6 +151,11 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	t := sc.DefaultTransport()
 	t.MaxIdleConnsPerHost = max(s.MaxIdleConnsPerHost, 2)
 	t.MaxIdleConns = max(t.MaxIdleConns, t.MaxIdleConnsPerHost)
+	dial := t.DialTLSContext
+	t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		s.Dials.Add(1)
+		return dial(ctx, network, addr)
+	}
 	if cred.Thumbprint != "" {
 		sc.SetThumbprint(u.Host, strings.ToUpper(cred.Thumbprint))
 	}

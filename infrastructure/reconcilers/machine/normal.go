@@ -64,8 +64,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func
 		st.Task = ""
 	}
 	st.VM = vm.Ref
-	if vm.ProviderID != "" {
-		*obj.GetProviderID() = vm.ProviderID
+	if pid := obj.GetProviderID(); *pid == "" {
+		*pid = vm.ProviderID // set once: it is immutable afterwards (CAPI contract, webhook)
 	}
 	if res, done, err := r.start(ctx, s, b, vm); !done || err != nil {
 		return res, err

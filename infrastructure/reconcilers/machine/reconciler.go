@@ -34,6 +34,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 )
 
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachines;vcentermachines/status;vcentermachines/finalizers,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status;machines;machines/status,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/setup"
@@ -58,7 +60,7 @@ func TestMain(m *testing.M) {
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
 	vcsim = model.Service.NewServer()
 	var err error
-	if env, err = envtest.Start(); err != nil {
+	if env, err = envtest.Start(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "webhook")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -70,12 +72,19 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	wh := env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  setup.Scheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   manager.CacheOptions("", time.Minute),
 		Client:  manager.ClientOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
+		}),
 	})
+	if err == nil {
+		err = setup.Webhooks(mgr)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -94,6 +103,10 @@ func run(m *testing.M) int {
 	k8s = mgr.GetClient()
 	if !mgr.GetCache().WaitForCacheSync(mctx) {
 		return 1
+	}
+	// Objects are admitted by the production webhooks: wait until they serve.
+	for mgr.GetWebhookServer().StartedChecker()(nil) != nil {
+		time.Sleep(50 * time.Millisecond)
 	}
 	return m.Run()
 }
