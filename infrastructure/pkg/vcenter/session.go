@@ -5,11 +5,14 @@ package vcenter
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -151,13 +154,21 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	t := sc.DefaultTransport()
 	t.MaxIdleConnsPerHost = max(s.MaxIdleConnsPerHost, 2)
 	t.MaxIdleConns = max(t.MaxIdleConns, t.MaxIdleConnsPerHost)
-	dial := t.DialTLSContext
-	t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		s.Dials.Add(1)
-		return dial(ctx, network, addr)
-	}
 	if cred.Thumbprint != "" {
-		sc.SetThumbprint(u.Host, strings.ToUpper(cred.Thumbprint))
+		// Verify the pinned certificate ourselves: govmomi would first try (and fail) a
+		// handshake against the system roots on every new connection.
+		want := strings.ToUpper(cred.Thumbprint)
+		t.TLSClientConfig.InsecureSkipVerify = true
+		t.TLSClientConfig.VerifyConnection = func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("vCenter presented no certificate")
+			}
+			leaf := cs.PeerCertificates[0]
+			if want != soap.ThumbprintSHA256(leaf) && want != soap.ThumbprintSHA1(leaf) {
+				return fmt.Errorf("thumbprint does not match %s", cred.Thumbprint)
+			}
+			return nil
+		}
 	}
 	if len(cred.CABundle) > 0 {
 		pool := x509.NewCertPool()
@@ -166,6 +177,17 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 		}
 		t.TLSClientConfig.RootCAs = pool
 	}
+	dial := t.DialTLSContext
+	t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err == nil {
+			s.Dials.Add(1)
+		}
+		return conn, err
+	}
+	// Responses are drained before their connection goes back to the pool; an XML decoder that
+	// stops at the envelope's end would otherwise leave bytes behind and cost a new TLS handshake.
+	sc.Client.Transport = drainingTransport{next: t}
 	vc, err := vim25.NewClient(ctx, sc)
 	if err != nil {
 		return nil, classifyLogin(err)
@@ -209,4 +231,22 @@ func (sess *Session) check(err error) error {
 		sess.owner.Invalidate(sess)
 	}
 	return err
+}
+
+// drainingTransport reads what is left of a response body on Close, so keep-alive works.
+type drainingTransport struct{ next http.RoundTripper }
+
+func (d drainingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := d.next.RoundTrip(req)
+	if err == nil && res.Body != nil {
+		res.Body = drainOnClose{res.Body}
+	}
+	return res, err
+}
+
+type drainOnClose struct{ io.ReadCloser }
+
+func (b drainOnClose) Close() error {
+	_, _ = io.Copy(io.Discard, io.LimitReader(b.ReadCloser, 1<<20))
+	return b.ReadCloser.Close()
 }

@@ -64,7 +64,10 @@ func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 	if err != nil {
 		return nil, b.sess.check(err)
 	}
-	if ref == nil {
+	// A machine moved by clusterctl has a new UID and may have lost its status, but kept its
+	// providerID: find its VM by BIOS UUID. With the instance UUID in status, that lookup was
+	// authoritative already.
+	if ref == nil && st.VM.InstanceUUID == "" {
 		if bios := strings.TrimPrefix(*s.InfraMachine.GetProviderID(), "vsphere://"); bios != "" {
 			if ref, err = idx.FindByUuid(ctx, b.dc, bios, true, ptr.To(false)); err != nil {
 				return nil, b.sess.check(err)

@@ -1,0 +1,132 @@
+package vcenter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"encoding/base64"
+	"io"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/types"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// template is a resolved template with one 10 GiB disk and two NICs.
+func template() *resolved {
+	nic := func(key int32, mac string) types.BaseVirtualDevice {
+		return &types.VirtualVmxnet3{VirtualVmxnet: types.VirtualVmxnet{VirtualEthernetCard: types.VirtualEthernetCard{
+			VirtualDevice: types.VirtualDevice{Key: key}, MacAddress: mac, AddressType: "assigned"}}}
+	}
+	backing := &types.VirtualEthernetCardNetworkBackingInfo{
+		VirtualDeviceDeviceBackingInfo: types.VirtualDeviceDeviceBackingInfo{DeviceName: "VM Network"}}
+	return &resolved{
+		Pool: types.ManagedObjectReference{Type: "ResourcePool", Value: "resgroup-1"},
+		Devices: object.VirtualDeviceList{
+			&types.VirtualDisk{VirtualDevice: types.VirtualDevice{Key: 2000}, CapacityInKB: 10 * 1024 * 1024},
+			nic(4000, "00:50:56:00:00:01"), nic(4001, "00:50:56:00:00:02"),
+		},
+		Backings: []types.BaseVirtualDeviceBackingInfo{backing, backing, backing},
+		Snapshot: &types.ManagedObjectReference{Type: "VirtualMachineSnapshot", Value: "snapshot-1"},
+	}
+}
+
+func spec(mutate func(*infrav1.VCenterMachineSpec)) *infrav1.VCenterMachineSpec {
+	s := &infrav1.VCenterMachineSpec{Template: "t", CloneMode: infrav1.FullClone, NumCPUs: 4, MemoryMiB: 8192,
+		Network: []infrav1.NetworkDevice{{NetworkName: "VM Network", DHCP4: true}}}
+	if mutate != nil {
+		mutate(s)
+	}
+	return s
+}
+
+func ops(changes []types.BaseVirtualDeviceConfigSpec) []string {
+	var out []string
+	for _, c := range changes {
+		cs := c.GetVirtualDeviceConfigSpec()
+		out = append(out, string(cs.Operation)+":"+object.VirtualDeviceList{cs.Device}.TypeName(cs.Device))
+	}
+	return out
+}
+
+func TestCloneSpec(t *testing.T) {
+	g := NewWithT(t)
+	place := template()
+	cs, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 40 }), UID: "uid-1",
+		Place: place, UserData: []byte("hello"), Metadata: []byte("instance-id: uid-1\n")})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cs.PowerOn).To(BeTrue(), "complete metadata: one task clones and powers on")
+	g.Expect(cs.Config.InstanceUuid).To(Equal("uid-1"))
+	g.Expect(cs.Config.NumCPUs).To(BeEquivalentTo(4))
+	g.Expect(cs.Config.MemoryMB).To(BeEquivalentTo(8192))
+	g.Expect(ops(cs.Config.DeviceChange)).To(Equal([]string{"edit:VirtualVmxnet3", "remove:VirtualVmxnet3", "edit:VirtualDisk"}))
+	disk := cs.Config.DeviceChange[2].GetVirtualDeviceConfigSpec().Device.(*types.VirtualDisk)
+	g.Expect(disk.CapacityInKB).To(BeEquivalentTo(40 * 1024 * 1024))
+	g.Expect(place.Devices[0].(*types.VirtualDisk).CapacityInKB).To(BeEquivalentTo(10*1024*1024), "the cached template is not modified")
+	nic := cs.Config.DeviceChange[0].GetVirtualDeviceConfigSpec().Device.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+	g.Expect(nic.MacAddress).To(BeEmpty(), "a clone gets a new MAC")
+	g.Expect(place.Devices[1].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress).To(Equal("00:50:56:00:00:01"))
+
+	keys := map[string]string{}
+	for _, o := range cs.Config.ExtraConfig {
+		keys[o.GetOptionValue().Key] = o.GetOptionValue().Value.(string)
+	}
+	g.Expect(keys).To(HaveKeyWithValue("guestinfo.userdata.encoding", "gzip+base64"))
+	g.Expect(keys).To(HaveKeyWithValue("guestinfo.metadata.encoding", "base64"))
+	raw, _ := base64.StdEncoding.DecodeString(keys["guestinfo.userdata"])
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	g.Expect(err).NotTo(HaveOccurred())
+	plain, _ := io.ReadAll(zr)
+	g.Expect(string(plain)).To(Equal("hello"))
+}
+
+func TestCloneSpecNICsAndModes(t *testing.T) {
+	g := NewWithT(t)
+	three := func(s *infrav1.VCenterMachineSpec) {
+		s.Network = []infrav1.NetworkDevice{{NetworkName: "a", DHCP4: true}, {NetworkName: "b", MACAddr: "00:50:56:3f:00:09"}, {NetworkName: "c", DHCP4: true}}
+	}
+	cs, err := cloneSpec(cloneInput{Spec: spec(three), UID: "u", Place: template(), UserData: []byte("x")})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cs.PowerOn).To(BeFalse(), "metadata needs the MACs: delivered after the clone")
+	g.Expect(ops(cs.Config.DeviceChange)).To(Equal([]string{"edit:VirtualVmxnet3", "edit:VirtualVmxnet3", "add:VirtualVmxnet3"}))
+	manual := cs.Config.DeviceChange[1].GetVirtualDeviceConfigSpec().Device.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+	g.Expect(manual.AddressType).To(Equal("manual"))
+	g.Expect(manual.MacAddress).To(Equal("00:50:56:3f:00:09"))
+
+	linked, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.CloneMode = infrav1.LinkedClone }), UID: "u", Place: template()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(linked.Snapshot.Value).To(Equal("snapshot-1"))
+	g.Expect(linked.Location.DiskMoveType).To(Equal("createNewChildDiskBacking"))
+}
+
+func TestCloneSpecRefuses(t *testing.T) {
+	g := NewWithT(t)
+	_, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }), UID: "u", Place: template()})
+	var e *machine.Error
+	g.Expect(err).To(BeAssignableToTypeOf(e))
+	g.Expect(err.(*machine.Error).Reason).To(Equal(infrav1.InvalidSpecReason))
+	g.Expect(err.Error()).To(ContainSubstring("spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"))
+
+	big := make([]byte, 60*1024) // random bytes do not compress: 80 KiB once base64 encoded
+	_, _ = rand.Read(big)
+	_, err = guestinfo(nil, big)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(err.(*machine.Error).Reason).To(Equal(infrav1.BootstrapDataTooLargeReason))
+
+	// Exactly at the limit is fine; one byte over is not.
+	g.Expect(len(base64.StdEncoding.EncodeToString(make([]byte, 49152)))).To(Equal(maxGuestinfo))
+	_, err = guestinfo(make([]byte, 49152), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = guestinfo(make([]byte, 49153), nil)
+	g.Expect(err).To(HaveOccurred())
+}
+
+func TestMethod(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Method(&methods.RetrievePropertiesExBody{})).To(Equal("RetrievePropertiesEx"))
+}
