@@ -20,6 +20,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
+	"github.com/capwin/capwin/infrastructure/reconcilers/vcentermachinetemplate"
 	"github.com/capwin/capwin/infrastructure/webhooks"
 	"github.com/capwin/capwin/internal/manager"
 )
@@ -76,6 +77,11 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := (&vcentercluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterClusterConcurrency, 1)}); err != nil {
+		return err
+	}
+	if err := (&vcentermachinetemplate.Reconciler{
+		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
 		return err
 	}
 	return NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o).

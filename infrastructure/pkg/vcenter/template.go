@@ -1,0 +1,43 @@
+package vcenter
+
+import (
+	"context"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/vim25/mo"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// TemplateHardware reads the CPU count and memory of a VM template, for machine templates that
+// keep the template's sizes.
+func (p *Provider) TemplateHardware(ctx context.Context, vc *infrav1.VCenterCluster, spec *infrav1.VCenterMachineSpec) (cpus int32, memoryMiB int64, err error) {
+	cred, err := p.Credentials(ctx, vc)
+	if err != nil {
+		return 0, 0, err
+	}
+	sess, err := p.Sessions.Get(ctx, cred)
+	if err != nil {
+		return 0, 0, err
+	}
+	dcName := spec.Placement.Datacenter
+	if dcName == "" {
+		dcName = vc.Spec.Datacenter
+	}
+	dc, err := sess.datacenter(ctx, dcName)
+	if err != nil {
+		return 0, 0, err
+	}
+	tmpl, err := find.NewFinder(sess.Client, false).SetDatacenter(dc).VirtualMachine(ctx, spec.Template)
+	if err != nil {
+		return 0, 0, notFound("template", spec.Template, sess.check(err))
+	}
+	var props mo.VirtualMachine
+	if err := tmpl.Properties(ctx, tmpl.Reference(), []string{"config.hardware.numCPU", "config.hardware.memoryMB"}, &props); err != nil {
+		return 0, 0, sess.check(err)
+	}
+	if props.Config == nil {
+		return 0, 0, nil
+	}
+	return props.Config.Hardware.NumCPU, int64(props.Config.Hardware.MemoryMB), nil
+}

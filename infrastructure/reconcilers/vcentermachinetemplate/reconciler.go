@@ -1,0 +1,107 @@
+// Package vcentermachinetemplate publishes what a node of a VCenterMachineTemplate offers
+// (status.capacity, status.nodeInfo), so the cluster autoscaler can scale a Windows
+// MachineDeployment from zero.
+package vcentermachinetemplate
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
+	"sigs.k8s.io/cluster-api/util/predicates"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+)
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachinetemplates;vcentermachinetemplates/status,verbs=get;list;watch;update;patch
+
+// Reconciler fills VCenterMachineTemplate status.
+type Reconciler struct {
+	Client           client.Client
+	Provider         *vcenter.Provider
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("controller", "vcentermachinetemplate")
+	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+		For(&infrav1.VCenterMachineTemplate{}).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Complete(ctx, r)
+}
+
+// Reconcile sets capacity from the spec, or from the vCenter template when the spec keeps the
+// template's sizes and the object names its cluster (label cluster.x-k8s.io/cluster-name).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	t := &infrav1.VCenterMachineTemplate{}
+	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	spec := &t.Spec.Template.Spec
+	cpus, mem := spec.NumCPUs, spec.MemoryMiB
+	var result ctrl.Result
+	if cpus == 0 || mem == 0 {
+		tc, tm, err := r.fromVCenter(ctx, t)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Info("Cannot read the template's hardware from vCenter; capacity stays partial", "error", err.Error())
+			result.RequeueAfter = 5 * time.Minute
+		}
+		cpus, mem = max(cpus, tc), max(mem, tm)
+	}
+	want := Status(spec.OS, cpus, mem)
+	if equality.Semantic.DeepEqual(want, t.Status) {
+		return result, nil
+	}
+	patch := client.MergeFrom(t.DeepCopy())
+	t.Status = want
+	return result, r.Client.Status().Patch(ctx, t, patch)
+}
+
+// Status is what a node of the template offers; unknown sizes are left out.
+func Status(os infrav1.OperatingSystem, cpus int32, memoryMiB int64) infrav1.MachineTemplateStatus {
+	st := infrav1.MachineTemplateStatus{NodeInfo: infrav1.NodeInfo{OperatingSystem: "windows"}}
+	if os == infrav1.OSLinux {
+		st.NodeInfo.OperatingSystem = "linux"
+	}
+	if cpus > 0 || memoryMiB > 0 {
+		st.Capacity = corev1.ResourceList{}
+	}
+	if cpus > 0 {
+		st.Capacity[corev1.ResourceCPU] = *resource.NewQuantity(int64(cpus), resource.DecimalSI)
+	}
+	if memoryMiB > 0 {
+		st.Capacity[corev1.ResourceMemory] = *resource.NewQuantity(memoryMiB*1024*1024, resource.BinarySI)
+	}
+	return st
+}
+
+func (r *Reconciler) fromVCenter(ctx context.Context, t *infrav1.VCenterMachineTemplate) (int32, int64, error) {
+	clusterName := t.Labels[clusterv1.ClusterNameLabel]
+	if clusterName == "" || r.Provider == nil {
+		return 0, 0, nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: clusterName}, cluster); err != nil {
+		return 0, 0, client.IgnoreNotFound(err)
+	}
+	ref := cluster.Spec.InfrastructureRef
+	if ref.Kind != "VCenterCluster" {
+		return 0, 0, nil
+	}
+	vc := &infrav1.VCenterCluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: ref.Name}, vc); err != nil {
+		return 0, 0, client.IgnoreNotFound(err)
+	}
+	return r.Provider.TemplateHardware(ctx, vc, &t.Spec.Template.Spec)
+}
