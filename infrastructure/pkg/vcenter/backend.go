@@ -83,7 +83,7 @@ func placementFor(vc *infrav1.VCenterCluster, vm *infrav1.VCenterMachine, failur
 		snapshot = vm.Spec.Snapshot
 	}
 	return where{Datacenter: p.Datacenter, Template: vm.Spec.Template, Snapshot: snapshot, Folder: p.Folder,
-		Pool: p.ResourcePool, Datastore: p.Datastore, Networks: strings.Join(nets, "\x00")}
+		Pool: p.ResourcePool, Datastore: p.Datastore, StoragePolicy: vm.Spec.StoragePolicy, Networks: strings.Join(nets, "\x00")}
 }
 
 func overlay(base, top infrav1.Placement) infrav1.Placement {

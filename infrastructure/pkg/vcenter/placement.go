@@ -10,6 +10,7 @@ import (
 
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/pbm"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -23,8 +24,8 @@ const placementTTL = 10 * time.Minute
 
 // where is what a clone needs, as names from the spec.
 type where struct {
-	Datacenter, Template, Snapshot, Folder, Pool, Datastore string
-	Networks                                                string // '\x00'-joined
+	Datacenter, Template, Snapshot, Folder, Pool, Datastore, StoragePolicy string
+	Networks                                                               string // '\x00'-joined
 }
 
 // resolved are the managed object references of a where, and what the template looks like.
@@ -39,7 +40,9 @@ type resolved struct {
 	Devices object.VirtualDeviceList
 	// Backings of the spec's networks, in spec order.
 	Backings []types.BaseVirtualDeviceBackingInfo
-	expires  time.Time
+	// ProfileID of the storage policy ("" for none).
+	ProfileID string
+	expires   time.Time
 }
 
 type placementCache struct {
@@ -151,6 +154,11 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 		ref := ds.Reference()
 		r.Datastore = &ref
 	}
+	if w.StoragePolicy != "" {
+		if r.ProfileID, err = sess.profileID(ctx, w.StoragePolicy); err != nil {
+			return nil, err
+		}
+	}
 	for _, name := range strings.Split(w.Networks, "\x00") {
 		net, err := f.Network(ctx, name)
 		if err != nil {
@@ -200,4 +208,20 @@ func notFound(what, name string, err error) error {
 		return machine.Errorf(infrav1.InvalidSpecReason, "%s %q matches several objects: give its inventory path", what, name)
 	}
 	return fmt.Errorf("look up %s %q: %w", what, name, err)
+}
+
+// profileID finds a VM storage policy by name through the SPBM endpoint.
+func (sess *Session) profileID(ctx context.Context, name string) (string, error) {
+	pc, err := pbm.NewClient(ctx, sess.Client)
+	if err != nil {
+		return "", fmt.Errorf("storage policy service: %w", sess.check(err))
+	}
+	id, err := pc.ProfileIDByName(ctx, name)
+	if err != nil {
+		if strings.Contains(err.Error(), "no pbm profile found") {
+			return "", machine.Errorf(infrav1.InvalidSpecReason, "storagePolicy %q not found in vCenter", name)
+		}
+		return "", fmt.Errorf("look up storagePolicy %q: %w", name, err)
+	}
+	return id, nil
 }

@@ -50,6 +50,10 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		ref := in.Place.Folder.Reference()
 		loc.Folder = &ref
 	}
+	if id := in.Place.ProfileID; id != "" {
+		profile := []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: id}}
+		loc.Profile, cfg.VmProfile = profile, profile
+	}
 	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: in.Metadata != nil}
 	if in.Spec.CloneMode == infrav1.LinkedClone {
 		spec.Snapshot = in.Place.Snapshot

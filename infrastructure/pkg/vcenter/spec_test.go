@@ -98,10 +98,15 @@ func TestCloneSpecNICsAndModes(t *testing.T) {
 	g.Expect(manual.AddressType).To(Equal("manual"))
 	g.Expect(manual.MacAddress).To(Equal("00:50:56:3f:00:09"))
 
-	linked, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.CloneMode = infrav1.LinkedClone }), UID: "u", Place: template()})
+	place := template()
+	place.ProfileID = "profile-1"
+	linked, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.CloneMode = infrav1.LinkedClone }), UID: "u", Place: place})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(linked.Snapshot.Value).To(Equal("snapshot-1"))
 	g.Expect(linked.Location.DiskMoveType).To(Equal("createNewChildDiskBacking"))
+	g.Expect(linked.Location.Profile).To(HaveLen(1))
+	g.Expect(linked.Location.Profile[0].(*types.VirtualMachineDefinedProfileSpec).ProfileId).To(Equal("profile-1"))
+	g.Expect(linked.Config.VmProfile).To(Equal(linked.Location.Profile))
 }
 
 func TestCloneSpecRefuses(t *testing.T) {

@@ -63,6 +63,7 @@ func TestInvalidSpec(t *testing.T) {
 		"disk smaller than template": {func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }, "spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"},
 		"template missing":           {func(s *infrav1.VCenterMachineSpec) { s.Template = "no-such-template" }, `template "no-such-template" not found`},
 		"network missing":            {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "no-such-net" }, `network "no-such-net" not found`},
+		"storage policy missing":     {func(s *infrav1.VCenterMachineSpec) { s.StoragePolicy = "gold" }, `storagePolicy "gold" not found`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

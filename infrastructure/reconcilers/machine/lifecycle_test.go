@@ -41,7 +41,9 @@ func gunzipBase64(g Gomega, s string) []byte {
 func TestLifecycle(t *testing.T) {
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
-	f.addMachine(t, "win-md-0-lifecycle-7xk2p", userData, defaultSpec())
+	spec := defaultSpec()
+	spec.StoragePolicy = "vSAN Default Storage Policy"
+	f.addMachine(t, "win-md-0-lifecycle-7xk2p", userData, spec)
 	c := vc(g)
 
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/vmware/govmomi/pbm/simulator" // SPBM endpoint for storage policies
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/soap"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -58,6 +59,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
+	model.Service.RegisterEndpoints = true  // SPBM (storage policies)
 	vcsim = model.Service.NewServer()
 	var err error
 	if env, err = envtest.Start(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "webhook")); err != nil {
