@@ -135,6 +135,11 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 		return "", machine.Errorf(infrav1.InvalidSpecReason,
 			"bootstrap format powershell is not delivered by guestinfo: use format cloud-config for images with cloudbase-init")
 	}
+	if b.spec.ContentLibrary != "" {
+		return "", machine.Errorf(infrav1.InvalidSpecReason,
+			"spec.contentLibrary is not supported by this version: name the VM template in the inventory in spec.template "+
+				"(the VM template of a content-library VM template item appears there under the item's name)")
+	}
 	place, err := b.sess.resolve(ctx, b.where)
 	if err != nil {
 		return "", err

@@ -174,7 +174,7 @@ func powerState(v any) machine.PowerState {
 func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
 	var content []types.ObjectContent
 	task := types.ManagedObjectReference{Type: "Task", Value: ref}
-	err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error"}, &content)
+	err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error", "info.result"}, &content)
 	if err != nil {
 		if fault.Is(err, &types.ManagedObjectNotFound{}) {
 			return machine.Task{State: machine.TaskUnknown}, nil
@@ -187,6 +187,10 @@ func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machi
 			switch v := p.Val.(type) {
 			case types.TaskInfoState:
 				t.State = taskState(v)
+			case types.ManagedObjectReference:
+				if v.Type == "VirtualMachine" {
+					t.VM = v.Value
+				}
 			case types.LocalizedMethodFault:
 				t.Message = v.LocalizedMessage
 				if t.Message == "" && v.Fault != nil {

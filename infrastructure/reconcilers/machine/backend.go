@@ -91,6 +91,9 @@ const (
 type Task struct {
 	State   TaskState
 	Message string
+	// VM is the VM reference a finished create task returned, "" otherwise: the next Find can
+	// read it directly instead of searching.
+	VM string
 }
 
 // Backend is one hypervisor API. Methods that start long work return a task reference ("" when
