@@ -58,8 +58,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
-	model.Service.RegisterEndpoints = true  // SPBM (storage policies)
+	model.Service.TLS = new(tls.Config)    // capwin verifies vCenter's certificate
+	model.Service.RegisterEndpoints = true // SPBM (storage policies)
 	vcsim = model.Service.NewServer()
 	var err error
 	if env, err = envtest.Start(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "webhook")); err != nil {
