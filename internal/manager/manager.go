@@ -5,7 +5,9 @@ package manager
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/logs"
 	logsv1 "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/component-base/logs/json/register" // --logging-format=json
@@ -30,6 +33,8 @@ import (
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/controllers/remote"
 	"sigs.k8s.io/cluster-api/util/flags"
+
+	"github.com/capwin/capwin/internal/feature"
 )
 
 // Options are the flags every capwin manager has.
@@ -177,4 +182,35 @@ func ClusterCache(ctx context.Context, mgr ctrl.Manager, name, watchFilter strin
 		return nil, nil, fmt.Errorf("cluster cache: %w", err)
 	}
 	return cc, secretCachingClient, nil
+}
+
+// Main is the whole of a manager's main: flags (common ones, the cluster cache's, feature gates
+// and those addFlags registers), the manager, then start (webhooks, reconcilers) and run until
+// a signal. It exits the process on error.
+func Main(name string, scheme *runtime.Scheme, addFlags func(*pflag.FlagSet), start func(context.Context, ctrl.Manager, *Options) error) {
+	common := NewOptions()
+	fs := pflag.CommandLine
+	common.AddFlags(fs)
+	addFlags(fs)
+	feature.MutableGates.AddFlag(fs)
+	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
+	fs.AddGoFlagSet(flag.CommandLine)
+	pflag.Parse()
+	if err := run(name, scheme, common, start); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(name string, scheme *runtime.Scheme, common *Options, start func(context.Context, ctrl.Manager, *Options) error) error {
+	mgr, err := New(common, scheme, name, feature.Gates.Enabled(feature.PriorityQueue))
+	if err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := start(ctx, mgr, common); err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("Starting manager", "name", name)
+	return mgr.Start(ctx)
 }

@@ -107,6 +107,8 @@ type backend struct {
 	dc    *object.Datacenter
 	where where
 	spec  *infrav1.VCenterMachineSpec
+	// devices of the VM as Find last read them.
+	devices object.VirtualDeviceList
 }
 
 // metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
@@ -131,9 +133,12 @@ func metadata(s *machine.Scope, macs []string) ([]byte, error) {
 
 // Create clones the template with hardware, NICs, disk and guestinfo in one task.
 func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
-	if s.Format == "powershell" {
+	// The powershell format is a #ps1_sysnative script: cloudbase-init runs it from guestinfo like
+	// any user data. Only images without cloudbase-init need guest operations.
+	if b.spec.GuestCredentialsRef != nil {
 		return "", machine.Errorf(infrav1.InvalidSpecReason,
-			"bootstrap format powershell is not delivered by guestinfo: use format cloud-config for images with cloudbase-init")
+			"spec.guestCredentialsRef: running bootstrap data through VMware Tools guest operations is not supported by this version; "+
+				"remove it and use a template with cloudbase-init, which runs both bootstrap formats from guestinfo")
 	}
 	if b.spec.ContentLibrary != "" {
 		return "", machine.Errorf(infrav1.InvalidSpecReason,
@@ -168,7 +173,8 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	return task.Reference().Value, nil
 }
 
-// Deliver writes metadata that needed the VM's MACs.
+// Deliver prepares the clone for its first boot in one reconfigure: metadata that needed the VM's
+// MACs, and the disk grown to spec.diskGiB.
 func (b *backend) Deliver(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
 	md, err := metadata(s, vm.MACs)
 	if err != nil || md == nil {
@@ -178,7 +184,19 @@ func (b *backend) Deliver(ctx context.Context, s *machine.Scope, vm *machine.VM)
 	if err != nil {
 		return "", err
 	}
-	return b.reconfigure(ctx, vm, extra)
+	spec := types.VirtualMachineConfigSpec{ExtraConfig: extra}
+	grow, err := diskChange(b.spec, b.devices)
+	if err != nil {
+		return "", err
+	}
+	if grow != nil {
+		spec.DeviceChange = []types.BaseVirtualDeviceConfigSpec{grow}
+	}
+	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).Reconfigure(ctx, spec)
+	if err != nil {
+		return "", b.sess.check(err)
+	}
+	return task.Reference().Value, nil
 }
 
 // ClearUserData removes the user data (bootstrap token, CA hash) from the VM config.

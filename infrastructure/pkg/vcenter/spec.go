@@ -33,7 +33,13 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		return types.VirtualMachineCloneSpec{}, err
 	}
 	extra = append(extra, &types.OptionValue{Key: "disk.EnableUUID", Value: "TRUE"})
-	devices, err := deviceChanges(in.Spec, in.Place)
+	devices, err := nicChanges(in.Spec, in.Place)
+	if err != nil {
+		return types.VirtualMachineCloneSpec{}, err
+	}
+	// A disk that must grow is grown on the clone, before its first boot (Deliver): its own
+	// disk is edited then, not the template's.
+	grow, err := diskChange(in.Spec, in.Place.Devices)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
 	}
@@ -54,7 +60,7 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		profile := []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: id}}
 		loc.Profile, cfg.VmProfile = profile, profile
 	}
-	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: in.Metadata != nil}
+	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: in.Metadata != nil && grow == nil}
 	if in.Spec.CloneMode == infrav1.LinkedClone {
 		spec.Snapshot = in.Place.Snapshot
 		spec.Location.DiskMoveType = string(types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking)
@@ -100,9 +106,9 @@ func gzipBase64(b []byte) (string, error) {
 	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
 
-// deviceChanges points the template's NICs at the spec's networks (adding or removing NICs to
-// match the count) and grows the first disk.
-func deviceChanges(spec *infrav1.VCenterMachineSpec, place *resolved) ([]types.BaseVirtualDeviceConfigSpec, error) {
+// nicChanges points the template's NICs at the spec's networks, adding or removing NICs to match
+// the count.
+func nicChanges(spec *infrav1.VCenterMachineSpec, place *resolved) ([]types.BaseVirtualDeviceConfigSpec, error) {
 	var out []types.BaseVirtualDeviceConfigSpec
 	nics := place.Devices.SelectByType((*types.VirtualEthernetCard)(nil))
 	for i, dev := range spec.Network {
@@ -135,14 +141,11 @@ func deviceChanges(spec *infrav1.VCenterMachineSpec, place *resolved) ([]types.B
 	for _, extra := range nics[min(len(spec.Network), len(nics)):] {
 		out = append(out, &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationRemove, Device: extra})
 	}
-	disk, err := diskChange(spec, place.Devices)
-	if err != nil || disk == nil {
-		return out, err
-	}
-	return append(out, disk), nil
+	return out, nil
 }
 
-// diskChange grows the first disk to spec.diskGiB; shrinking is refused (data would be lost).
+// diskChange grows the first disk of devices to spec.diskGiB (nil: nothing to do); shrinking is
+// refused (data would be lost).
 func diskChange(spec *infrav1.VCenterMachineSpec, devices object.VirtualDeviceList) (types.BaseVirtualDeviceConfigSpec, error) {
 	if spec.DiskGiB == 0 {
 		return nil, nil

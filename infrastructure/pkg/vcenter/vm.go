@@ -89,11 +89,16 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*
 	if len(content) == 0 {
 		return nil, nil
 	}
-	return observe(ref, content[0]), nil
+	vm, devices := observe(ref, content[0])
+	b.devices = devices
+	if grow, err := diskChange(b.spec, devices); err == nil && grow != nil {
+		vm.Delivered = false // the disk is grown before the first boot, with the metadata
+	}
+	return vm, nil
 }
 
 // observe turns the properties of one VM into the lifecycle's view of it.
-func observe(ref types.ManagedObjectReference, oc types.ObjectContent) *machine.VM {
+func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (*machine.VM, object.VirtualDeviceList) {
 	vm := &machine.VM{Ref: infrav1.VMReference{ID: ref.Value}}
 	var devices object.VirtualDeviceList
 	var nets []types.GuestNicInfo
@@ -126,7 +131,7 @@ func observe(ref types.ManagedObjectReference, oc types.ObjectContent) *machine.
 	}
 	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)
 	vm.MACs, vm.IPs = nicAddresses(devices, nets)
-	return vm
+	return vm, devices
 }
 
 // nicAddresses joins the VM's NICs with what the guest reports, by MAC: guest adapters that are

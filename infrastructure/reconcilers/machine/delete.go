@@ -3,7 +3,6 @@ package machine
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,18 +21,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	r.setState(obj, infrav1.StateDeleting)
 	waiting(obj, infrav1.DeletingReason, "Deleting the VM")
-	b, err := r.Kind.Backend(ctx, s)
-	if err != nil {
-		return r.hypervisorError(obj, err)
-	}
-	if st.Task != "" && !strings.HasPrefix(st.Task, "intent:") {
-		if res, done, err := r.pollTask(ctx, s, b); !done || err != nil {
-			return res, err
-		}
-	}
-	vm, err := b.Find(ctx, s)
-	if err != nil {
-		return r.hypervisorError(obj, err)
+	b, vm, stop, res, err := r.observe(ctx, s)
+	if stop {
+		return res, err
 	}
 	if vm == nil {
 		// A create sent just before a restart may still bring its VM: wait it out.

@@ -63,6 +63,8 @@ func TestInvalidSpec(t *testing.T) {
 		"disk smaller than template": {func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }, "spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"},
 		"template missing":           {func(s *infrav1.VCenterMachineSpec) { s.Template = "no-such-template" }, `template "no-such-template" not found`},
 		"network missing":            {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "no-such-net" }, `network "no-such-net" not found`},
+		"guest operations":           {func(s *infrav1.VCenterMachineSpec) { s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"} }, "spec.guestCredentialsRef"},
+		"content library":            {func(s *infrav1.VCenterMachineSpec) { s.ContentLibrary = "windows" }, "spec.contentLibrary is not supported"},
 		"storage policy missing":     {func(s *infrav1.VCenterMachineSpec) { s.StoragePolicy = "gold" }, `storagePolicy "gold" not found`},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -78,4 +80,18 @@ func TestInvalidSpec(t *testing.T) {
 			g.Expect(vmsWithUUID(g, vc(g), string(m.UID))).To(BeEmpty())
 		})
 	}
+}
+
+// TestPowerShellFormat: the powershell format is one #ps1_sysnative script; it travels in
+// guestinfo.userdata like cloud-config, and cloudbase-init runs it.
+func TestPowerShellFormat(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, watchFilter)
+	f.format = "powershell"
+	script := []byte("#ps1_sysnative\r\n$ErrorActionPreference = 'Stop'\r\n")
+	f.addMachine(t, "win-md-0-ps1-b7k2q", script, defaultSpec())
+	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
+	vms := vmsWithUUID(g, vc(g), string(m.UID))
+	g.Expect(vms).To(HaveLen(1))
+	g.Expect(gunzipBase64(g, extraConfig(vms[0])["guestinfo.userdata"])).To(Equal(script))
 }

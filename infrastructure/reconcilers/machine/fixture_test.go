@@ -33,6 +33,7 @@ const templateVM = "DC0_H0_VM0"
 type fixture struct {
 	ns        string
 	filter    string
+	format    string // bootstrap format; "" is cloud-config
 	cluster   *clusterv1.Cluster
 	vcCluster *infrav1.VCenterCluster
 	machine   *clusterv1.Machine
@@ -82,7 +83,7 @@ func newCluster(t *testing.T, filter string) *fixture {
 // defaultSpec is a DHCP Windows VM grown to 2 CPUs, 4 GiB and a 40 GiB disk.
 func defaultSpec() infrav1.VCenterMachineSpec {
 	return infrav1.VCenterMachineSpec{
-		Template: templateVM, Placement: infrav1.Placement{ResourcePool: "/DC0/host/DC0_C0/Resources"}, CloneMode: infrav1.FullClone, NumCPUs: 2, MemoryMiB: 4096, DiskGiB: 40,
+		Template: templateVM, Placement: infrav1.Placement{ResourcePool: "/DC0/host/DC0_H0/Resources"}, CloneMode: infrav1.FullClone, NumCPUs: 2, MemoryMiB: 4096, DiskGiB: 40,
 		Network: []infrav1.NetworkDevice{{NetworkName: "VM Network", DHCP4: true}},
 		OS:      infrav1.OSWindows, PowerOffMode: infrav1.PowerOffHard,
 	}
@@ -93,10 +94,14 @@ func (f *fixture) addMachine(t *testing.T, name string, userData []byte, spec in
 	t.Helper()
 	g := NewWithT(t)
 	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: f.filter}
+	format := f.format
+	if format == "" {
+		format = "cloud-config"
+	}
 	g.Expect(k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: f.ns, Labels: labels},
 		Type:       clusterv1.ClusterSecretType,
-		Data:       map[string][]byte{"value": userData, "format": []byte("cloud-config")},
+		Data:       map[string][]byte{"value": userData, "format": []byte(format)},
 	})).To(Succeed())
 	f.machine = &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: labels},
@@ -221,4 +226,13 @@ func randSuffix() string {
 		b[i] = letters[rand.IntN(len(letters))]
 	}
 	return string(b)
+}
+
+// deviceNames lists a VM's devices, for failure messages.
+func deviceNames(vm mo.VirtualMachine) string {
+	var names []string
+	for _, d := range vm.Config.Hardware.Device {
+		names = append(names, fmt.Sprintf("%T/%d", d, d.GetVirtualDevice().Key))
+	}
+	return strings.Join(names, " ")
 }

@@ -63,7 +63,7 @@ func TestLifecycle(t *testing.T) {
 			disks = append(disks, disk.CapacityInKB)
 		}
 	}
-	g.Expect(disks).NotTo(BeEmpty())
+	g.Expect(disks).NotTo(BeEmpty(), "devices: %s", deviceNames(vm))
 	g.Expect(disks[0]).To(BeEquivalentTo(40 * 1024 * 1024))
 	ec := extraConfig(vm)
 	g.Expect(ec["guestinfo.userdata.encoding"]).To(Equal("gzip+base64"))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,18 +43,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func
 	if !ok || err != nil {
 		return res, err
 	}
-	b, err := r.Kind.Backend(ctx, s)
-	if err != nil {
-		return r.hypervisorError(obj, err)
-	}
-	if st.Task != "" && !strings.HasPrefix(st.Task, "intent:") {
-		if res, done, err := r.pollTask(ctx, s, b); !done || err != nil {
-			return res, err
-		}
-	}
-	vm, err := b.Find(ctx, s)
-	if err != nil {
-		return r.hypervisorError(obj, err)
+	b, vm, stop, res, err := r.observe(ctx, s)
+	if stop {
+		return res, err
 	}
 	if vm == nil {
 		return r.create(ctx, s, b, persist)

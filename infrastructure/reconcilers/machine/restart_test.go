@@ -54,8 +54,11 @@ func TestRestartMidClone(t *testing.T) {
 	m := reconcileUntil(t, first, f, func(m *infrav1.VCenterMachine) bool { return strings.HasPrefix(m.Status.Task, "task-") })
 	g.Expect(m.Status.Task).To(HavePrefix("task-"))
 	// The status write that recorded the task is lost with the process.
-	m.Status.Task = "intent:create"
-	g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		m := f.get(g)
+		m.Status.Task = "intent:create"
+		g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 
 	secondCalls := &vcenter.Calls{}
 	second := manualReconciler(g, "restart", secondCalls)

@@ -2,12 +2,33 @@ package machine
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 )
+
+// observe chooses the backend, waits for the task in flight and reads the VM (nil: none). When
+// stop is true the caller returns res and err as they are.
+func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, stop bool, res ctrl.Result, err error) {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	if b, err = r.Kind.Backend(ctx, s); err != nil {
+		res, err = r.hypervisorError(obj, err)
+		return nil, nil, true, res, err
+	}
+	if st.Task != "" && !strings.HasPrefix(st.Task, "intent:") {
+		if res, done, err := r.pollTask(ctx, s, b); !done || err != nil {
+			return nil, nil, true, res, err
+		}
+	}
+	if vm, err = b.Find(ctx, s); err != nil {
+		res, err = r.hypervisorError(obj, err)
+		return nil, nil, true, res, err
+	}
+	return b, vm, false, ctrl.Result{}, nil
+}
 
 // pollTask reads the task in status; done is true when it ended (or the hypervisor forgot it),
 // and the caller goes on by looking at the VM itself.

@@ -1,4 +1,4 @@
-// Package feature holds the infrastructure manager's feature gates (--feature-gates).
+// Package feature holds the feature gates of both capwin managers (--feature-gates).
 package feature
 
 import (
