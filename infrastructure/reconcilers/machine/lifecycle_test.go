@@ -125,3 +125,31 @@ func TestLifecycle(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
 	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(BeEmpty())
 }
+
+// TestLinuxControlPlane: a Linux VM (control plane, CABPK data) keeps its long Machine name as
+// hostname, reports no BootstrapSucceeded, and is Ready once provisioned.
+func TestLinuxControlPlane(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, watchFilter)
+	spec := defaultSpec()
+	spec.OS = infrav1.OSLinux
+	name := "win-control-plane-long-name-k8p2x"
+	f.addMachine(t, name, []byte("#cloud-config\nruncmd: []\n"), spec)
+	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
+	g.Expect(m.Status.ComputerName).To(Equal(name), "Linux names are not shortened")
+	c := vc(g)
+	vms := vmsWithUUID(g, c, string(m.UID))
+	g.Expect(vms).To(HaveLen(1))
+	raw, err := base64.StdEncoding.DecodeString(extraConfig(vms[0])["guestinfo.metadata"])
+	g.Expect(err).NotTo(HaveOccurred())
+	var md guest.Metadata
+	g.Expect(yaml.Unmarshal(raw, &md)).To(Succeed())
+	g.Expect(md.LocalHostname).To(Equal(name))
+
+	guestSets(g, c, vms[0].Self, map[string]string{"SET.guest.ipAddress": "10.0.0.41"})
+	m = f.waitReason(t, infrav1.ProvisionedReason)
+	g.Expect(condition(m.Status.Conditions, infrav1.BootstrapSucceededCondition).Type).To(BeEmpty())
+	g.Eventually(func(g Gomega) {
+		g.Expect(condition(f.get(g).Status.Conditions, infrav1.ReadyCondition).Status).To(Equal(metav1.ConditionTrue))
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+}
