@@ -50,6 +50,11 @@ func TestRestartMidClone(t *testing.T) {
 	f.addMachine(t, "win-md-0-restart-q8z4n", userData, defaultSpec())
 	c := vc(g)
 
+	// The running manager watches only its own watch-filter value: it leaves this machine alone.
+	g.Consistently(func(g Gomega) {
+		g.Expect(f.get(g).Finalizers).To(BeEmpty())
+	}, time.Second, 100*time.Millisecond).Should(Succeed())
+
 	first := manualReconciler(g, "restart", nil)
 	m := reconcileUntil(t, first, f, func(m *infrav1.VCenterMachine) bool { return strings.HasPrefix(m.Status.Task, "task-") })
 	g.Expect(m.Status.Task).To(HavePrefix("task-"))
