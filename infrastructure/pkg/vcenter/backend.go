@@ -82,7 +82,7 @@ func placementFor(vc *infrav1.VCenterCluster, vm *infrav1.VCenterMachine, failur
 	if vm.Spec.CloneMode == infrav1.LinkedClone {
 		snapshot = vm.Spec.Snapshot
 	}
-	return where{Datacenter: p.Datacenter, Template: vm.Spec.Template, Snapshot: snapshot, Folder: p.Folder,
+	return where{Datacenter: p.Datacenter, Template: vm.Spec.Template, Library: vm.Spec.ContentLibrary, Snapshot: snapshot, Folder: p.Folder,
 		Pool: p.ResourcePool, Datastore: p.Datastore, StoragePolicy: vm.Spec.StoragePolicy, Networks: strings.Join(nets, "\x00")}
 }
 
@@ -139,11 +139,6 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 		return "", machine.Errorf(infrav1.InvalidSpecReason,
 			"spec.guestCredentialsRef: running bootstrap data through VMware Tools guest operations is not supported by this version; "+
 				"remove it and use a template with cloudbase-init, which runs both bootstrap formats from guestinfo")
-	}
-	if b.spec.ContentLibrary != "" {
-		return "", machine.Errorf(infrav1.InvalidSpecReason,
-			"spec.contentLibrary is not supported by this version: name the VM template in the inventory in spec.template "+
-				"(the VM template of a content-library VM template item appears there under the item's name)")
 	}
 	place, err := b.sess.resolve(ctx, b.where)
 	if err != nil {

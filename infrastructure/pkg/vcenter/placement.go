@@ -24,8 +24,8 @@ const placementTTL = 10 * time.Minute
 
 // where is what a clone needs, as names from the spec.
 type where struct {
-	Datacenter, Template, Snapshot, Folder, Pool, Datastore, StoragePolicy string
-	Networks                                                               string // '\x00'-joined
+	Datacenter, Template, Library, Snapshot, Folder, Pool, Datastore, StoragePolicy string
+	Networks                                                                        string // '\x00'-joined
 }
 
 // resolved are the managed object references of a where, and what the template looks like.
@@ -108,9 +108,9 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 	}
 	f := find.NewFinder(sess.Client, false).SetDatacenter(dc)
 	r := &resolved{Datacenter: dc, expires: time.Now().Add(placementTTL)}
-	tmpl, err := f.VirtualMachine(ctx, w.Template)
+	tmpl, err := sess.template(ctx, f, w)
 	if err != nil {
-		return nil, notFound("template", w.Template, sess.check(err))
+		return nil, err
 	}
 	r.Template = tmpl.Reference()
 	var props mo.VirtualMachine

@@ -80,6 +80,8 @@ type Session struct {
 	owner  *Sessions
 	places *placementCache
 	stop   func()
+	// user logs in to the vAPI (REST) endpoint, which content libraries need.
+	user *url.Userinfo
 }
 
 // Get returns the cached session for the credentials, logging in when there is none. Logins for
@@ -202,7 +204,8 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 		ka.Stop()
 		return nil, classifyLogin(err)
 	}
-	return &Session{Client: vc, owner: s, places: newPlacementCache(), stop: ka.Stop}, nil
+	return &Session{Client: vc, owner: s, places: newPlacementCache(), stop: ka.Stop,
+		user: url.UserPassword(cred.Username, cred.Password)}, nil
 }
 
 // LoginError is a failed login with a condition reason.

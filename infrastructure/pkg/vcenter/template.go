@@ -28,9 +28,9 @@ func (p *Provider) TemplateHardware(ctx context.Context, vc *infrav1.VCenterClus
 	if err != nil {
 		return 0, 0, err
 	}
-	tmpl, err := find.NewFinder(sess.Client, false).SetDatacenter(dc).VirtualMachine(ctx, spec.Template)
+	tmpl, err := sess.template(ctx, find.NewFinder(sess.Client, false).SetDatacenter(dc), where{Template: spec.Template, Library: spec.ContentLibrary})
 	if err != nil {
-		return 0, 0, notFound("template", spec.Template, sess.check(err))
+		return 0, 0, err
 	}
 	var props mo.VirtualMachine
 	if err := tmpl.Properties(ctx, tmpl.Reference(), []string{"config.hardware.numCPU", "config.hardware.memoryMB"}, &props); err != nil {

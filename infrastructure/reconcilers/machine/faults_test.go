@@ -64,7 +64,7 @@ func TestInvalidSpec(t *testing.T) {
 		"template missing":           {func(s *infrav1.VCenterMachineSpec) { s.Template = "no-such-template" }, `template "no-such-template" not found`},
 		"network missing":            {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "no-such-net" }, `network "no-such-net" not found`},
 		"guest operations":           {func(s *infrav1.VCenterMachineSpec) { s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"} }, "spec.guestCredentialsRef"},
-		"content library":            {func(s *infrav1.VCenterMachineSpec) { s.ContentLibrary = "windows" }, "spec.contentLibrary is not supported"},
+		"content library missing":    {func(s *infrav1.VCenterMachineSpec) { s.ContentLibrary = "no-such-library" }, `spec.contentLibrary: library "no-such-library" not found`},
 		"storage policy missing":     {func(s *infrav1.VCenterMachineSpec) { s.StoragePolicy = "gold" }, `storagePolicy "gold" not found`},
 	} {
 		t.Run(name, func(t *testing.T) {

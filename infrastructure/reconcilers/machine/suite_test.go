@@ -15,6 +15,7 @@ import (
 
 	_ "github.com/vmware/govmomi/pbm/simulator" // SPBM endpoint for storage policies
 	"github.com/vmware/govmomi/simulator"
+	_ "github.com/vmware/govmomi/vapi/simulator" // content libraries
 	"github.com/vmware/govmomi/vim25/soap"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
