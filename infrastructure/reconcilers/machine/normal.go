@@ -112,7 +112,8 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
 			return err
 		}
-		if t := live.GetMachineStatus().Task; t != "" {
+		// A lost create past its grace period is retried; anything else in flight is not.
+		if t := live.GetMachineStatus().Task; t != "" && (t != intentCreate || st.Task != intentCreate) {
 			return fmt.Errorf("status.task is %q on the API server: a create is already under way", t)
 		}
 		st.Task, st.Provisioning = intentCreate, infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.NewTime(r.now())}

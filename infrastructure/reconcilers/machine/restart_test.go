@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -96,4 +97,25 @@ func TestRestartMidClone(t *testing.T) {
 		g.Expect(vmsWithUUID(g, c, string(m.UID))).To(BeEmpty())
 		g.Expect(client.IgnoreNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(f.vm), &infrav1.VCenterMachine{}))).To(Succeed())
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+}
+
+// TestLostCreateRetried: a create intent whose VM never appeared (the manager stopped before the
+// clone was sent) is retried once the grace period is over.
+func TestLostCreateRetried(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, "lost")
+	f.addMachine(t, "win-md-0-lost-w2r6j", userData, defaultSpec())
+	r := manualReconciler(g, "lost", nil)
+	r.CreateGrace = 200 * time.Millisecond
+	reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool { return len(m.Finalizers) > 0 })
+	g.Eventually(func(g Gomega) {
+		m := f.get(g)
+		m.Status.Task = "intent:create"
+		m.Status.Provisioning = infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.Now()}
+		g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
+		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
+	})
+	g.Expect(vmsWithUUID(g, vc(g), string(m.UID))).To(HaveLen(1))
 }
