@@ -37,6 +37,15 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 	return cred, nil
 }
 
+// session returns the cached vCenter session of a VCenterCluster's server and identity.
+func (p *Provider) session(ctx context.Context, vc *infrav1.VCenterCluster) (*Session, error) {
+	cred, err := p.Credentials(ctx, vc)
+	if err != nil {
+		return nil, err
+	}
+	return p.Sessions.Get(ctx, cred)
+}
+
 // Backend implements machine.BackendFor.
 func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backend, error) {
 	vc, ok := s.InfraCluster.(*infrav1.VCenterCluster)
@@ -47,11 +56,7 @@ func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backe
 	if !ok {
 		return nil, fmt.Errorf("machine is %T, not a VCenterMachine", s.InfraMachine)
 	}
-	cred, err := p.Credentials(ctx, vc)
-	if err != nil {
-		return nil, err
-	}
-	sess, err := p.Sessions.Get(ctx, cred)
+	sess, err := p.session(ctx, vc)
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +192,7 @@ func (b *backend) Deliver(ctx context.Context, s *machine.Scope, vm *machine.VM)
 	if grow != nil {
 		spec.DeviceChange = []types.BaseVirtualDeviceConfigSpec{grow}
 	}
-	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).Reconfigure(ctx, spec)
-	if err != nil {
-		return "", b.sess.check(err)
-	}
-	return task.Reference().Value, nil
+	return b.taskRef(b.object(vm).Reconfigure(ctx, spec))
 }
 
 // ClearUserData removes the user data (bootstrap token, CA hash) from the VM config.
@@ -202,40 +203,37 @@ func (b *backend) ClearUserData(ctx context.Context, _ *machine.Scope, vm *machi
 }
 
 func (b *backend) reconfigure(ctx context.Context, vm *machine.VM, extra []types.BaseOptionValue) (string, error) {
-	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: extra})
-	if err != nil {
-		return "", b.sess.check(err)
-	}
-	return task.Reference().Value, nil
+	return b.taskRef(b.object(vm).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: extra}))
 }
 
 // PowerOn starts the VM.
 func (b *backend) PowerOn(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
-	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).PowerOn(ctx)
-	if err != nil {
-		return "", b.sess.check(err)
-	}
-	return task.Reference().Value, nil
+	return b.taskRef(b.object(vm).PowerOn(ctx))
 }
 
 // PowerOff cuts the power (hard) or asks VMware Tools to shut the guest down.
 func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM, hard bool) (string, error) {
-	v := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID))
+	v := b.object(vm)
 	if !hard {
 		return "", b.sess.check(v.ShutdownGuest(ctx))
 	}
-	task, err := v.PowerOff(ctx)
+	return b.taskRef(v.PowerOff(ctx))
+}
+
+// Destroy deletes the VM and its disks.
+func (b *backend) Destroy(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+	return b.taskRef(b.object(vm).Destroy(ctx))
+}
+
+// taskRef returns the reference of a task just started, or the call's error.
+func (b *backend) taskRef(task *object.Task, err error) (string, error) {
 	if err != nil {
 		return "", b.sess.check(err)
 	}
 	return task.Reference().Value, nil
 }
 
-// Destroy deletes the VM and its disks.
-func (b *backend) Destroy(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
-	task, err := object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID)).Destroy(ctx)
-	if err != nil {
-		return "", b.sess.check(err)
-	}
-	return task.Reference().Value, nil
+// object is the govmomi handle of an observed VM.
+func (b *backend) object(vm *machine.VM) *object.VirtualMachine {
+	return object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID))
 }

@@ -14,11 +14,7 @@ import (
 // CheckCluster logs in with the VCenterCluster's identity and finds its datacenter and the
 // placement of every failure domain. Errors carry a condition reason (LoginError, machine.Error).
 func (p *Provider) CheckCluster(ctx context.Context, vc *infrav1.VCenterCluster) error {
-	cred, err := p.Credentials(ctx, vc)
-	if err != nil {
-		return err
-	}
-	sess, err := p.Sessions.Get(ctx, cred)
+	sess, err := p.session(ctx, vc)
 	if err != nil {
 		return err
 	}

@@ -12,11 +12,7 @@ import (
 // TemplateHardware reads the CPU count and memory of a VM template, for machine templates that
 // keep the template's sizes.
 func (p *Provider) TemplateHardware(ctx context.Context, vc *infrav1.VCenterCluster, spec *infrav1.VCenterMachineSpec) (cpus int32, memoryMiB int64, err error) {
-	cred, err := p.Credentials(ctx, vc)
-	if err != nil {
-		return 0, 0, err
-	}
-	sess, err := p.Sessions.Get(ctx, cred)
+	sess, err := p.session(ctx, vc)
 	if err != nil {
 		return 0, 0, err
 	}

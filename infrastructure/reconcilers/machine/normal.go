@@ -63,7 +63,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func
 	return r.running(ctx, s, b, vm)
 }
 
-// inputs fills the scope with what creating a VM needs; ok is false while something is missing.
+// inputs fills the scope with the guest name and network; ok is false while something is missing.
 func (r *Reconciler) inputs(ctx context.Context, s *Scope) (ctrl.Result, bool, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	name, err := r.computerName(ctx, s)
@@ -81,10 +81,6 @@ func (r *Reconciler) inputs(ctx context.Context, s *Scope) (ctrl.Result, bool, e
 		return ctrl.Result{}, false, nil
 	}
 	s.NICs = nics
-	if s.UserData, s.Format, err = r.bootstrapData(ctx, s); err != nil {
-		waiting(obj, infrav1.WaitingForBootstrapDataReason, err.Error())
-		return ctrl.Result{}, false, err
-	}
 	return ctrl.Result{}, true, nil
 }
 
@@ -101,6 +97,12 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 			waiting(obj, infrav1.CloningReason, "A create was sent before the manager restarted; waiting for its VM")
 			return ctrl.Result{RequeueAfter: min(wait, r.PollInterval)}, nil
 		}
+	}
+	// The bootstrap data is read only here: a VM that exists never needs it again.
+	var err error
+	if s.UserData, s.Format, err = r.bootstrapData(ctx, s); err != nil {
+		waiting(obj, infrav1.WaitingForBootstrapDataReason, err.Error())
+		return ctrl.Result{}, err
 	}
 	if s.UserData == nil {
 		waiting(obj, infrav1.WaitingForBootstrapDataReason, "Waiting for the bootstrap data Secret")
