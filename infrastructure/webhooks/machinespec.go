@@ -26,6 +26,10 @@ func ValidateMachineSpec(spec infrav1.VCenterMachineSpec, path *field.Path) fiel
 		errs = append(errs, field.Invalid(path.Child("cloneMode"), spec.CloneMode,
 			"content library items can only be full-cloned: use cloneMode fullClone with contentLibrary"))
 	}
+	if spec.GuestCredentialsRef != nil && spec.OS == infrav1.OSLinux {
+		errs = append(errs, field.Invalid(path.Child("guestCredentialsRef"), spec.GuestCredentialsRef.Name,
+			"runs Windows powershell bootstrap data through VMware Tools; Linux machines bootstrap with cloud-init from guestinfo: remove it"))
+	}
 	return append(errs, validateNetwork(spec.Network, path.Child("network"))...)
 }
 

@@ -58,6 +58,12 @@ func TestValidateMachineSpec(t *testing.T) {
 		field, msg string
 	}{
 		{"dhcp", func(*infrav1.VCenterMachineSpec) {}, "", ""},
+		{"guest operations on Windows", func(s *infrav1.VCenterMachineSpec) {
+			s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"}
+		}, "", ""},
+		{"guest operations on Linux", func(s *infrav1.VCenterMachineSpec) {
+			s.OS, s.GuestCredentialsRef = infrav1.OSLinux, &infrav1.SecretReference{Name: "admin"}
+		}, "spec.guestCredentialsRef", "Linux machines bootstrap with cloud-init"},
 		{"static with gateway", static("10.0.0.1", "10.0.0.21/24"), "", ""},
 		{"static without gateway", static("", "10.0.0.21/24"), "", ""},
 		{"gateway in second subnet", static("192.168.1.1", "10.0.0.21/24", "192.168.1.5/24"), "", ""},

@@ -97,9 +97,10 @@ type VCenterMachineSpec struct {
 	// +optional
 	GuestSoftPowerOffTimeout *metav1.Duration `json:"guestSoftPowerOffTimeout,omitempty"`
 
-	// guestCredentialsRef names a Secret (username, password) of a guest administrator. It is
-	// needed only for bootstrap data in the powershell format, which runs through VMware Tools
-	// guest operations.
+	// guestCredentialsRef names a Secret (keys username, password) of a guest administrator, for
+	// templates without cloudbase-init: once VMware Tools runs, capwin copies the bootstrap data
+	// (format powershell) into the guest and starts it with guest operations, logging in as this
+	// user. The bootstrap data is then never stored in the VM config. Windows only.
 	// +optional
 	GuestCredentialsRef *SecretReference `json:"guestCredentialsRef,omitempty"`
 }

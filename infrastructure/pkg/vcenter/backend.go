@@ -118,12 +118,9 @@ type backend struct {
 
 // metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
 func metadata(s *machine.Scope, macs []string) ([]byte, error) {
-	nics := append([]guest.NIC(nil), s.NICs...)
-	for i := range nics {
-		if nics[i].MAC == "" && i < len(macs) {
-			nics[i].MAC = macs[i]
-		}
-		if nics[i].MAC == "" && nics[i].NeedsMAC() {
+	nics := nicsWithMACs(s.NICs, macs)
+	for _, n := range nics {
+		if n.MAC == "" && n.NeedsMAC() {
 			return nil, nil
 		}
 	}
@@ -138,13 +135,6 @@ func metadata(s *machine.Scope, macs []string) ([]byte, error) {
 
 // Create clones the template with hardware, NICs, disk and guestinfo in one task.
 func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
-	// The powershell format is a #ps1_sysnative script: cloudbase-init runs it from guestinfo like
-	// any user data. Only images without cloudbase-init need guest operations.
-	if b.spec.GuestCredentialsRef != nil {
-		return "", machine.Errorf(infrav1.InvalidSpecReason,
-			"spec.guestCredentialsRef: running bootstrap data through VMware Tools guest operations is not supported by this version; "+
-				"remove it and use a template with cloudbase-init, which runs both bootstrap formats from guestinfo")
-	}
 	place, err := b.sess.resolve(ctx, b.where)
 	if err != nil {
 		return "", err

@@ -159,18 +159,8 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	if cred.Thumbprint != "" {
 		// Verify the pinned certificate ourselves: govmomi would first try (and fail) a
 		// handshake against the system roots on every new connection.
-		want := strings.ToUpper(cred.Thumbprint)
 		t.TLSClientConfig.InsecureSkipVerify = true
-		t.TLSClientConfig.VerifyConnection = func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) == 0 {
-				return errors.New("vCenter presented no certificate")
-			}
-			leaf := cs.PeerCertificates[0]
-			if want != soap.ThumbprintSHA256(leaf) && want != soap.ThumbprintSHA1(leaf) {
-				return fmt.Errorf("thumbprint does not match %s", cred.Thumbprint)
-			}
-			return nil
-		}
+		t.TLSClientConfig.VerifyConnection = pinned(cred.Thumbprint, "vCenter")
 	}
 	if len(cred.CABundle) > 0 {
 		pool := x509.NewCertPool()
@@ -206,6 +196,21 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	}
 	return &Session{Client: vc, owner: s, places: newPlacementCache(), stop: ka.Stop,
 		user: url.UserPassword(cred.Username, cred.Password)}, nil
+}
+
+// pinned verifies that a server's certificate has the thumbprint (SHA-1 or SHA-256).
+func pinned(thumbprint, server string) func(tls.ConnectionState) error {
+	want := strings.ToUpper(thumbprint)
+	return func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return fmt.Errorf("%s presented no certificate", server)
+		}
+		leaf := cs.PeerCertificates[0]
+		if want != soap.ThumbprintSHA256(leaf) && want != soap.ThumbprintSHA1(leaf) {
+			return fmt.Errorf("%s: thumbprint does not match %s", server, thumbprint)
+		}
+		return nil
+	}
 }
 
 // LoginError is a failed login with a condition reason.

@@ -34,7 +34,7 @@ func extraConfigPath(key string) string { return fmt.Sprintf("config.extraConfig
 var vmProperties = []string{
 	"config.instanceUuid", "config.uuid", "runtime.powerState", "guest.net", "guest.toolsRunningStatus",
 	"config.hardware.device",
-	extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyStatus),
+	extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyStatus), extraConfigPath(keyGuestRun),
 }
 
 func vmRef(id string) types.ManagedObjectReference {
@@ -127,6 +127,8 @@ func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (*machine
 			vm.UserDataPresent = optionValue(p.Val) != ""
 		case extraConfigPath(keyStatus):
 			vm.Report = optionValue(p.Val)
+		case extraConfigPath(keyGuestRun):
+			vm.GuestRunStarted = optionValue(p.Val) != ""
 		}
 	}
 	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)

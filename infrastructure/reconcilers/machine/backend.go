@@ -38,10 +38,22 @@ type Scope struct {
 	// UserData and Format are the bootstrap Secret's value and format.
 	UserData []byte
 	Format   string
+	// GuestCredentials log in to the guest OS when the bootstrap data is run through the
+	// hypervisor's guest agent (spec.guestCredentialsRef); nil otherwise.
+	GuestCredentials *GuestCredentials
 	// Commit records that a create is about to be sent; Create calls it after its checks and
 	// lookups and right before the call that creates the VM, and must not create on error.
 	Commit func() error
 }
+
+// GuestCredentials are a guest OS account (an administrator of the template image).
+type GuestCredentials struct {
+	Username, Password string
+}
+
+// RunsInGuest reports whether the bootstrap data is run by capwin through the hypervisor's guest
+// agent (images without cloudbase-init) instead of being read by the guest from the VM config.
+func (s *Scope) RunsInGuest() bool { return s.Spec.GuestCredentialsRef != nil }
 
 // Linux reports whether the guest is Linux (cloud-init) rather than Windows (cloudbase-init).
 func (s *Scope) Linux() bool { return s.Spec.OS == infrav1.OSLinux }
@@ -73,6 +85,8 @@ type VM struct {
 	Report string
 	// ToolsRunning is true when the guest agent (VMware Tools / integration services) runs.
 	ToolsRunning bool
+	// GuestRunStarted is true once RunInGuest started the bootstrap data in the guest.
+	GuestRunStarted bool
 }
 
 // TaskState of a hypervisor task.
@@ -115,6 +129,10 @@ type Backend interface {
 	Destroy(ctx context.Context, s *Scope, vm *VM) (string, error)
 	// ClearUserData removes the user data from the VM config once the node has joined.
 	ClearUserData(ctx context.Context, s *Scope, vm *VM) (string, error)
+	// RunInGuest copies the bootstrap data into the running guest with s.GuestCredentials and
+	// starts it once (a program already started is found, not started again), then records that
+	// on the VM so GuestRunStarted turns true. A *Error means the guest refused the credentials.
+	RunInGuest(ctx context.Context, s *Scope, vm *VM) (string, error)
 }
 
 // BackendFor builds the backend of one reconcile (chosen once, from the kind being reconciled).

@@ -60,12 +60,12 @@ func TestInvalidSpec(t *testing.T) {
 		mutate func(*infrav1.VCenterMachineSpec)
 		msg    string
 	}{
-		"disk smaller than template": {func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }, "spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"},
-		"template missing":           {func(s *infrav1.VCenterMachineSpec) { s.Template = "no-such-template" }, `template "no-such-template" not found`},
-		"network missing":            {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "no-such-net" }, `network "no-such-net" not found`},
-		"guest operations":           {func(s *infrav1.VCenterMachineSpec) { s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"} }, "spec.guestCredentialsRef"},
-		"content library missing":    {func(s *infrav1.VCenterMachineSpec) { s.ContentLibrary = "no-such-library" }, `spec.contentLibrary: library "no-such-library" not found`},
-		"storage policy missing":     {func(s *infrav1.VCenterMachineSpec) { s.StoragePolicy = "gold" }, `storagePolicy "gold" not found`},
+		"disk smaller than template":  {func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }, "spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"},
+		"template missing":            {func(s *infrav1.VCenterMachineSpec) { s.Template = "no-such-template" }, `template "no-such-template" not found`},
+		"network missing":             {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "no-such-net" }, `network "no-such-net" not found`},
+		"guest ops with cloud-config": {func(s *infrav1.VCenterMachineSpec) { s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"} }, `format "cloud-config", but spec.guestCredentialsRef`},
+		"content library missing":     {func(s *infrav1.VCenterMachineSpec) { s.ContentLibrary = "no-such-library" }, `spec.contentLibrary: library "no-such-library" not found`},
+		"storage policy missing":      {func(s *infrav1.VCenterMachineSpec) { s.StoragePolicy = "gold" }, `storagePolicy "gold" not found`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -108,6 +108,13 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 		waiting(obj, infrav1.WaitingForBootstrapDataReason, "Waiting for the bootstrap data Secret")
 		return ctrl.Result{}, nil
 	}
+	if s.RunsInGuest() {
+		if s.Format != FormatPowerShell {
+			return r.hypervisorError(obj, Errorf(infrav1.InvalidSpecReason, "%s", formatMessage(s.Format)))
+		}
+		// Started through the guest agent once the VM runs: never stored in the VM config.
+		s.UserData = nil
+	}
 	s.Commit = func() error {
 		// The cache may lag behind a create this controller already sent: ask the API server.
 		live := r.Kind.NewObject()
@@ -166,6 +173,9 @@ func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ct
 func (r *Reconciler) running(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	r.bootstrapReport(s, vm)
+	if res, done, err := r.runInGuest(ctx, s, b, vm); !done || err != nil {
+		return res, err
+	}
 	if addrs := guest.MachineAddresses(vm.IPs, s.ComputerName); len(addrs) > 0 {
 		st.Addresses = addrs
 	}

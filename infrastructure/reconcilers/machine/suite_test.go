@@ -27,6 +27,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
 // watchFilter labels the objects the running manager reconciles; tests that drive a reconciler
@@ -39,8 +40,10 @@ var (
 	vcsim  *simulator.Server
 	model  *simulator.Model
 	faults = &faultInjector{}
-	calls  = &vcenter.Calls{}
-	ctx    = context.Background()
+	// guestOps runs the guest operations of vcsim's VMs (vcsim's own need Docker).
+	guestOps *vcsimops.GuestOps
+	calls    = &vcenter.Calls{}
+	ctx      = context.Background()
 )
 
 // TestMain runs the production wiring (setup.Reconcilers) against a real kube-apiserver and
@@ -61,7 +64,10 @@ func TestMain(m *testing.M) {
 	}
 	model.Service.TLS = new(tls.Config)    // capwin verifies vCenter's certificate
 	model.Service.RegisterEndpoints = true // SPBM (storage policies)
+	guestOps = vcsimops.Install(model)
+	guestOps.Password = guestPassword
 	vcsim = model.Service.NewServer()
+	vcsimops.TrustHosts(model, soap.ThumbprintSHA256(vcsim.Certificate()))
 	var err error
 	if env, err = envtest.Start(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "webhook")); err != nil {
 		fmt.Fprintln(os.Stderr, err)

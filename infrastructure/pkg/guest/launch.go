@@ -1,0 +1,116 @@
+package guest
+
+import (
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Where capwin puts the bootstrap data in a guest it starts through the guest agent.
+const (
+	GuestDir           = `C:\ProgramData\capwin`
+	GuestLaunchPath    = GuestDir + `\launch.ps1`
+	GuestBootstrapPath = GuestDir + `\bootstrap.ps1`
+	GuestLaunchLog     = GuestDir + `\launch.log`
+	// GuestPowerShell is Windows PowerShell 5.1, present on every Windows Server.
+	GuestPowerShell = `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`
+	// GuestLaunchArgs are the arguments that start the launcher.
+	GuestLaunchArgs = `-NoProfile -NonInteractive -ExecutionPolicy Bypass -File "` + GuestLaunchPath + `"`
+	// bootstrapTask is the startup task the bootstrap script itself uses and removes when done.
+	bootstrapTask = "capwin-bootstrap"
+)
+
+//go:embed ps/launch.ps1
+var launchScript string
+
+// LaunchScript is the static launcher (for syntax checks and the simulated guest).
+func LaunchScript() string { return launchScript }
+
+// Launch is the launcher's data document. Every field is always present (the script runs in
+// strict mode): lists are empty, never null.
+type Launch struct {
+	Version       int          `json:"version"`
+	ComputerName  string       `json:"computerName"`
+	BootstrapPath string       `json:"bootstrapPath"`
+	LogFile       string       `json:"logFile"`
+	TaskName      string       `json:"taskName"`
+	Status        LaunchStatus `json:"status"`
+	Network       []LaunchNIC  `json:"network"`
+}
+
+// LaunchStatus says where the launcher reports a failure: the guestinfo key (vSphere) or the
+// KVP registry item (Hyper-V); empty fields are skipped.
+type LaunchStatus struct {
+	GuestinfoKey string `json:"guestinfoKey"`
+	KVPKey       string `json:"kvpKey"`
+	KVPValue     string `json:"kvpValue"`
+}
+
+// LaunchNIC is the static configuration of one adapter, found by MAC.
+type LaunchNIC struct {
+	// MAC in Windows' form (00-50-56-AB-CD-EF), as Get-NetAdapter shows it.
+	MAC         string   `json:"mac"`
+	Addresses   []string `json:"addresses"`
+	Routes      []route  `json:"routes"`
+	Nameservers []string `json:"nameservers"`
+}
+
+// NewLaunch builds the launcher document for a guest: its computer name and the static part of
+// its NICs (DHCP-only adapters are left alone).
+func NewLaunch(computerName string, nics []NIC, status LaunchStatus) (Launch, error) {
+	l := Launch{Version: 1, ComputerName: computerName, BootstrapPath: GuestBootstrapPath, LogFile: GuestLaunchLog,
+		TaskName: bootstrapTask, Status: status, Network: []LaunchNIC{}}
+	if len(computerName) > MaxComputerName || sanitize(computerName) != strings.ToLower(computerName) || computerName == "" || allDigits(computerName) {
+		return l, fmt.Errorf("computer name %q is not a Windows computer name (1 to %d letters, digits and inner hyphens, not only digits)",
+			computerName, MaxComputerName)
+	}
+	for i, n := range nics {
+		if !n.NeedsMAC() {
+			continue
+		}
+		e, err := toEthernet(n)
+		if err != nil {
+			return l, fmt.Errorf("network device %d: %w", i, err)
+		}
+		ln := LaunchNIC{MAC: strings.ToUpper(strings.ReplaceAll(e.Match.MACAddress, ":", "-")),
+			Addresses: append([]string{}, e.Addresses...), Routes: append([]route{}, e.Routes...), Nameservers: []string{}}
+		if e.Nameservers != nil {
+			for _, a := range e.Nameservers.Addresses {
+				ip, err := netip.ParseAddr(a)
+				if err != nil {
+					return l, fmt.Errorf("network device %d: nameserver %q is not an IP address", i, a)
+				}
+				ln.Nameservers = append(ln.Nameservers, ip.String())
+			}
+		}
+		l.Network = append(l.Network, ln)
+	}
+	return l, nil
+}
+
+// Script renders the launcher: one line assigning the document as base64, then the static script.
+func (l Launch) Script() ([]byte, error) {
+	doc, err := json.Marshal(l)
+	if err != nil {
+		return nil, err
+	}
+	return []byte("$CapwinLaunch = '" + base64.StdEncoding.EncodeToString(doc) + "'\r\n" + launchScript), nil
+}
+
+// ParseLaunch reads the document back from a rendered launcher (the simulated guest, tests).
+func ParseLaunch(script []byte) (Launch, error) {
+	var l Launch
+	first, _, ok := strings.Cut(string(script), "\r\n")
+	raw, found := strings.CutPrefix(first, "$CapwinLaunch = '")
+	if !ok || !found || !strings.HasSuffix(raw, "'") {
+		return l, fmt.Errorf("not a capwin launcher")
+	}
+	doc, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(raw, "'"))
+	if err != nil {
+		return l, fmt.Errorf("launcher document: %w", err)
+	}
+	return l, json.Unmarshal(doc, &l)
+}

@@ -1,0 +1,134 @@
+package guest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/capwin/capwin/test/pscheck"
+)
+
+var vsphereStatus = LaunchStatus{GuestinfoKey: "guestinfo.capwin.bootstrap.status"}
+
+func TestNewLaunch(t *testing.T) {
+	nics := []NIC{
+		{MAC: "00:50:56:ab:cd:01", DHCP4: true},
+		{MAC: "00:50:56:AB:CD:02", Addresses: []string{"10.0.0.5/24", "fd00::5/64"}, Gateway4: "10.0.0.1", Nameservers: []string{"10.0.0.2"}},
+	}
+	l, err := NewLaunch("win-md-abc12", nics, vsphereStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Network) != 1 {
+		t.Fatalf("network = %+v, want only the static adapter", l.Network)
+	}
+	n := l.Network[0]
+	if n.MAC != "00-50-56-AB-CD-02" || strings.Join(n.Addresses, ",") != "10.0.0.5/24,fd00::5/64" ||
+		len(n.Routes) != 1 || n.Routes[0] != (route{To: "0.0.0.0/0", Via: "10.0.0.1"}) || strings.Join(n.Nameservers, ",") != "10.0.0.2" {
+		t.Fatalf("adapter = %+v", n)
+	}
+	script, err := l.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseLaunch(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.ComputerName != "win-md-abc12" || back.BootstrapPath != GuestBootstrapPath || back.TaskName != "capwin-bootstrap" ||
+		back.Status != vsphereStatus || len(back.Network) != 1 {
+		t.Fatalf("document read back = %+v", back)
+	}
+}
+
+func TestNewLaunchRejects(t *testing.T) {
+	for name, c := range map[string]struct {
+		computer string
+		nics     []NIC
+	}{
+		"no name":        {"", nil},
+		"not NetBIOS":    {"win_1", nil},
+		"digits":         {"12345", nil},
+		"bad DNS":        {"win", []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5/24"}, Nameservers: []string{"dns"}}}},
+		"long name":      {"abcdefghijklmnop", nil},
+		"no MAC":         {"win", []NIC{{Addresses: []string{"10.0.0.5/24"}}}},
+		"not CIDR":       {"win", []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5"}}}},
+		"gateway not IP": {"win", []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5/24"}, Gateway4: "router"}}},
+	} {
+		if _, err := NewLaunch(c.computer, c.nics, vsphereStatus); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestLaunchListsNeverNull: the script runs in strict mode and reads every field.
+func TestLaunchListsNeverNull(t *testing.T) {
+	l, err := NewLaunch("win", []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5/24"}}}, LaunchStatus{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := l.Script()
+	back, _ := ParseLaunch(script)
+	if back.Network == nil || back.Network[0].Routes == nil || back.Network[0].Nameservers == nil {
+		t.Fatalf("null list in %+v", back)
+	}
+}
+
+var launchLine = regexp.MustCompile(`^\$CapwinLaunch = '[A-Za-z0-9+/=]*'\r\n$`)
+
+// FuzzLaunchScript: whatever the names and addresses, the launcher is one base64 literal followed
+// by the unchanged static script, and the document reads back as it was written.
+func FuzzLaunchScript(f *testing.F) {
+	f.Add("win-1", "10.0.0.5/24", "10.0.0.1", "10.0.0.2")
+	f.Add("x'; Restart-Computer #", "fd00::1/64", "fd00::fffe", "$(calc)")
+	f.Fuzz(func(t *testing.T, name, addr, gw, dns string) {
+		l, err := NewLaunch(name, []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{addr}, Gateway4: gw, Nameservers: []string{dns}}}, vsphereStatus)
+		if err != nil {
+			return
+		}
+		script, err := l.Script()
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, rest, _ := strings.Cut(string(script), "\r\n")
+		if !launchLine.MatchString(first+"\r\n") || rest != launchScript {
+			t.Fatalf("launcher is not one data line plus the static script:\n%s", first)
+		}
+		back, err := ParseLaunch(script)
+		if err != nil || back.ComputerName != name || back.Network[0].Nameservers[0] != dns {
+			t.Fatalf("read back %+v, %v", back, err)
+		}
+	})
+}
+
+// TestLaunchScriptParses checks the static launcher and a rendered one with the PowerShell grammar.
+func TestLaunchScriptParses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	l, err := NewLaunch("win", []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5/24"}, Gateway4: "10.0.0.1"}}, vsphereStatus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, _ := l.Script()
+	rendered := filepath.Join(t.TempDir(), "launch.ps1")
+	if err := os.WriteFile(rendered, script, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	results, err := pscheck.Files(filepath.Join("ps", "launch.ps1"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if len(r.Errors) > 0 {
+			t.Error(r.String())
+		}
+	}
+	for i, c := range launchScript {
+		if c > 127 {
+			t.Fatalf("non-ASCII character at %d: Windows PowerShell 5.1 reads BOM-less files as ANSI", i)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package vcenter
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/vmware/govmomi/fault"
+	govguest "github.com/vmware/govmomi/guest"
+	"github.com/vmware/govmomi/vim25/types"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// keyGuestRun records, with the launcher's process id, that capwin started the bootstrap through
+// guest operations. It is not a guestinfo key: the guest cannot set it.
+const keyGuestRun = "capwin.bootstrap.started"
+
+// RunInGuest copies the launcher and the bootstrap script into the guest with VMware Tools guest
+// operations, starts the launcher once and records its process id on the VM.
+func (b *backend) RunInGuest(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+	launch, err := guest.NewLaunch(s.ComputerName, nicsWithMACs(s.NICs, vm.MACs), guest.LaunchStatus{GuestinfoKey: keyStatus})
+	if err != nil {
+		return "", machine.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
+	}
+	script, err := launch.Script()
+	if err != nil {
+		return "", err
+	}
+	ops := govguest.NewOperationsManager(b.sess.Client, vmRef(vm.Ref.ID))
+	auth := &types.NamePasswordAuthentication{Username: s.GuestCredentials.Username, Password: s.GuestCredentials.Password}
+	pm, err := ops.ProcessManager(ctx)
+	if err != nil {
+		return "", b.guestError(err, auth)
+	}
+	// A launcher started by a manager that stopped before recording it is still listed (Tools
+	// keeps finished processes for a few minutes): record that one instead of starting another.
+	pid, err := b.startedLauncher(ctx, pm, auth)
+	if err != nil {
+		return "", err
+	}
+	if pid == 0 {
+		if pid, err = b.startLauncher(ctx, ops, pm, auth, s.UserData, script); err != nil {
+			return "", err
+		}
+	}
+	return b.reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: keyGuestRun, Value: "pid=" + strconv.FormatInt(pid, 10)}})
+}
+
+// startedLauncher returns the process id of a launcher running or recently finished in the guest.
+func (b *backend) startedLauncher(ctx context.Context, pm *govguest.ProcessManager, auth *types.NamePasswordAuthentication) (int64, error) {
+	procs, err := pm.ListProcesses(ctx, auth, nil)
+	if err != nil {
+		return 0, b.guestError(err, auth)
+	}
+	for _, p := range procs {
+		if strings.Contains(strings.ToLower(p.CmdLine), strings.ToLower(guest.GuestLaunchPath)) {
+			return p.Pid, nil
+		}
+	}
+	return 0, nil
+}
+
+func (b *backend) startLauncher(ctx context.Context, ops *govguest.OperationsManager, pm *govguest.ProcessManager,
+	auth *types.NamePasswordAuthentication, bootstrap, launcher []byte) (int64, error) {
+	fm, err := ops.FileManager(ctx)
+	if err != nil {
+		return 0, b.guestError(err, auth)
+	}
+	if err := fm.MakeDirectory(ctx, auth, guest.GuestDir, true); err != nil && !fault.Is(err, &types.FileAlreadyExists{}) {
+		return 0, b.guestError(err, auth)
+	}
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{guest.GuestBootstrapPath, bootstrap}, {guest.GuestLaunchPath, launcher}} {
+		if err := b.upload(ctx, fm, auth, f.path, f.data); err != nil {
+			return 0, err
+		}
+	}
+	pid, err := pm.StartProgram(ctx, auth, &types.GuestProgramSpec{ProgramPath: guest.GuestPowerShell, Arguments: guest.GuestLaunchArgs})
+	if err != nil {
+		return 0, b.guestError(err, auth)
+	}
+	return pid, nil
+}
+
+// upload writes one file into the guest. The transfer goes to the VM's ESX host, which is trusted
+// by the certificate thumbprint vCenter reports for it.
+func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *types.NamePasswordAuthentication, path string, data []byte) error {
+	raw, err := fm.InitiateFileTransferToGuest(ctx, auth, path, &types.GuestWindowsFileAttributes{}, int64(len(data)), true)
+	if err != nil {
+		return b.guestError(err, auth)
+	}
+	u, err := fm.TransferURL(ctx, raw)
+	if err != nil {
+		return b.sess.check(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.ContentLength = int64(len(data))
+	req.Header.Set("Content-Type", "application/octet-stream")
+	res, err := b.sess.transferClient(u.Host).Do(req)
+	if err != nil {
+		return fmt.Errorf("copy %s into the guest through ESX host %s: %w", path, u.Host, err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("copy %s into the guest through ESX host %s: %s", path, u.Host, res.Status)
+	}
+	return nil
+}
+
+// guestError turns a refused guest login into a terminal error (retrying soon could lock the
+// account out); anything else is retried.
+func (b *backend) guestError(err error, auth *types.NamePasswordAuthentication) error {
+	if fault.Is(err, &types.InvalidGuestLogin{}) {
+		return machine.Errorf(infrav1.GuestScriptNotStartedReason,
+			"the guest refused the login of user %q from spec.guestCredentialsRef: check the Secret", auth.Username)
+	}
+	return fmt.Errorf("guest operations: %w", b.sess.check(err))
+}
+
+// transferClient is an HTTP client for guest file transfers to an ESX host: pinned to the
+// thumbprint vCenter gave for that host, else trusting what the vCenter connection trusts.
+func (sess *Session) transferClient(host string) *http.Client {
+	thumb := sess.Client.Client.Thumbprint(host)
+	if thumb == "" {
+		return &sess.Client.Client.Client
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, VerifyConnection: pinned(thumb, "ESX host "+host)} //nolint:gosec // verified by pinned
+	return &http.Client{Transport: t}
+}
+
+// nicsWithMACs fills the MACs the backend read from the VM into the scope's NICs.
+func nicsWithMACs(nics []guest.NIC, macs []string) []guest.NIC {
+	out := append([]guest.NIC(nil), nics...)
+	for i := range out {
+		if out[i].MAC == "" && i < len(macs) {
+			out[i].MAC = macs[i]
+		}
+	}
+	return out
+}
