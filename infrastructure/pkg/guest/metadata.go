@@ -67,6 +67,35 @@ func BuildMetadata(instanceID, hostname string, nics []NIC, linux bool) ([]byte,
 	if instanceID == "" || hostname == "" {
 		return nil, fmt.Errorf("metadata needs an instance id and a hostname")
 	}
+	md := Metadata{InstanceID: instanceID, LocalHostname: hostname}
+	raw, err := networkConfig(nics, linux)
+	if err != nil {
+		return nil, err
+	}
+	if raw != nil {
+		md.Network, md.NetworkEncoding = base64.StdEncoding.EncodeToString(raw), "base64"
+	}
+	return yaml.Marshal(md)
+}
+
+// BuildNoCloud renders the NoCloud config drive files meta-data and network-config (netplan v2,
+// nil when no NIC needs configuration).
+func BuildNoCloud(instanceID, hostname string, nics []NIC, linux bool) (metaData, network []byte, err error) {
+	if instanceID == "" || hostname == "" {
+		return nil, nil, fmt.Errorf("metadata needs an instance id and a hostname")
+	}
+	if network, err = networkConfig(nics, linux); err != nil {
+		return nil, nil, err
+	}
+	metaData, err = yaml.Marshal(Metadata{InstanceID: instanceID, LocalHostname: hostname})
+	return metaData, network, err
+}
+
+// networkConfig is the netplan v2 document of the NICs, nil without NICs.
+func networkConfig(nics []NIC, linux bool) ([]byte, error) {
+	if len(nics) == 0 {
+		return nil, nil
+	}
 	np := netplan{Version: 2, Ethernets: map[string]ethernet{}}
 	for i, n := range nics {
 		e, err := toEthernet(n)
@@ -78,15 +107,7 @@ func BuildMetadata(instanceID, hostname string, nics []NIC, linux bool) ([]byte,
 		}
 		np.Ethernets[fmt.Sprintf("id%d", i)] = e
 	}
-	md := Metadata{InstanceID: instanceID, LocalHostname: hostname}
-	if len(nics) > 0 {
-		raw, err := yaml.Marshal(np)
-		if err != nil {
-			return nil, err
-		}
-		md.Network, md.NetworkEncoding = base64.StdEncoding.EncodeToString(raw), "base64"
-	}
-	return yaml.Marshal(md)
+	return yaml.Marshal(np)
 }
 
 func toEthernet(n NIC) (ethernet, error) {

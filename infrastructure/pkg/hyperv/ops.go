@@ -1,0 +1,131 @@
+package hyperv
+
+// Placement names the folders of one host: VMs go to VMPath\<uid>, disks to DiskPath\<uid>.vhdx.
+type Placement struct {
+	VMPath   string `json:"vmPath"`
+	DiskPath string `json:"diskPath"`
+}
+
+// HostInfo is host.ps1's result.
+type HostInfo struct {
+	Name              string   `json:"name"`
+	FreeMemoryMiB     int64    `json:"freeMemoryMiB"`
+	LogicalProcessors int      `json:"logicalProcessors"`
+	VMs               int      `json:"vms"`
+	Switches          []string `json:"switches"`
+	Build             int      `json:"build"`
+}
+
+// VMKey identifies a machine's VM: by id when known, else by UID (notes, disk name).
+type VMKey struct {
+	Placement
+	ID  string `json:"id,omitempty"`
+	UID string `json:"uid"`
+}
+
+// View is what capwin observes about a VM in one operation.
+type View struct {
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	State     string            `json:"state"`
+	Notes     string            `json:"notes"`
+	Heartbeat bool              `json:"heartbeat"`
+	NICs      []NICView         `json:"nics"`
+	DVDs      []string          `json:"dvds"`
+	Disks     []string          `json:"disks"`
+	KVP       map[string]string `json:"kvp"`
+}
+
+// NICView is one VM network adapter.
+type NICView struct {
+	MAC    string   `json:"mac"`
+	Switch string   `json:"switch"`
+	IPs    []string `json:"ips"`
+}
+
+// Found is find.ps1's result.
+type Found struct {
+	Found bool  `json:"found"`
+	VM    *View `json:"vm,omitempty"`
+}
+
+// CreateInput is create.ps1's input.
+type CreateInput struct {
+	VMKey
+	Name          string         `json:"name"`
+	ParentDisk    string         `json:"parentDisk"`
+	DiskBytes     int64          `json:"diskBytes"`
+	Processors    int32          `json:"processors"`
+	MemoryBytes   int64          `json:"memoryBytes"`
+	DynamicMemory *DynamicMemory `json:"dynamicMemory,omitempty"`
+	SecureBoot    SecureBoot     `json:"secureBoot"`
+	NICs          []NICInput     `json:"nics"`
+	// ConfigDrive is the NoCloud ISO, base64.
+	ConfigDrive string `json:"configDrive,omitempty"`
+}
+
+// DynamicMemory of a VM.
+type DynamicMemory struct {
+	MinimumBytes  int64 `json:"minimumBytes"`
+	MaximumBytes  int64 `json:"maximumBytes"`
+	BufferPercent int32 `json:"bufferPercent"`
+}
+
+// SecureBoot settings of a generation 2 VM.
+type SecureBoot struct {
+	Enabled  bool   `json:"enabled"`
+	Template string `json:"template"`
+}
+
+// NICInput is one adapter to add: switch, static MAC (Hyper-V form, no separators), VLAN (0 = none).
+type NICInput struct {
+	Switch string `json:"switch"`
+	MAC    string `json:"mac"`
+	VLANID int32  `json:"vlanId"`
+}
+
+// Power actions.
+const (
+	PowerStart    = "start"
+	PowerOff      = "off"
+	PowerShutdown = "shutdown"
+)
+
+// PowerInput is power.ps1's input.
+type PowerInput struct {
+	ID     string `json:"id"`
+	Action string `json:"action"`
+}
+
+// JobRef is power.ps1's result and job.ps1's input: a host job id ("" = done at once).
+type JobRef struct {
+	Job string `json:"job"`
+}
+
+// JobState is job.ps1's result: running, succeeded, failed or unknown.
+type JobState struct {
+	State   string `json:"state"`
+	Message string `json:"message"`
+}
+
+// GuestInput is guest.ps1's input: files to write and the launcher command line to start once.
+type GuestInput struct {
+	ID          string      `json:"id"`
+	Username    string      `json:"username"`
+	Password    string      `json:"password"`
+	Directory   string      `json:"directory"`
+	Files       []GuestFile `json:"files"`
+	LaunchPath  string      `json:"launchPath"`
+	CommandLine string      `json:"commandLine"`
+}
+
+// GuestFile is one file for the guest, base64.
+type GuestFile struct {
+	Path string `json:"path"`
+	Data string `json:"data"`
+}
+
+// GuestStarted is guest.ps1's result.
+type GuestStarted struct {
+	PID int64 `json:"pid"`
+}

@@ -1,0 +1,190 @@
+package hyperv
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf16"
+
+	"github.com/masterzen/winrm"
+	"github.com/masterzen/winrm/soap"
+)
+
+// HostConfig is how to reach one host's WinRM HTTPS listener.
+type HostConfig struct {
+	Name, Address      string
+	Port               int
+	Username, Password string
+	// Basic uses HTTP Basic instead of NTLM.
+	Basic    bool
+	CABundle []byte
+	Insecure bool
+}
+
+// Counters are shared by all connections of a manager.
+type Counters struct {
+	// Operations run and WinRM HTTP round trips made.
+	Operations, RoundTrips atomic.Int64
+}
+
+// Conn runs operations on one host. It is safe for concurrent use.
+type Conn struct {
+	cfg    HostConfig
+	client *winrm.Client
+}
+
+// ResultPrefix marks the result line on stdout.
+const ResultPrefix = "capwin-result:"
+
+// RunnerCommand is the command line of every operation: Windows PowerShell running the runner,
+// which reads the operation from stdin.
+var RunnerCommand = "powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand " + EncodeCommand(Runner.Text)
+
+// EncodeCommand encodes a script for powershell.exe -EncodedCommand (base64 of UTF-16LE).
+func EncodeCommand(script string) string {
+	u := utf16.Encode([]rune(script))
+	b := make([]byte, 2*len(u))
+	for i, r := range u {
+		b[2*i], b[2*i+1] = byte(r), byte(r>>8)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// Envelope is what the runner reads from stdin (base64 of this JSON).
+type Envelope struct {
+	Lib    string          `json:"lib"`
+	Script string          `json:"script"`
+	Input  json.RawMessage `json:"input"`
+}
+
+// Outcome is the document on the result line.
+type Outcome struct {
+	OK     bool            `json:"ok"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// Dial prepares a connection (nothing is sent until the first operation).
+func Dial(cfg HostConfig, timeout time.Duration, counters *Counters) (*Conn, error) {
+	if cfg.Port == 0 {
+		cfg.Port = 5986
+	}
+	ep := winrm.NewEndpoint(cfg.Address, cfg.Port, true, cfg.Insecure, cfg.CABundle, nil, nil, timeout)
+	params := winrm.NewParameters(fmt.Sprintf("PT%dS", max(int(timeout.Seconds()), 1)), "en-US", 153600)
+	dialer := &net.Dialer{Timeout: min(timeout, 5*time.Second), KeepAlive: 30 * time.Second}
+	params.TransportDecorator = func() winrm.Transporter {
+		if cfg.Basic {
+			return &counting{next: winrm.NewClientWithDial(dialer.Dial), counters: counters}
+		}
+		return &counting{next: winrm.NewClientNTLMWithDial(dialer.Dial), counters: counters}
+	}
+	c, err := winrm.NewClientWithParameters(ep, cfg.Username, cfg.Password, params)
+	if err != nil {
+		return nil, &HostError{Kind: KindTLS, Host: cfg.Name, Message: err.Error()}
+	}
+	return &Conn{cfg: cfg, client: c}, nil
+}
+
+// Run runs one operation with its input and decodes its result into out (may be nil).
+func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	env, err := json.Marshal(Envelope{Lib: Common.Text, Script: op.Text, Input: raw})
+	if err != nil {
+		return err
+	}
+	var stdout, stderr bytes.Buffer
+	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))
+	if err != nil {
+		return c.transportError(err)
+	}
+	res, found, err := parseOutcome(stdout.Bytes())
+	if err != nil || !found {
+		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name,
+			Message: fmt.Sprintf("no result (exit code %d): %s", code, tail(stderr.String(), 400))}
+	}
+	if !res.OK {
+		e := &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name}
+		if res.Error != nil {
+			e.Kind, e.Message = res.Error.Kind, res.Error.Message
+		}
+		return e
+	}
+	if out == nil || len(res.Result) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(res.Result, out); err != nil {
+		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Message: "bad result: " + err.Error()}
+	}
+	return nil
+}
+
+// parseOutcome finds the result line in the runner's output.
+func parseOutcome(stdout []byte) (Outcome, bool, error) {
+	var o Outcome
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), ResultPrefix)
+		if !ok {
+			continue
+		}
+		doc, err := base64.StdEncoding.DecodeString(line)
+		if err != nil {
+			return o, false, err
+		}
+		return o, true, json.Unmarshal(doc, &o)
+	}
+	return o, false, sc.Err()
+}
+
+func (c *Conn) transportError(err error) error {
+	e := &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Message: err.Error()}
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid),
+		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "x509: "):
+		e.Kind = KindTLS
+	case strings.Contains(err.Error(), "401"):
+		e.Kind, e.Message = KindAuth, fmt.Sprintf("the host refused the credentials of user %q", c.cfg.Username)
+	}
+	return e
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// counting counts WinRM HTTP round trips.
+type counting struct {
+	next     winrm.Transporter
+	counters *Counters
+}
+
+func (t *counting) Transport(ep *winrm.Endpoint) error { return t.next.Transport(ep) }
+
+func (t *counting) Post(c *winrm.Client, req *soap.SoapMessage) (string, error) {
+	if t.counters != nil {
+		t.counters.RoundTrips.Add(1)
+	}
+	return t.next.Post(c, req)
+}
