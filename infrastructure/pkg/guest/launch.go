@@ -19,6 +19,8 @@ const (
 	GuestPowerShell = `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`
 	// GuestLaunchArgs are the arguments that start the launcher.
 	GuestLaunchArgs = `-NoProfile -NonInteractive -ExecutionPolicy Bypass -File "` + GuestLaunchPath + `"`
+	// KVPKey is the registry key whose values Hyper-V shows the host as KVP guest items.
+	KVPKey = `HKLM:\SOFTWARE\Microsoft\Virtual Machine\Guest`
 	// bootstrapTask is the startup task the bootstrap script itself uses and removes when done.
 	bootstrapTask = "capwin-bootstrap"
 )
@@ -113,4 +115,15 @@ func ParseLaunch(script []byte) (Launch, error) {
 		return l, fmt.Errorf("launcher document: %w", err)
 	}
 	return l, json.Unmarshal(doc, &l)
+}
+
+// WithMACs fills the MACs read from the VM into NICs that have none (device order).
+func WithMACs(nics []NIC, macs []string) []NIC {
+	out := append([]NIC(nil), nics...)
+	for i := range out {
+		if out[i].MAC == "" && i < len(macs) {
+			out[i].MAC = macs[i]
+		}
+	}
+	return out
 }

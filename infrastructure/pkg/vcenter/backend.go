@@ -118,7 +118,7 @@ type backend struct {
 
 // metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
 func metadata(s *machine.Scope, macs []string) ([]byte, error) {
-	nics := nicsWithMACs(s.NICs, macs)
+	nics := guest.WithMACs(s.NICs, macs)
 	for _, n := range nics {
 		if n.MAC == "" && n.NeedsMAC() {
 			return nil, nil

@@ -25,7 +25,7 @@ const keyGuestRun = "capwin.bootstrap.started"
 // RunInGuest copies the launcher and the bootstrap script into the guest with VMware Tools guest
 // operations, starts the launcher once and records its process id on the VM.
 func (b *backend) RunInGuest(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
-	launch, err := guest.NewLaunch(s.ComputerName, nicsWithMACs(s.NICs, vm.MACs), guest.LaunchStatus{GuestinfoKey: keyStatus})
+	launch, err := guest.NewLaunch(s.ComputerName, guest.WithMACs(s.NICs, vm.MACs), guest.LaunchStatus{GuestinfoKey: keyStatus})
 	if err != nil {
 		return "", machine.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
 	}
@@ -139,15 +139,4 @@ func (sess *Session) transferClient(host string) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, VerifyConnection: pinned(thumb, "ESX host "+host)} //nolint:gosec // verified by pinned
 	return &http.Client{Transport: t}
-}
-
-// nicsWithMACs fills the MACs the backend read from the VM into the scope's NICs.
-func nicsWithMACs(nics []guest.NIC, macs []string) []guest.NIC {
-	out := append([]guest.NIC(nil), nics...)
-	for i := range out {
-		if out[i].MAC == "" && i < len(macs) {
-			out[i].MAC = macs[i]
-		}
-	}
-	return out
 }

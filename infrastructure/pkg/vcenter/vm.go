@@ -196,7 +196,7 @@ func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machi
 				t.State = taskState(v)
 			case types.ManagedObjectReference:
 				if v.Type == "VirtualMachine" {
-					t.VM = v.Value
+					t.VM.ID = v.Value
 				}
 			case types.LocalizedMethodFault:
 				t.Message = v.LocalizedMessage

@@ -105,9 +105,9 @@ const (
 type Task struct {
 	State   TaskState
 	Message string
-	// VM is the VM reference a finished create task returned, "" otherwise: the next Find can
-	// read it directly instead of searching.
-	VM string
+	// VM is the VM a finished create task returned (empty otherwise): the next Find can read it
+	// directly instead of searching.
+	VM infrav1.VMReference
 }
 
 // Backend is one hypervisor API. Methods that start long work return a task reference ("" when

@@ -52,8 +52,8 @@ func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Re
 		return ctrl.Result{RequeueAfter: r.PollInterval}, false, nil
 	}
 	st.Task = ""
-	if st.VM.ID == "" && t.VM != "" {
-		st.VM.ID = t.VM
+	if st.VM.ID == "" && t.VM.ID != "" {
+		st.VM = t.VM
 	}
 	return ctrl.Result{}, true, nil
 }
