@@ -8,6 +8,7 @@ import (
 func SetupWithManager(mgr ctrl.Manager) error {
 	for _, w := range []interface{ SetupWebhookWithManager(ctrl.Manager) error }{
 		&VCenterMachine{}, &VCenterMachineTemplate{}, &VCenterCluster{}, &VCenterClusterTemplate{},
+		&HyperVMachine{}, &HyperVMachineTemplate{}, &HyperVCluster{}, &HyperVClusterTemplate{},
 	} {
 		if err := w.SetupWebhookWithManager(mgr); err != nil {
 			return err

@@ -208,6 +208,10 @@ type VMReference struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	BIOSUUID string `json:"biosUUID,omitempty"`
+	// host is the Hyper-V host that runs the VM (Hyper-V only).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Host string `json:"host,omitempty"`
 }
 
 // +kubebuilder:object:generate=false

@@ -101,8 +101,106 @@ type VCenterClusterTemplateList struct {
 	Items           []VCenterClusterTemplate `json:"items"`
 }
 
+// HyperVMachineTemplateSpec holds the template of the HyperVMachines of a MachineDeployment or
+// control plane.
+type HyperVMachineTemplateSpec struct {
+	// template is copied into each HyperVMachine.
+	// +required
+	Template HyperVMachineTemplateResource `json:"template,omitzero"`
+}
+
+// HyperVMachineTemplateResource is the metadata and spec given to each HyperVMachine.
+type HyperVMachineTemplateResource struct {
+	// metadata added to each HyperVMachine.
+	// +optional
+	ObjectMeta clusterv1.ObjectMeta `json:"metadata,omitempty,omitzero"`
+	// spec of each HyperVMachine.
+	// +required
+	Spec HyperVMachineSpec `json:"spec,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=hypervmachinetemplates,scope=Namespaced,categories=cluster-api
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
+// +kubebuilder:printcolumn:name="Parent disk",type="string",JSONPath=".spec.template.spec.parentDisk"
+// +kubebuilder:printcolumn:name="OS",type="string",JSONPath=".spec.template.spec.os"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// HyperVMachineTemplate is a template for HyperVMachines. Its spec is immutable: an OS upgrade is
+// a new parent disk in a new template referenced by the MachineDeployment.
+type HyperVMachineTemplate struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// spec holds the template.
+	// +required
+	Spec HyperVMachineTemplateSpec `json:"spec,omitzero"`
+	// status tells the autoscaler what a node from this template offers.
+	// +optional
+	Status MachineTemplateStatus `json:"status,omitempty,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// HyperVMachineTemplateList is a list of HyperVMachineTemplate.
+type HyperVMachineTemplateList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []HyperVMachineTemplate `json:"items"`
+}
+
+// HyperVClusterTemplateSpec holds the template of a ClusterClass's HyperVClusters.
+type HyperVClusterTemplateSpec struct {
+	// template is copied into each HyperVCluster.
+	// +required
+	Template HyperVClusterTemplateResource `json:"template,omitzero"`
+}
+
+// HyperVClusterTemplateResource is the metadata and spec given to each HyperVCluster.
+type HyperVClusterTemplateResource struct {
+	// metadata added to each HyperVCluster.
+	// +optional
+	ObjectMeta clusterv1.ObjectMeta `json:"metadata,omitempty,omitzero"`
+	// spec of each HyperVCluster.
+	// +required
+	Spec HyperVClusterSpec `json:"spec,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=hypervclustertemplates,scope=Namespaced,categories=cluster-api
+// +kubebuilder:storageversion
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// HyperVClusterTemplate is a template for HyperVClusters (ClusterClass).
+type HyperVClusterTemplate struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// spec holds the template.
+	// +required
+	Spec HyperVClusterTemplateSpec `json:"spec,omitzero"`
+}
+
+// +kubebuilder:object:root=true
+
+// HyperVClusterTemplateList is a list of HyperVClusterTemplate.
+type HyperVClusterTemplateList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []HyperVClusterTemplate `json:"items"`
+}
+
 func init() {
 	objectTypes = append(objectTypes,
 		&VCenterMachineTemplate{}, &VCenterMachineTemplateList{},
-		&VCenterClusterTemplate{}, &VCenterClusterTemplateList{})
+		&VCenterClusterTemplate{}, &VCenterClusterTemplateList{},
+		&HyperVMachineTemplate{}, &HyperVMachineTemplateList{},
+		&HyperVClusterTemplate{}, &HyperVClusterTemplateList{})
 }

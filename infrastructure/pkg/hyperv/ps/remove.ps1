@@ -1,14 +1,26 @@
-# remove.ps1 deletes a machine's VM, its differencing disk and its folder (config drive). What is
-# already gone counts as removed.
+# remove.ps1 deletes a machine's VM, its differencing disk and its folder (config drive), wherever
+# they are: the VM's own disk and folder are found through the VM (the cluster's folders may have
+# changed since it was created), and only files named after the machine's UID are deleted, never a
+# parent disk. What is already gone counts as removed.
 param($In)
+$ownDisk = $In.uid + '.vhdx'
+$paths = @((Get-CapwinDiskPath $In), (Get-CapwinVMDir $In))
 $vm = Find-CapwinVM $In
 if ($null -ne $vm) {
+    foreach ($drive in @(Get-VMHardDiskDrive -VM $vm)) {
+        if ((Split-Path -Leaf $drive.Path) -eq $ownDisk) {
+            $paths += $drive.Path
+        }
+    }
+    if ((Split-Path -Leaf $vm.Path) -eq $In.uid) {
+        $paths += $vm.Path
+    }
     if ($vm.State -ne 'Off') {
         Stop-VM -VM $vm -TurnOff -Force
     }
     Remove-VM -VM $vm -Force
 }
-foreach ($path in @((Get-CapwinDiskPath $In), (Get-CapwinVMDir $In))) {
+foreach ($path in $paths) {
     if (Test-Path -LiteralPath $path) {
         Remove-Item -LiteralPath $path -Recurse -Force
     }

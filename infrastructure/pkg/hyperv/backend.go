@@ -1,0 +1,217 @@
+package hyperv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// Task references carry their host: "<host>/job:<id>" for a host job, "<host>/vm:<id>" for a
+// create that finished at once.
+const (
+	jobPrefix = "job:"
+	vmPrefix  = "vm:"
+)
+
+// backend is one reconcile's view of the Hyper-V hosts of a HyperVCluster for one HyperVMachine.
+type backend struct {
+	p       *Provider
+	cluster *infrav1.HyperVCluster
+	m       *infrav1.HyperVMachine
+	hosts   map[string]HostConfig
+	folders Placement
+}
+
+// ProviderID is the Hyper-V providerID of a VM.
+func ProviderID(host, id string) string { return "hyperv://" + host + "/" + id }
+
+// parseProviderID splits hyperv://<host>/<id>.
+func parseProviderID(pid string) (host, id string) {
+	rest, ok := strings.CutPrefix(pid, "hyperv://")
+	if !ok {
+		return "", ""
+	}
+	host, id, _ = strings.Cut(rest, "/")
+	return host, id
+}
+
+func (b *backend) key(s *machine.Scope, id string) VMKey {
+	uid := s.InfraMachine.GetMachineStatus().VM.InstanceUUID
+	if uid == "" {
+		uid = string(s.InfraMachine.GetUID())
+	}
+	return VMKey{Placement: b.folders, ID: id, UID: uid}
+}
+
+// Find reads the VM on its recorded host (status, else the providerID after clusterctl move).
+// Without a host, only a create that may have been sent is searched for, on every host: a host
+// that cannot be asked then stops the search, so a VM is never created twice.
+func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
+	st := s.InfraMachine.GetMachineStatus()
+	host, id := st.VM.Host, st.VM.ID
+	if host == "" {
+		host, id = parseProviderID(*s.InfraMachine.GetProviderID())
+	}
+	if host != "" {
+		return b.findOn(ctx, s, host, id)
+	}
+	if st.Task == "" {
+		return nil, nil
+	}
+	for name := range b.hosts {
+		vm, err := b.findOn(ctx, s, name, "")
+		if err != nil || vm != nil {
+			return vm, err
+		}
+	}
+	return nil, nil
+}
+
+func (b *backend) findOn(ctx context.Context, s *machine.Scope, host, id string) (*machine.VM, error) {
+	c, err := b.conn(host)
+	if err != nil {
+		return nil, err
+	}
+	var found Found
+	if err := c.Run(ctx, OpFind, b.key(s, id), &found); err != nil {
+		return nil, err
+	}
+	if !found.Found || found.VM == nil {
+		return nil, nil
+	}
+	return observe(host, found.VM), nil
+}
+
+// observe turns a VM view into the lifecycle's view of it.
+func observe(host string, v *View) *machine.VM {
+	vm := &machine.VM{
+		Ref:        infrav1.VMReference{ID: v.ID, Host: host, InstanceUUID: noteValue(v.Notes, "capwin-uid:")},
+		ProviderID: ProviderID(host, v.ID), Power: power(v.State), Delivered: true,
+		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, "capwin-guest-run:") != "",
+	}
+	for _, n := range v.NICs {
+		vm.MACs = append(vm.MACs, guest.NormalizeMAC(n.MAC))
+		vm.IPs = append(vm.IPs, n.IPs...)
+	}
+	for _, d := range v.DVDs {
+		if strings.HasSuffix(strings.ToLower(d), `\cidata.iso`) {
+			vm.UserDataPresent = true
+		}
+	}
+	return vm
+}
+
+// StatusKVPValue is the KVP guest item the bootstrap script reports in.
+const StatusKVPValue = "capwin.bootstrap.status"
+
+// noteValue returns the value of a "prefix..." line of a VM's notes.
+func noteValue(notes, prefix string) string {
+	for _, line := range strings.Split(notes, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func power(state string) machine.PowerState {
+	switch state {
+	case "Running", "Starting", "Stopping":
+		return machine.PoweredOn
+	case "Saved", "Paused":
+		return machine.Suspended
+	}
+	return machine.PoweredOff
+}
+
+// Task reports a host job, or a create that already finished.
+func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
+	host, rest, _ := strings.Cut(ref, "/")
+	if id, ok := strings.CutPrefix(rest, vmPrefix); ok {
+		return machine.Task{State: machine.TaskSucceeded, VM: infrav1.VMReference{ID: id, Host: host}}, nil
+	}
+	job, ok := strings.CutPrefix(rest, jobPrefix)
+	if !ok {
+		return machine.Task{State: machine.TaskUnknown}, nil
+	}
+	c, err := b.conn(host)
+	if err != nil {
+		return machine.Task{}, err
+	}
+	var js JobState
+	if err := c.Run(ctx, OpJob, JobRef{Job: job}, &js); err != nil {
+		return machine.Task{}, err
+	}
+	t := machine.Task{State: machine.TaskUnknown, Message: js.Message}
+	switch js.State {
+	case "running":
+		t.State = machine.TaskRunning
+	case "succeeded":
+		t.State = machine.TaskSucceeded
+	case "failed":
+		t.State = machine.TaskFailed
+	}
+	return t, nil
+}
+
+// jobRef stores a job reference with its host ("" when the operation finished at once).
+func jobRef(host string, r JobRef) string {
+	if r.Job == "" {
+		return ""
+	}
+	return host + "/" + jobPrefix + r.Job
+}
+
+func (b *backend) powerAction(ctx context.Context, vm *machine.VM, action string) (string, error) {
+	c, err := b.conn(vm.Ref.Host)
+	if err != nil {
+		return "", err
+	}
+	var r JobRef
+	if err := c.Run(ctx, OpPower, PowerInput{ID: vm.Ref.ID, Action: action}, &r); err != nil {
+		return "", err
+	}
+	return jobRef(vm.Ref.Host, r), nil
+}
+
+// PowerOn starts the VM (a host job).
+func (b *backend) PowerOn(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+	return b.powerAction(ctx, vm, PowerStart)
+}
+
+// PowerOff turns the VM off (hard) or asks the guest to shut down.
+func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM, hard bool) (string, error) {
+	if hard {
+		return b.powerAction(ctx, vm, PowerOff)
+	}
+	return b.powerAction(ctx, vm, PowerShutdown)
+}
+
+// Destroy removes the VM, its differencing disk and its folder.
+func (b *backend) Destroy(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+	c, err := b.conn(vm.Ref.Host)
+	if err != nil {
+		return "", err
+	}
+	return "", c.Run(ctx, OpRemove, b.key(s, vm.Ref.ID), nil)
+}
+
+// ClearUserData ejects and deletes the config drive (it holds the join token).
+func (b *backend) ClearUserData(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+	c, err := b.conn(vm.Ref.Host)
+	if err != nil {
+		return "", err
+	}
+	return "", c.Run(ctx, OpEject, b.key(s, vm.Ref.ID), nil)
+}
+
+// Deliver has nothing to do: every NIC gets its MAC at create, so the config drive is complete.
+func (b *backend) Deliver(context.Context, *machine.Scope, *machine.VM) (string, error) {
+	return "", fmt.Errorf("hyperv: the config drive is written at create")
+}
+
+var _ machine.Backend = (*backend)(nil)

@@ -1,0 +1,103 @@
+package hyperv
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// Create places the VM on a host and creates it there, powered off, with its config drive, in one
+// operation; the reference it returns names the VM (nothing to poll).
+func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
+	host, err := b.place(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	in, err := b.createInput(s)
+	if err != nil {
+		return "", err
+	}
+	c, err := b.conn(host)
+	if err != nil {
+		return "", err
+	}
+	if err := s.Commit(); err != nil {
+		return "", err
+	}
+	var v View
+	if err := c.Run(ctx, OpCreate, in, &v); err != nil {
+		if KindOf(err) == KindInvalidSpec {
+			return "", machine.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
+		}
+		return "", err
+	}
+	return host + "/" + vmPrefix + v.ID, nil
+}
+
+// createInput renders the create operation: hardware, NICs with MACs, and the config drive.
+func (b *backend) createInput(s *machine.Scope) (CreateInput, error) {
+	spec := &b.m.Spec
+	uid := string(s.InfraMachine.GetUID())
+	nics := append([]guest.NIC(nil), s.NICs...)
+	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
+		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20}
+	if in.Processors == 0 {
+		in.Processors = 2
+	}
+	if in.MemoryBytes == 0 {
+		in.MemoryBytes = 4096 << 20
+	}
+	if dm := spec.DynamicMemory; dm != nil {
+		in.DynamicMemory = &DynamicMemory{MinimumBytes: dm.MinimumMiB << 20, MaximumBytes: dm.MaximumMiB << 20, BufferPercent: max(dm.BufferPercent, 5)}
+	}
+	enabled, template := spec.SecureBootSettings()
+	in.SecureBoot = SecureBoot{Enabled: enabled, Template: string(template)}
+	for i, d := range spec.Network {
+		if nics[i].MAC == "" {
+			nics[i].MAC = MAC(uid, i)
+		}
+		sw := d.NetworkName
+		if sw == "" {
+			sw = b.cluster.Spec.VirtualSwitch
+		}
+		in.NICs = append(in.NICs, NICInput{Switch: sw, MAC: strings.ToUpper(strings.NewReplacer(":", "", "-", "").Replace(nics[i].MAC)), VLANID: ptrValue(d.VLANID)})
+	}
+	meta, network, err := guest.BuildNoCloud(uid, s.ComputerName, nics, s.Linux())
+	if err != nil {
+		return in, machine.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
+	}
+	files := map[string][]byte{"meta-data": meta}
+	if network != nil {
+		files["network-config"] = network
+	}
+	if s.UserData != nil {
+		files["user-data"] = s.UserData
+	}
+	iso, err := ConfigDrive(files)
+	if err != nil {
+		return in, err
+	}
+	in.ConfigDrive = base64.StdEncoding.EncodeToString(iso)
+	return in, nil
+}
+
+// MAC is the static MAC of a machine's NIC when the spec names none: locally administered,
+// derived from the machine's UID, so it is known before the VM exists (the network config
+// matches adapters by MAC) and stable across retries.
+func MAC(uid string, index int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%d", uid, index)))
+	return fmt.Sprintf("02:%02x:%02x:%02x:%02x:%02x", sum[0], sum[1], sum[2], sum[3], sum[4])
+}
+
+func ptrValue(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,40 @@
+package hyperv
+
+import (
+	"context"
+	"encoding/base64"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// RunInGuest copies the launcher and the bootstrap script into the guest with PowerShell Direct
+// and starts the launcher once; guest.ps1 records its process id in the VM's notes.
+func (b *backend) RunInGuest(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+	launch, err := guest.NewLaunch(s.ComputerName, guest.WithMACs(s.NICs, vm.MACs), guest.LaunchStatus{KVPKey: guest.KVPKey, KVPValue: StatusKVPValue})
+	if err != nil {
+		return "", machine.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
+	}
+	script, err := launch.Script()
+	if err != nil {
+		return "", err
+	}
+	c, err := b.conn(vm.Ref.Host)
+	if err != nil {
+		return "", err
+	}
+	in := GuestInput{ID: vm.Ref.ID, Username: s.GuestCredentials.Username, Password: s.GuestCredentials.Password,
+		Directory: guest.GuestDir, LaunchPath: guest.GuestLaunchPath, CommandLine: `"` + guest.GuestPowerShell + `" ` + guest.GuestLaunchArgs,
+		Files: []GuestFile{
+			{Path: guest.GuestBootstrapPath, Data: base64.StdEncoding.EncodeToString(s.UserData)},
+			{Path: guest.GuestLaunchPath, Data: base64.StdEncoding.EncodeToString(script)},
+		}}
+	if err := c.Run(ctx, OpGuest, in, nil); err != nil {
+		if KindOf(err) == KindGuestFailed {
+			return "", machine.Errorf(infrav1.GuestScriptNotStartedReason, "%s", err.Error())
+		}
+		return "", err
+	}
+	return "", nil
+}

@@ -1,0 +1,77 @@
+package hyperv
+
+import (
+	"context"
+	"sort"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// place chooses the host of a new VM: the pinned host; else, among the hosts of the Machine's
+// failure domain (or all hosts), the available one with the fewest VMs of the same
+// MachineDeployment, then the most free memory, then by name.
+func (b *backend) place(ctx context.Context, s *machine.Scope) (string, error) {
+	if pin := b.m.Spec.Host; pin != "" {
+		if _, ok := b.hosts[pin]; !ok {
+			return "", machine.Errorf(infrav1.InvalidSpecReason, "spec.host %q is not one of the HyperVCluster's hosts", pin)
+		}
+		return pin, nil
+	}
+	fd := s.Machine.Spec.FailureDomain
+	status := map[string]infrav1.HyperVHostStatus{}
+	for _, h := range b.cluster.Status.Hosts {
+		status[h.Name] = h
+	}
+	spread, err := b.spread(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	var candidates []string
+	for _, h := range b.cluster.Spec.Hosts {
+		if fd != "" && h.FailureDomain != fd {
+			continue
+		}
+		if st, known := status[h.Name]; known && !st.Available {
+			continue
+		}
+		candidates = append(candidates, h.Name)
+	}
+	if len(candidates) == 0 {
+		return "", machine.Errorf(infrav1.InvalidSpecReason, "no available host in failure domain %q (see the HyperVCluster's status.hosts)", fd)
+	}
+	sort.Slice(candidates, func(i, j int) bool {
+		a, c := candidates[i], candidates[j]
+		if spread[a] != spread[c] {
+			return spread[a] < spread[c]
+		}
+		if status[a].FreeMemoryMiB != status[c].FreeMemoryMiB {
+			return status[a].FreeMemoryMiB > status[c].FreeMemoryMiB
+		}
+		return a < c
+	})
+	return candidates[0], nil
+}
+
+// spread counts, per host, the VMs of the machine's MachineDeployment (or of the cluster's
+// machines when it has none).
+func (b *backend) spread(ctx context.Context, s *machine.Scope) (map[string]int, error) {
+	labels := client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}
+	if md := s.Machine.Labels[clusterv1.MachineDeploymentNameLabel]; md != "" {
+		labels[clusterv1.MachineDeploymentNameLabel] = md
+	}
+	list := &infrav1.HyperVMachineList{}
+	if err := b.p.Client.List(ctx, list, client.InNamespace(s.InfraMachine.GetNamespace()), labels); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, m := range list.Items {
+		if m.UID != s.InfraMachine.GetUID() && m.Status.VM.Host != "" {
+			out[m.Status.VM.Host]++
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,118 @@
+package hyperv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// Default folders on the hosts.
+const (
+	DefaultVMPath   = `C:\ProgramData\capwin\vms`
+	DefaultDiskPath = `C:\ProgramData\capwin\disks`
+)
+
+// Provider builds the Hyper-V backend of one reconcile from the HyperVCluster's hosts.
+type Provider struct {
+	Client client.Client
+	Conns  *Conns
+}
+
+// Conns caches one connection per host, address and credentials.
+type Conns struct {
+	// Timeout bounds one WinRM request (default 30s).
+	Timeout  time.Duration
+	Counters Counters
+
+	mu sync.Mutex
+	m  map[string]*Conn
+}
+
+// Get returns the cached connection of a host configuration.
+func (c *Conns) Get(cfg HostConfig) (*Conn, error) {
+	key := strings.Join([]string{cfg.Name, cfg.Address, fmt.Sprint(cfg.Port), cfg.Username, cfg.Password,
+		fmt.Sprint(cfg.Basic, cfg.Insecure), string(cfg.CABundle)}, "\x00")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if conn, ok := c.m[key]; ok {
+		return conn, nil
+	}
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = 30 * time.Second
+	}
+	conn, err := Dial(cfg, timeout, &c.Counters)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = map[string]*Conn{}
+	}
+	c.m[key] = conn
+	return conn, nil
+}
+
+// HostConfigs reads the credentials of every host of a HyperVCluster, by host name.
+func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (map[string]HostConfig, error) {
+	out := map[string]HostConfig{}
+	for _, h := range hc.Spec.Hosts {
+		secret := &corev1.Secret{}
+		key := client.ObjectKey{Namespace: hc.Namespace, Name: h.CredentialsRef.Name}
+		if err := p.Client.Get(ctx, key, secret); err != nil {
+			return nil, &HostError{Kind: KindAuth, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s: %v", key.Name, err)}
+		}
+		user, pw := string(secret.Data["username"]), string(secret.Data["password"])
+		if user == "" || pw == "" {
+			return nil, &HostError{Kind: KindAuth, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s needs the keys username and password", key.Name)}
+		}
+		out[h.Name] = HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
+			Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: h.CABundle, Insecure: h.InsecureSkipTLSVerify}
+	}
+	return out, nil
+}
+
+// Folders returns the cluster's VM and disk folders.
+func Folders(hc *infrav1.HyperVCluster) Placement {
+	p := Placement{VMPath: hc.Spec.VMPath, DiskPath: hc.Spec.DiskPath}
+	if p.VMPath == "" {
+		p.VMPath = DefaultVMPath
+	}
+	if p.DiskPath == "" {
+		p.DiskPath = DefaultDiskPath
+	}
+	return p
+}
+
+// Backend implements machine.BackendFor.
+func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backend, error) {
+	hc, ok := s.InfraCluster.(*infrav1.HyperVCluster)
+	if !ok {
+		return nil, fmt.Errorf("cluster infrastructure is %T, not a HyperVCluster", s.InfraCluster)
+	}
+	m, ok := s.InfraMachine.(*infrav1.HyperVMachine)
+	if !ok {
+		return nil, fmt.Errorf("machine is %T, not a HyperVMachine", s.InfraMachine)
+	}
+	hosts, err := p.HostConfigs(ctx, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &backend{p: p, cluster: hc, m: m, hosts: hosts, folders: Folders(hc)}, nil
+}
+
+// conn returns the connection of one of the cluster's hosts.
+func (b *backend) conn(host string) (*Conn, error) {
+	cfg, ok := b.hosts[host]
+	if !ok {
+		return nil, machine.Errorf(infrav1.InvalidSpecReason, "host %q is not one of the HyperVCluster's hosts", host)
+	}
+	return b.p.Conns.Get(cfg)
+}
