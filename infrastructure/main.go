@@ -1,4 +1,4 @@
-// The manager of capwin's infrastructure provider (VCenter* kinds; HyperV* follow).
+// The manager of capwin's infrastructure provider (VCenter* and HyperV* kinds).
 package main
 
 import (
@@ -9,21 +9,25 @@ import (
 	"github.com/spf13/pflag"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 )
 
 func main() {
-	o := setup.Options{Sessions: &vcenter.Sessions{}}
+	o := setup.Options{Sessions: &vcenter.Sessions{}, Conns: &hyperv.Conns{}}
 	manager.Main(setup.ControllerName, setup.Scheme(), func(fs *pflag.FlagSet) {
 		o.ClusterCache.AddFlags(fs)
 		fs.IntVar(&o.VCenterMachineConcurrency, "vcentermachine-concurrency", 10, "Number of VCenterMachines reconciled in parallel.")
 		fs.IntVar(&o.VCenterClusterConcurrency, "vcentercluster-concurrency", 5, "Number of VCenterClusters reconciled in parallel.")
+		fs.IntVar(&o.HyperVMachineConcurrency, "hypervmachine-concurrency", 10, "Number of HyperVMachines reconciled in parallel.")
+		fs.IntVar(&o.HyperVClusterConcurrency, "hypervcluster-concurrency", 5, "Number of HyperVClusters reconciled in parallel.")
 		fs.DurationVar(&o.PollInterval, "guest-poll-interval", 10*time.Second,
 			"How often a machine waiting for its guest (addresses, bootstrap report, Node) is looked at.")
 		fs.DurationVar(&o.TaskPollInterval, "task-poll-interval", time.Second,
 			"First wait before a hypervisor task is read again; grows with the task's age up to 10x.")
+		fs.DurationVar(&o.Conns.Timeout, "winrm-timeout", 30*time.Second, "Longest wait for one WinRM request to a Hyper-V host.")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue = common.WatchFilterValue

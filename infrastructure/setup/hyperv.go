@@ -1,12 +1,17 @@
 package setup
 
 import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/reconcilers/hypervcluster"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
@@ -31,4 +36,20 @@ func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clu
 			Backend:    provider.Backend,
 		},
 	}
+}
+
+// hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers.
+func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, o Options) error {
+	conns := o.Conns
+	if conns == nil {
+		conns = &hyperv.Conns{}
+	}
+	provider := &hyperv.Provider{Client: mgr.GetClient(), Conns: conns}
+	if err := (&hypervcluster.Reconciler{
+		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue,
+	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {
+		return err
+	}
+	return NewHyperVMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o).
+		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVMachineConcurrency, 1)})
 }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
@@ -49,12 +50,16 @@ type Options struct {
 	WatchFilterValue          string
 	VCenterMachineConcurrency int
 	VCenterClusterConcurrency int
+	HyperVMachineConcurrency  int
+	HyperVClusterConcurrency  int
 	ClusterCache              manager.ClusterCacheOptions
 	// PollInterval and TaskPollInterval: see machine.Reconciler.
 	PollInterval     time.Duration
 	TaskPollInterval time.Duration
 	// Sessions is the vCenter session cache; nil makes one sized for the concurrency.
 	Sessions *vcenter.Sessions
+	// Conns is the Hyper-V host connection cache; nil makes one.
+	Conns *hyperv.Conns
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.
@@ -84,8 +89,11 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
 		return err
 	}
-	return NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o).
-		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterMachineConcurrency, 1)})
+	if err := NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o).
+		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterMachineConcurrency, 1)}); err != nil {
+		return err
+	}
+	return hyperVReconcilers(ctx, mgr, cc, o)
 }
 
 // NewVCenterMachineReconciler is the machine lifecycle for VCenterMachines on the vCenter

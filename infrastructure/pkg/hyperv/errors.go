@@ -18,6 +18,8 @@ const (
 	KindUnreachable      = "Unreachable"
 	KindAuth             = "AuthFailed"
 	KindTLS              = "TLSVerificationFailed"
+	// KindCredentials: the host's credentials Secret is missing or incomplete.
+	KindCredentials = "CredentialsNotFound"
 )
 
 // HostError is a failed host operation.

@@ -64,19 +64,28 @@ func (c *Conns) Get(cfg HostConfig) (*Conn, error) {
 func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (map[string]HostConfig, error) {
 	out := map[string]HostConfig{}
 	for _, h := range hc.Spec.Hosts {
-		secret := &corev1.Secret{}
-		key := client.ObjectKey{Namespace: hc.Namespace, Name: h.CredentialsRef.Name}
-		if err := p.Client.Get(ctx, key, secret); err != nil {
-			return nil, &HostError{Kind: KindAuth, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s: %v", key.Name, err)}
+		cfg, err := p.HostConfig(ctx, hc.Namespace, h)
+		if err != nil {
+			return nil, err
 		}
-		user, pw := string(secret.Data["username"]), string(secret.Data["password"])
-		if user == "" || pw == "" {
-			return nil, &HostError{Kind: KindAuth, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s needs the keys username and password", key.Name)}
-		}
-		out[h.Name] = HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
-			Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: h.CABundle, Insecure: h.InsecureSkipTLSVerify}
+		out[h.Name] = cfg
 	}
 	return out, nil
+}
+
+// HostConfig reads one host's credentials Secret.
+func (p *Provider) HostConfig(ctx context.Context, namespace string, h infrav1.HyperVHost) (HostConfig, error) {
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: namespace, Name: h.CredentialsRef.Name}
+	if err := p.Client.Get(ctx, key, secret); err != nil {
+		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s: %v", key.Name, err)}
+	}
+	user, pw := string(secret.Data["username"]), string(secret.Data["password"])
+	if user == "" || pw == "" {
+		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s needs the keys username and password", key.Name)}
+	}
+	return HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
+		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: h.CABundle, Insecure: h.InsecureSkipTLSVerify}, nil
 }
 
 // Folders returns the cluster's VM and disk folders.

@@ -38,8 +38,9 @@ type Counters struct {
 
 // Conn runs operations on one host. It is safe for concurrent use.
 type Conn struct {
-	cfg    HostConfig
-	client *winrm.Client
+	cfg      HostConfig
+	client   *winrm.Client
+	counters *Counters
 }
 
 // ResultPrefix marks the result line on stdout.
@@ -94,7 +95,7 @@ func Dial(cfg HostConfig, timeout time.Duration, counters *Counters) (*Conn, err
 	if err != nil {
 		return nil, &HostError{Kind: KindTLS, Host: cfg.Name, Message: err.Error()}
 	}
-	return &Conn{cfg: cfg, client: c}, nil
+	return &Conn{cfg: cfg, client: c, counters: counters}, nil
 }
 
 // Run runs one operation with its input and decodes its result into out (may be nil).
@@ -106,6 +107,9 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 	env, err := json.Marshal(Envelope{Lib: Common.Text, Script: op.Text, Input: raw})
 	if err != nil {
 		return err
+	}
+	if c.counters != nil {
+		c.counters.Operations.Add(1)
 	}
 	var stdout, stderr bytes.Buffer
 	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))

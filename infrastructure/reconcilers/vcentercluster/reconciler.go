@@ -4,30 +4,24 @@ package vcentercluster
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
-	"sigs.k8s.io/cluster-api/util/patch"
-	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcenterclusters;vcenterclusters/status;vcenterclusters/finalizers,verbs=get;list;watch;update;patch
@@ -58,33 +52,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 }
 
 // Reconcile checks vCenter and reports the cluster's infrastructure as provisioned.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, rerr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	vc := &infrav1.VCenterCluster{}
-	if err := r.Client.Get(ctx, req.NamespacedName, vc); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	cluster, err := util.GetOwnerCluster(ctx, r.Client, vc.ObjectMeta)
-	if err != nil || cluster == nil {
-		return ctrl.Result{}, err
-	}
-	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Cluster", klog.KObj(cluster)))
-	helper, err := patch.NewHelper(vc, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, vc); err != nil || isPaused || requeue {
-		return ctrl.Result{}, err
-	}
-	defer func() {
-		if err := r.patch(ctx, helper, vc, rerr == nil); err != nil {
-			rerr = kerrors.NewAggregate([]error{rerr, err})
-		}
-	}()
-	if !vc.DeletionTimestamp.IsZero() {
-		// VMs belong to machines and are deleted with them; nothing in vCenter is per cluster.
-		return ctrl.Result{}, nil
-	}
-	if err := r.ownIdentity(ctx, vc); err != nil {
+	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, vc, func(ctx context.Context) (ctrl.Result, error) {
+		return r.check(ctx, vc)
+	})
+}
+
+func (r *Reconciler) check(ctx context.Context, vc *infrav1.VCenterCluster) (ctrl.Result, error) {
+	if err := clusterbase.OwnSecret(ctx, r.Client, vc, vc.Spec.IdentityRef.Name); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.Provider.CheckCluster(ctx, vc); err != nil {
@@ -99,38 +75,4 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	vc.Status.Initialization.Provisioned = ptr.To(true)
 	return ctrl.Result{RequeueAfter: recheck}, nil
-}
-
-// ownIdentity makes the VCenterCluster an owner of its identity Secret, so clusterctl move takes
-// the Secret along with the cluster.
-func (r *Reconciler) ownIdentity(ctx context.Context, vc *infrav1.VCenterCluster) error {
-	secret := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: vc.Namespace, Name: vc.Spec.IdentityRef.Name}, secret); err != nil {
-		return client.IgnoreNotFound(err) // reported by CheckCluster
-	}
-	before := secret.DeepCopy()
-	if err := controllerutil.SetOwnerReference(vc, secret, r.Client.Scheme()); err != nil {
-		return err
-	}
-	if len(before.OwnerReferences) == len(secret.OwnerReferences) {
-		return nil
-	}
-	if err := r.Client.Patch(ctx, secret, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("own identity Secret %s: %w", secret.Name, err)
-	}
-	return nil
-}
-
-func (r *Reconciler) patch(ctx context.Context, helper *patch.Helper, vc *infrav1.VCenterCluster, success bool) error {
-	if err := conditions.SetSummaryCondition(vc, vc, infrav1.ReadyCondition,
-		conditions.ForConditionTypes{infrav1.HypervisorAvailableCondition}); err != nil {
-		return err
-	}
-	opts := []patch.Option{patch.WithOwnedConditions{Conditions: []string{
-		clusterv1.PausedCondition, infrav1.ReadyCondition, infrav1.HypervisorAvailableCondition,
-	}}}
-	if success {
-		opts = append(opts, patch.WithStatusObservedGeneration{})
-	}
-	return helper.Patch(ctx, vc, opts...)
 }

@@ -1,0 +1,56 @@
+package hyperv
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// HostCheck is the outcome of probing one host.
+type HostCheck struct {
+	Name string
+	Info HostInfo
+	Err  error
+}
+
+// CheckHosts probes every host of a HyperVCluster in parallel (capacity, the virtual switch, the
+// VM and disk folders, which it creates).
+func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []HostCheck {
+	out := make([]HostCheck, len(hc.Spec.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range hc.Spec.Hosts {
+		out[i].Name = h.Name
+		cfg, err := p.HostConfig(ctx, hc.Namespace, h)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		wg.Add(1)
+		go func(i int, cfg HostConfig) {
+			defer wg.Done()
+			out[i].Info, out[i].Err = p.checkHost(ctx, cfg, Folders(hc), hc.Spec.VirtualSwitch)
+		}(i, cfg)
+	}
+	wg.Wait()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (p *Provider) checkHost(ctx context.Context, cfg HostConfig, folders Placement, vswitch string) (HostInfo, error) {
+	c, err := p.Conns.Get(cfg)
+	if err != nil {
+		return HostInfo{}, err
+	}
+	var info HostInfo
+	if err := c.Run(ctx, OpHost, folders, &info); err != nil {
+		return info, err
+	}
+	if !slices.Contains(info.Switches, vswitch) {
+		return info, &HostError{Kind: KindInvalidSpec, Host: cfg.Name, Message: fmt.Sprintf("virtual switch %q does not exist (switches: %v)", vswitch, info.Switches)}
+	}
+	return info, nil
+}

@@ -1,0 +1,96 @@
+// Package clusterbase is what the VCenterCluster and HyperVCluster reconcilers share: the CAPI
+// steps around their hypervisor check (owner Cluster, pause, patch with a summary Ready condition)
+// and owning the credential Secrets so clusterctl move takes them along.
+package clusterbase
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// Object is an infrastructure cluster of either kind.
+type Object interface {
+	client.Object
+	conditions.Setter
+}
+
+// Reconcile reads the object, skips it while its Cluster is paused or it is being deleted, runs
+// check, and patches the object with Ready summarising HypervisorAvailable.
+func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj Object,
+	check func(ctx context.Context) (ctrl.Result, error)) (_ ctrl.Result, rerr error) {
+	if err := c.Get(ctx, key, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cluster, err := util.GetOwnerCluster(ctx, c, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
+	if err != nil || cluster == nil {
+		return ctrl.Result{}, err
+	}
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("Cluster", klog.KObj(cluster)))
+	helper, err := patch.NewHelper(obj, c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, c, cluster, obj); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+	defer func() {
+		if err := patchObject(ctx, helper, obj, rerr == nil); err != nil {
+			rerr = kerrors.NewAggregate([]error{rerr, err})
+		}
+	}()
+	if !obj.GetDeletionTimestamp().IsZero() {
+		// VMs belong to machines and are deleted with them; nothing on the hypervisor is per cluster.
+		return ctrl.Result{}, nil
+	}
+	return check(ctx)
+}
+
+func patchObject(ctx context.Context, helper *patch.Helper, obj Object, success bool) error {
+	if err := conditions.SetSummaryCondition(obj, obj, infrav1.ReadyCondition,
+		conditions.ForConditionTypes{infrav1.HypervisorAvailableCondition}); err != nil {
+		return err
+	}
+	opts := []patch.Option{patch.WithOwnedConditions{Conditions: []string{
+		clusterv1.PausedCondition, infrav1.ReadyCondition, infrav1.HypervisorAvailableCondition,
+	}}}
+	if success {
+		opts = append(opts, patch.WithStatusObservedGeneration{})
+	}
+	return helper.Patch(ctx, obj, opts...)
+}
+
+// OwnSecret makes owner an owner of a Secret in its namespace (a missing Secret is reported by the
+// hypervisor check, not here).
+func OwnSecret(ctx context.Context, c client.Client, owner client.Object, name string) error {
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, secret); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	before := secret.DeepCopy()
+	if err := controllerutil.SetOwnerReference(owner, secret, c.Scheme()); err != nil {
+		return err
+	}
+	if len(before.OwnerReferences) == len(secret.OwnerReferences) {
+		return nil
+	}
+	if err := c.Patch(ctx, secret, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("own Secret %s: %w", secret.Name, err)
+	}
+	return nil
+}

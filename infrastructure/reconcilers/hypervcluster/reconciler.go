@@ -1,0 +1,145 @@
+// Package hypervcluster reconciles HyperVClusters: it probes every Hyper-V host (WinRM login,
+// capacity, virtual switch, folders), reports each host's availability for placement, and reports
+// the failure domains and the provisioned infrastructure to CAPI.
+package hypervcluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
+	"sigs.k8s.io/cluster-api/util/predicates"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
+)
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervclusters;hypervclusters/status;hypervclusters/finalizers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachines,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update;patch
+
+// Reconciler reconciles HyperVClusters.
+type Reconciler struct {
+	Client           client.Client
+	Provider         *hyperv.Provider
+	WatchFilterValue string
+	// Recheck is how often the hosts are probed again (default 1m): placement reads the result.
+	Recheck time.Duration
+}
+
+// SetupWithManager registers the controller.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("controller", "hypervcluster")
+	gvk := infrav1.GroupVersion.WithKind("HyperVCluster")
+	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+		For(&infrav1.HyperVCluster{}).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, gvk, mgr.GetClient(), &infrav1.HyperVCluster{})),
+			predicates.ClusterUnpaused(mgr.GetScheme(), log)).
+		Complete(ctx, r)
+}
+
+// Reconcile probes the hosts and reports the cluster's infrastructure.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	hc := &infrav1.HyperVCluster{}
+	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, func(ctx context.Context) (ctrl.Result, error) {
+		return r.check(ctx, hc)
+	})
+}
+
+func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl.Result, error) {
+	for _, h := range hc.Spec.Hosts {
+		if err := clusterbase.OwnSecret(ctx, r.Client, hc, h.CredentialsRef.Name); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	vms, err := r.vmsPerHost(ctx, hc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	checks := r.Provider.CheckHosts(ctx, hc)
+	hc.Status.Hosts = nil
+	var down []string
+	var firstErr error
+	for _, c := range checks {
+		st := infrav1.HyperVHostStatus{Name: c.Name, Available: c.Err == nil, FreeMemoryMiB: c.Info.FreeMemoryMiB, VMs: vms[c.Name]}
+		if c.Err != nil {
+			st.Message = c.Err.Error()
+			down = append(down, c.Name)
+			firstErr = cmpErr(firstErr, c.Err)
+		}
+		hc.Status.Hosts = append(hc.Status.Hosts, st)
+	}
+	recheck := r.Recheck
+	if recheck == 0 {
+		recheck = time.Minute
+	}
+	if len(down) == len(checks) {
+		conditions.Set(hc, metav1.Condition{Type: infrav1.HypervisorAvailableCondition, Status: metav1.ConditionFalse,
+			Reason: reason(firstErr), Message: "no host can be used: " + firstErr.Error()})
+		return ctrl.Result{RequeueAfter: recheck}, nil
+	}
+	msg := ""
+	if len(down) > 0 {
+		msg = fmt.Sprintf("hosts not available for new machines: %s (see status.hosts)", strings.Join(down, ", "))
+	}
+	conditions.Set(hc, metav1.Condition{Type: infrav1.HypervisorAvailableCondition, Status: metav1.ConditionTrue,
+		Reason: infrav1.HypervisorAvailableReason, Message: msg})
+	hc.Status.FailureDomains = nil
+	for _, fd := range hc.Spec.FailureDomains {
+		hc.Status.FailureDomains = append(hc.Status.FailureDomains, clusterv1.FailureDomain{Name: fd.Name, ControlPlane: ptr.To(fd.ControlPlane)})
+	}
+	hc.Status.Initialization.Provisioned = ptr.To(true)
+	return ctrl.Result{RequeueAfter: recheck}, nil
+}
+
+// vmsPerHost counts the cluster's HyperVMachines on each host.
+func (r *Reconciler) vmsPerHost(ctx context.Context, hc *infrav1.HyperVCluster) (map[string]int32, error) {
+	list := &infrav1.HyperVMachineList{}
+	name := hc.Labels[clusterv1.ClusterNameLabel]
+	if err := r.Client.List(ctx, list, client.InNamespace(hc.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: name}); err != nil {
+		return nil, err
+	}
+	out := map[string]int32{}
+	for _, m := range list.Items {
+		if m.Status.VM.Host != "" {
+			out[m.Status.VM.Host]++
+		}
+	}
+	return out, nil
+}
+
+// cmpErr keeps the first error.
+func cmpErr(first, err error) error {
+	if first != nil {
+		return first
+	}
+	return err
+}
+
+// reason maps a host error to a HypervisorAvailable reason.
+func reason(err error) string {
+	switch hyperv.KindOf(err) {
+	case hyperv.KindCredentials:
+		return infrav1.CredentialsNotFoundReason
+	case hyperv.KindTLS:
+		return infrav1.TLSVerificationFailedReason
+	case hyperv.KindInvalidSpec:
+		return infrav1.PlacementNotFoundReason
+	}
+	return infrav1.LoginFailedReason
+}
