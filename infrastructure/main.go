@@ -27,6 +27,7 @@ func main() {
 			"How often a machine waiting for its guest (addresses, bootstrap report, Node) is looked at.")
 		fs.DurationVar(&o.TaskPollInterval, "task-poll-interval", time.Second,
 			"First wait before a hypervisor task is read again; grows with the task's age up to 10x.")
+		fs.DurationVar(&o.HostRecheck, "hyperv-host-recheck", time.Minute, "How often every Hyper-V host is probed (availability and free memory for placement).")
 		fs.DurationVar(&o.Conns.Timeout, "winrm-timeout", 30*time.Second, "Longest wait for one WinRM request to a Hyper-V host.")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {

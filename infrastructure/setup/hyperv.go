@@ -46,7 +46,7 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 	}
 	provider := &hyperv.Provider{Client: mgr.GetClient(), Conns: conns}
 	if err := (&hypervcluster.Reconciler{
-		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue,
+		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {
 		return err
 	}

@@ -60,6 +60,8 @@ type Options struct {
 	Sessions *vcenter.Sessions
 	// Conns is the Hyper-V host connection cache; nil makes one.
 	Conns *hyperv.Conns
+	// HostRecheck is how often every Hyper-V host is probed (default 1m).
+	HostRecheck time.Duration
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.

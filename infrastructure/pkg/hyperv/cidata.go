@@ -2,6 +2,7 @@ package hyperv
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -46,4 +47,46 @@ func ConfigDrive(files map[string][]byte) ([]byte, error) {
 		return nil, fmt.Errorf("config drive: %w", err)
 	}
 	return os.ReadFile(image)
+}
+
+// ReadConfigDrive returns the root files of a config drive image (the simulated guest, tests).
+func ReadConfigDrive(iso []byte) (map[string][]byte, error) {
+	dir, err := os.MkdirTemp("", "capwin-cidata-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	p := filepath.Join(dir, "cidata.iso")
+	if err := os.WriteFile(p, iso, 0o600); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fs, err := iso9660.Read(file.New(f, true), int64(len(iso)), 0, 2048)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := fs.ReadDir(".")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		r, err := fs.OpenFile("/"+e.Name(), os.O_RDONLY)
+		if err != nil {
+			return nil, err
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = data
+	}
+	return out, nil
 }

@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/diskfs/go-diskfs/backend/file"
-	"github.com/diskfs/go-diskfs/filesystem/iso9660"
 )
 
 var driveFiles = map[string][]byte{
@@ -74,30 +71,9 @@ func TestConfigDriveRefusesPaths(t *testing.T) {
 // readISO returns the root files of an image.
 func readISO(t *testing.T, iso []byte) map[string][]byte {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "cidata.iso")
-	if err := os.WriteFile(p, iso, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(p)
+	files, err := ReadConfigDrive(iso)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	fs, err := iso9660.Read(file.New(f, true), int64(len(iso)), 0, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]byte{}
-	for name := range driveFiles {
-		r, err := fs.OpenFile("/"+name, os.O_RDONLY)
-		if err != nil {
-			t.Fatalf("open %s: %v", name, err)
-		}
-		var b bytes.Buffer
-		if _, err := b.ReadFrom(r); err != nil {
-			t.Fatal(err)
-		}
-		out[name] = b.Bytes()
-	}
-	return out
+	return files
 }

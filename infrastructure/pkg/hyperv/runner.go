@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf16"
@@ -41,6 +42,9 @@ type Conn struct {
 	cfg      HostConfig
 	client   *winrm.Client
 	counters *Counters
+	// ntlm serialises operations: the NTLM client's handshakes go wrong when requests of
+	// concurrent commands share its connection pool (masterzen/winrm#142, Azure/go-ntlmssp#43).
+	ntlm sync.Mutex
 }
 
 // ResultPrefix marks the result line on stdout.
@@ -110,6 +114,10 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 	}
 	if c.counters != nil {
 		c.counters.Operations.Add(1)
+	}
+	if !c.cfg.Basic {
+		c.ntlm.Lock()
+		defer c.ntlm.Unlock()
 	}
 	var stdout, stderr bytes.Buffer
 	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))

@@ -1,0 +1,212 @@
+package hypervsim
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/test/hypervsim/wsman"
+	"github.com/capwin/capwin/test/pscheck"
+)
+
+// opError is an operation failure as the scripts report it (Stop-Capwin kinds).
+type opError struct{ kind, message string }
+
+func (e *opError) Error() string { return e.message }
+
+func fail(kind, format string, args ...any) error {
+	return &opError{kind: kind, message: fmt.Sprintf(format, args...)}
+}
+
+// Run implements wsman.Handler: one operation of capwin's runner.
+func (h *Host) Run(_ context.Context, r wsman.Request) wsman.Result {
+	if r.Command != hyperv.RunnerCommand || len(r.Arguments) > 0 {
+		return wsman.Result{Stderr: []byte("hypervsim: not capwin's runner command"), ExitCode: 1}
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(r.Stdin)))
+	var env hyperv.Envelope
+	if err == nil {
+		err = json.Unmarshal(raw, &env)
+	}
+	if err != nil {
+		return wsman.Result{Stderr: []byte("hypervsim: stdin is not a base64 JSON envelope: " + err.Error()), ExitCode: 1}
+	}
+	op, ok := byHash()[hyperv.HashText(env.Script)]
+	if !ok || env.Lib != hyperv.Common.Text {
+		return wsman.Result{Stderr: []byte("hypervsim: not one of capwin's static scripts"), ExitCode: 1}
+	}
+	if err := parses(env.Lib, env.Script); err != nil {
+		return wsman.Result{Stderr: []byte("hypervsim: " + err.Error()), ExitCode: 1}
+	}
+	h.mu.Lock()
+	h.ops[op.Name]++
+	h.mu.Unlock()
+	result, err := h.apply(op.Name, env.Input)
+	out := map[string]any{"ok": err == nil}
+	if err != nil {
+		kind := hyperv.KindFailed
+		if e, ok := err.(*opError); ok {
+			kind = e.kind
+		}
+		out["error"] = map[string]string{"kind": kind, "message": err.Error()}
+	} else {
+		out["result"] = result
+	}
+	doc, _ := json.Marshal(out)
+	code := 0
+	if err != nil {
+		code = 1
+	}
+	return wsman.Result{Stdout: []byte(hyperv.ResultPrefix + base64.StdEncoding.EncodeToString(doc) + "\r\n"), ExitCode: code}
+}
+
+// apply decodes an operation's input and runs it on the model.
+func (h *Host) apply(name string, input json.RawMessage) (any, error) {
+	decode := func(v any) error {
+		if err := json.Unmarshal(input, v); err != nil {
+			return fail(hyperv.KindFailed, "input of %s: %v", name, err)
+		}
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.settle()
+	switch name {
+	case "host":
+		var in hyperv.Placement
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.info(), nil
+	case "find":
+		var in hyperv.VMKey
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		if vm := h.find(in); vm != nil {
+			return hyperv.Found{Found: true, VM: view(vm)}, nil
+		}
+		return hyperv.Found{}, nil
+	case "create":
+		var in hyperv.CreateInput
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.create(in)
+	case "power":
+		var in hyperv.PowerInput
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.power(in)
+	case "job":
+		var in hyperv.JobRef
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.jobState(in), nil
+	case "remove":
+		var in hyperv.VMKey
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		h.remove(in)
+		return map[string]bool{"removed": true}, nil
+	case "eject":
+		var in hyperv.VMKey
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		h.eject(in)
+		return map[string]bool{"ejected": true}, nil
+	case "guest":
+		var in hyperv.GuestInput
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.guestRun(in)
+	}
+	return nil, fail(hyperv.KindFailed, "operation %s is not simulated", name)
+}
+
+var (
+	hashesOnce sync.Once
+	hashes     map[string]hyperv.Script
+	parsedMu   sync.Mutex
+	parsed     = map[string]error{}
+)
+
+func byHash() map[string]hyperv.Script {
+	hashesOnce.Do(func() {
+		hashes = map[string]hyperv.Script{}
+		for _, s := range hyperv.Scripts() {
+			hashes[s.Hash()] = s
+		}
+	})
+	return hashes
+}
+
+// parses checks texts with the PowerShell grammar, once per distinct text (all of capwin's
+// scripts in one parser run the first time).
+func parses(texts ...string) error {
+	parsedMu.Lock()
+	defer parsedMu.Unlock()
+	if len(parsed) == 0 {
+		var all []string
+		for _, s := range hyperv.Scripts() {
+			all = append(all, s.Text)
+		}
+		check(all)
+	}
+	var missing []string
+	for _, t := range texts {
+		if _, ok := parsed[hyperv.HashText(t)]; !ok {
+			missing = append(missing, t)
+		}
+	}
+	check(missing)
+	for _, t := range texts {
+		if err := parsed[hyperv.HashText(t)]; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check parses texts and records the outcome of each (callers hold parsedMu).
+func check(texts []string) {
+	if len(texts) == 0 {
+		return
+	}
+	dir, err := os.MkdirTemp("", "hypervsim-")
+	if err == nil {
+		defer os.RemoveAll(dir)
+	}
+	paths := make([]string, len(texts))
+	for i, t := range texts {
+		paths[i] = filepath.Join(dir, fmt.Sprintf("s%d.ps1", i))
+		if err == nil {
+			err = os.WriteFile(paths[i], []byte(t), 0o600)
+		}
+	}
+	var results []pscheck.Result
+	if err == nil {
+		results, err = pscheck.Files(paths...)
+	}
+	for i, t := range texts {
+		switch {
+		case err != nil:
+			parsed[hyperv.HashText(t)] = fmt.Errorf("cannot check PowerShell syntax: %w", err)
+		case i < len(results) && len(results[i].Errors) > 0:
+			parsed[hyperv.HashText(t)] = fmt.Errorf("script does not parse: %s", results[i].String())
+		default:
+			parsed[hyperv.HashText(t)] = nil
+		}
+	}
+}

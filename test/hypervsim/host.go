@@ -1,0 +1,162 @@
+// Package hypervsim simulates Windows Server Hyper-V hosts at the WinRM boundary: a WS-Man server
+// (package wsman) that the real WinRM client talks to, in front of an in-memory model of one host
+// (VMs, disks, switches, KVP, power, jobs, guests). It runs only capwin's own static scripts: a
+// command is accepted when it is the runner, its library and operation are known by content hash,
+// and both parse as PowerShell; the operation is then applied to the model in Go.
+package hypervsim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Host is one simulated Hyper-V host.
+type Host struct {
+	Name string
+
+	mu            sync.Mutex
+	memoryMiB     int64
+	freeDiskBytes int64
+	switches      map[string]bool
+	files         map[string]int64  // path (lower case) -> size
+	drives        map[string][]byte // config drive contents by path (lower case)
+	vms           map[string]*VM    // by id
+	jobs          map[string]*job
+	ops           map[string]int
+	nextID        int
+	// jobDelay is how long a power job runs.
+	jobDelay time.Duration
+	// guestPassword is the only password PowerShell Direct accepts ("" = any).
+	guestPassword string
+	// OnGuestRun is called (without the host lock) after guest.ps1 started a launcher in a VM.
+	OnGuestRun func(h *Host, vmID string, files map[string][]byte)
+}
+
+// VM is one simulated VM. Tests change guest-side fields through Host.Guest.
+type VM struct {
+	ID, Name, Notes, State string
+	Processors             int32
+	MemoryBytes            int64
+	DynamicMemory          bool
+	SecureBoot             bool
+	SecureBootTemplate     string
+	Disk                   string
+	DVDs                   []string
+	NICs                   []NIC
+	// Guest side: integration services heartbeat, KVP guest items, files and processes.
+	Heartbeat  bool
+	KVP        map[string]string
+	GuestFiles map[string][]byte
+	GuestPIDs  []int64
+}
+
+// NIC is one VM network adapter.
+type NIC struct {
+	MAC, Switch string
+	VLANID      int32
+	IPs         []string
+}
+
+type job struct {
+	vm    string
+	state string // target VM state
+	due   time.Time
+}
+
+// NewHost returns a host with memory, free disk space, switches and parent disks.
+func NewHost(name string, memoryMiB int64, switches []string, parentDisks map[string]int64) *Host {
+	h := &Host{Name: name, memoryMiB: memoryMiB, freeDiskBytes: 1 << 40, switches: map[string]bool{}, files: map[string]int64{}, drives: map[string][]byte{},
+		vms: map[string]*VM{}, jobs: map[string]*job{}, ops: map[string]int{}, jobDelay: 200 * time.Millisecond}
+	for _, s := range switches {
+		h.switches[s] = true
+	}
+	for p, size := range parentDisks {
+		h.files[strings.ToLower(p)] = size
+	}
+	return h
+}
+
+// SetFreeDisk sets the free disk space (0 makes every disk or file creation fail as disk full).
+func (h *Host) SetFreeDisk(bytes int64) { h.mu.Lock(); h.freeDiskBytes = bytes; h.mu.Unlock() }
+
+// SetJobDelay sets how long power jobs run.
+func (h *Host) SetJobDelay(d time.Duration) { h.mu.Lock(); h.jobDelay = d; h.mu.Unlock() }
+
+// SetGuestPassword sets the password PowerShell Direct accepts.
+func (h *Host) SetGuestPassword(p string) { h.mu.Lock(); h.guestPassword = p; h.mu.Unlock() }
+
+// VMs returns copies of the host's VMs, by name.
+func (h *Host) VMs() []VM {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.settle()
+	var out []VM
+	for _, vm := range h.vms {
+		out = append(out, *vm)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Files lists the paths of the host's files (disks, config drives).
+func (h *Host) Files() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for p := range h.files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// File returns the contents of a config drive on the host (nil when there is none).
+func (h *Host) File(path string) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]byte(nil), h.drives[strings.ToLower(path)]...)
+}
+
+// Ops counts the operations run, by script name.
+func (h *Host) Ops() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range h.ops {
+		out[k] = v
+	}
+	return out
+}
+
+// Guest changes a VM's guest side (the simulated guest booting, reporting IPs and KVP items).
+func (h *Host) Guest(id string, change func(vm *VM)) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	vm, ok := h.vms[id]
+	if !ok {
+		return fmt.Errorf("host %s has no VM %s", h.Name, id)
+	}
+	change(vm)
+	return nil
+}
+
+// settle finishes power jobs that are due.
+func (h *Host) settle() {
+	now := time.Now()
+	for _, j := range h.jobs {
+		if vm, ok := h.vms[j.vm]; ok && !now.Before(j.due) && vm.State != j.state {
+			vm.State = j.state
+			if j.state == "Off" {
+				vm.Heartbeat = false
+			}
+		}
+	}
+}
+
+func (h *Host) newID() string {
+	h.nextID++
+	return fmt.Sprintf("%08x-5a1b-4c2d-8e3f-%012x", h.nextID, len(h.Name)*1000+h.nextID)
+}

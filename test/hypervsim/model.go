@@ -1,0 +1,216 @@
+package hypervsim
+
+import (
+	"encoding/base64"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+)
+
+// diffDiskBytes is what a new differencing disk takes on the host.
+const diffDiskBytes = 4 << 20
+
+func (h *Host) info() hyperv.HostInfo {
+	free := h.memoryMiB
+	var switches []string
+	for s := range h.switches {
+		switches = append(switches, s)
+	}
+	sort.Strings(switches)
+	for _, vm := range h.vms {
+		if vm.State != "Off" {
+			free -= vm.MemoryBytes >> 20
+		}
+	}
+	return hyperv.HostInfo{Name: h.Name, FreeMemoryMiB: free, LogicalProcessors: 32, VMs: len(h.vms), Switches: switches, Build: 26100}
+}
+
+func diskPath(k hyperv.VMKey) string { return k.DiskPath + `\` + k.UID + ".vhdx" }
+func vmDir(k hyperv.VMKey) string    { return k.VMPath + `\` + k.UID }
+func isoPath(k hyperv.VMKey) string  { return vmDir(k) + `\cidata.iso` }
+
+// find mirrors Find-CapwinVM: by id, by the notes tag, by the differencing disk.
+func (h *Host) find(k hyperv.VMKey) *VM {
+	if vm, ok := h.vms[k.ID]; ok && k.ID != "" {
+		return vm
+	}
+	for _, vm := range h.vms {
+		if strings.Contains(vm.Notes, "capwin-uid:"+k.UID) {
+			return vm
+		}
+	}
+	for _, vm := range h.vms {
+		if strings.EqualFold(vm.Disk, diskPath(k)) {
+			return vm
+		}
+	}
+	return nil
+}
+
+func (h *Host) create(in hyperv.CreateInput) (any, error) {
+	if vm := h.find(in.VMKey); vm != nil {
+		return view(vm), nil
+	}
+	parent, ok := h.files[strings.ToLower(in.ParentDisk)]
+	if !ok {
+		return nil, fail(hyperv.KindInvalidSpec, "parent disk %s does not exist on host %s", in.ParentDisk, h.Name)
+	}
+	for _, n := range in.NICs {
+		if !h.switches[n.Switch] {
+			return nil, fail(hyperv.KindInvalidSpec, "virtual switch %s does not exist on host %s", n.Switch, h.Name)
+		}
+	}
+	if in.DiskBytes > 0 && in.DiskBytes < parent {
+		return nil, fail(hyperv.KindInvalidSpec, "diskGiB is smaller than the parent disk (%d bytes)", parent)
+	}
+	iso, err := base64.StdEncoding.DecodeString(in.ConfigDrive)
+	if err != nil {
+		return nil, fail(hyperv.KindFailed, "config drive: %v", err)
+	}
+	disk := diskPath(in.VMKey)
+	if _, ok := h.files[strings.ToLower(disk)]; !ok {
+		if err := h.write(disk, diffDiskBytes); err != nil {
+			return nil, err
+		}
+	}
+	vm := &VM{ID: h.newID(), Name: in.Name, Notes: "capwin-uid:" + in.UID, State: "Off", Processors: in.Processors,
+		MemoryBytes: in.MemoryBytes, DynamicMemory: in.DynamicMemory != nil, SecureBoot: in.SecureBoot.Enabled,
+		SecureBootTemplate: in.SecureBoot.Template, Disk: disk, KVP: map[string]string{}, GuestFiles: map[string][]byte{}}
+	if len(iso) > 0 {
+		if err := h.write(isoPath(in.VMKey), int64(len(iso))); err != nil {
+			return nil, err
+		}
+		h.drives[strings.ToLower(isoPath(in.VMKey))] = iso
+		vm.DVDs = []string{isoPath(in.VMKey)}
+	}
+	for _, n := range in.NICs {
+		vm.NICs = append(vm.NICs, NIC{MAC: n.MAC, Switch: n.Switch, VLANID: n.VLANID})
+	}
+	h.vms[vm.ID] = vm
+	return view(vm), nil
+}
+
+// write creates a file, failing like Windows when the disk is full.
+func (h *Host) write(path string, size int64) error {
+	if size > h.freeDiskBytes {
+		return fail(hyperv.KindDiskFull, "There is not enough space on the disk. (%s)", path)
+	}
+	h.freeDiskBytes -= size
+	h.files[strings.ToLower(path)] = size
+	return nil
+}
+
+func (h *Host) power(in hyperv.PowerInput) (any, error) {
+	vm, ok := h.vms[in.ID]
+	if !ok {
+		return nil, fail(hyperv.KindNotFound, "VM %s does not exist", in.ID)
+	}
+	target := map[string]string{hyperv.PowerStart: "Running", hyperv.PowerOff: "Off", hyperv.PowerShutdown: "Off"}[in.Action]
+	switch {
+	case target == "":
+		return nil, fail(hyperv.KindFailed, "unknown power action %s", in.Action)
+	case in.Action == hyperv.PowerShutdown && !vm.Heartbeat:
+		return nil, fail(hyperv.KindGuestUnavailable, "the guest shutdown service is not running")
+	case vm.State == target:
+		return hyperv.JobRef{}, nil
+	}
+	id := h.newID()
+	h.jobs[id] = &job{vm: vm.ID, state: target, due: time.Now().Add(h.jobDelay)}
+	vm.State = map[string]string{"Running": "Starting", "Off": "Stopping"}[target]
+	if in.Action == hyperv.PowerShutdown {
+		return hyperv.JobRef{}, nil // the guest shuts down on its own; capwin watches the state
+	}
+	return hyperv.JobRef{Job: id}, nil
+}
+
+func (h *Host) jobState(in hyperv.JobRef) hyperv.JobState {
+	j, ok := h.jobs[in.Job]
+	if !ok {
+		return hyperv.JobState{State: "unknown"}
+	}
+	if time.Now().Before(j.due) {
+		return hyperv.JobState{State: "running", Message: "50%"}
+	}
+	return hyperv.JobState{State: "succeeded"}
+}
+
+func (h *Host) remove(k hyperv.VMKey) {
+	if vm := h.find(k); vm != nil {
+		delete(h.vms, vm.ID)
+	}
+	prefix := strings.ToLower(vmDir(k)) + `\`
+	for p, size := range h.files {
+		if p == strings.ToLower(diskPath(k)) || strings.HasPrefix(p, prefix) {
+			delete(h.files, p)
+			delete(h.drives, p)
+			h.freeDiskBytes += size
+		}
+	}
+}
+
+func (h *Host) eject(k hyperv.VMKey) {
+	iso := strings.ToLower(isoPath(k))
+	if vm := h.find(k); vm != nil {
+		var keep []string
+		for _, d := range vm.DVDs {
+			if strings.ToLower(d) != iso {
+				keep = append(keep, d)
+			}
+		}
+		vm.DVDs = keep
+	}
+	if size, ok := h.files[iso]; ok {
+		delete(h.files, iso)
+		delete(h.drives, iso)
+		h.freeDiskBytes += size
+	}
+}
+
+func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {
+	vm, ok := h.vms[in.ID]
+	if !ok {
+		return nil, fail(hyperv.KindNotFound, "VM %s does not exist", in.ID)
+	}
+	if vm.State != "Running" || !vm.Heartbeat {
+		return nil, fail(hyperv.KindGuestFailed, "PowerShell Direct as %s: the virtual machine is not running", in.Username)
+	}
+	if in.Username == "" || (h.guestPassword != "" && in.Password != h.guestPassword) {
+		return nil, fail(hyperv.KindGuestFailed, "PowerShell Direct as %s: The credential is invalid.", in.Username)
+	}
+	if len(vm.GuestPIDs) > 0 {
+		return hyperv.GuestStarted{PID: vm.GuestPIDs[0]}, nil
+	}
+	files := map[string][]byte{}
+	for _, f := range in.Files {
+		data, err := base64.StdEncoding.DecodeString(f.Data)
+		if err != nil {
+			return nil, fail(hyperv.KindGuestFailed, "file %s: %v", f.Path, err)
+		}
+		vm.GuestFiles[f.Path], files[f.Path] = data, data
+	}
+	pid := int64(4000 + len(h.vms)*10 + h.nextID)
+	vm.GuestPIDs = append(vm.GuestPIDs, pid)
+	vm.Notes = fmt.Sprintf("%s\ncapwin-guest-run:pid=%d", vm.Notes, pid)
+	if cb := h.OnGuestRun; cb != nil {
+		go cb(h, vm.ID, files)
+	}
+	return hyperv.GuestStarted{PID: pid}, nil
+}
+
+// view mirrors Get-CapwinView.
+func view(vm *VM) *hyperv.View {
+	v := &hyperv.View{ID: vm.ID, Name: vm.Name, State: vm.State, Notes: vm.Notes, Heartbeat: vm.Heartbeat,
+		DVDs: append([]string{}, vm.DVDs...), Disks: []string{vm.Disk}, KVP: map[string]string{}}
+	for _, n := range vm.NICs {
+		v.NICs = append(v.NICs, hyperv.NICView{MAC: n.MAC, Switch: n.Switch, IPs: append([]string{}, n.IPs...)})
+	}
+	for k, val := range vm.KVP {
+		if strings.HasPrefix(k, "capwin.") {
+			v.KVP[k] = val
+		}
+	}
+	return v
+}

@@ -1,0 +1,164 @@
+package hypervsim
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/test/hypervsim/wsman"
+)
+
+const parent = `C:\golden\win2022.vhdx`
+
+var folders = hyperv.Placement{VMPath: `C:\capwin\vms`, DiskPath: `C:\capwin\disks`}
+
+// simHost starts one simulated host and a real WinRM connection to it.
+func simHost(t *testing.T, basic bool) (*Host, *wsman.Server, *hyperv.Conn, *hyperv.Counters) {
+	t.Helper()
+	h := NewHost("hv1", 65536, []string{"external"}, map[string]int64{parent: 30 << 30})
+	h.SetJobDelay(100 * time.Millisecond)
+	srv, err := h.Serve(map[string]string{"capwin": "Host-pw1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	counters := &hyperv.Counters{}
+	conn, err := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1",
+		Basic: basic, CABundle: srv.CACertPEM()}, 10*time.Second, counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, srv, conn, counters
+}
+
+func createInput(uid string, iso []byte) hyperv.CreateInput {
+	return hyperv.CreateInput{VMKey: hyperv.VMKey{Placement: folders, UID: uid}, Name: "m-" + uid, ParentDisk: parent,
+		Processors: 2, MemoryBytes: 4 << 30, SecureBoot: hyperv.SecureBoot{Enabled: true, Template: "MicrosoftWindows"},
+		NICs:        []hyperv.NICInput{{Switch: "external", MAC: "02AABBCCDD01", VLANID: 12}},
+		ConfigDrive: base64.StdEncoding.EncodeToString(iso)}
+}
+
+// TestOperationsThroughWinRM runs every operation through the real WinRM client (NTLM) and checks
+// the model: create is idempotent, power goes through a host job, eject and remove leave nothing.
+func TestOperationsThroughWinRM(t *testing.T) {
+	h, _, conn, counters := simHost(t, false)
+	ctx := context.Background()
+	var info hyperv.HostInfo
+	if err := conn.Run(ctx, hyperv.OpHost, folders, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "hv1" || strings.Join(info.Switches, ",") != "external" || info.FreeMemoryMiB != 65536 {
+		t.Fatalf("host info %+v", info)
+	}
+	iso, err := hyperv.ConfigDrive(map[string][]byte{"meta-data": []byte("instance-id: u1\n"), "user-data": []byte("#ps1_sysnative\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v, again hyperv.View
+	if err := conn.Run(ctx, hyperv.OpCreate, createInput("u1", iso), &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Run(ctx, hyperv.OpCreate, createInput("u1", iso), &again); err != nil || again.ID != v.ID || len(h.VMs()) != 1 {
+		t.Fatalf("second create: %v, id %s vs %s, %d VMs", err, again.ID, v.ID, len(h.VMs()))
+	}
+	if !strings.Contains(v.Notes, "capwin-uid:u1") || v.State != "Off" || len(v.DVDs) != 1 || v.NICs[0].MAC != "02AABBCCDD01" {
+		t.Fatalf("view %+v", v)
+	}
+	if !bytes.Equal(h.File(v.DVDs[0]), iso) {
+		t.Fatal("the config drive on the host is not the one sent")
+	}
+	var found hyperv.Found
+	if err := conn.Run(ctx, hyperv.OpFind, hyperv.VMKey{Placement: folders, UID: "u1"}, &found); err != nil || !found.Found || found.VM.ID != v.ID {
+		t.Fatalf("find by UID: %v %+v", err, found)
+	}
+	var job hyperv.JobRef
+	if err := conn.Run(ctx, hyperv.OpPower, hyperv.PowerInput{ID: v.ID, Action: hyperv.PowerStart}, &job); err != nil || job.Job == "" {
+		t.Fatalf("power on: %v %+v", err, job)
+	}
+	waitJob(t, conn, job.Job)
+	if h.VMs()[0].State != "Running" {
+		t.Fatalf("state %s after the job", h.VMs()[0].State)
+	}
+	if err := conn.Run(ctx, hyperv.OpEject, hyperv.VMKey{Placement: folders, ID: v.ID, UID: "u1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if vm := h.VMs()[0]; len(vm.DVDs) != 0 || h.File(v.DVDs[0]) != nil {
+		t.Fatalf("config drive still there: %+v", vm.DVDs)
+	}
+	if err := conn.Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: folders, ID: v.ID, UID: "u1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.VMs()) != 0 || strings.Join(h.Files(), ",") != strings.ToLower(parent) {
+		t.Fatalf("left behind: %d VMs, files %v", len(h.VMs()), h.Files())
+	}
+	t.Logf("%d operations, %d WinRM round trips", counters.Operations.Load(), counters.RoundTrips.Load())
+}
+
+func waitJob(t *testing.T, conn *hyperv.Conn, id string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var st hyperv.JobState
+		if err := conn.Run(context.Background(), hyperv.OpJob, hyperv.JobRef{Job: id}, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.State == "succeeded" {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("job did not finish")
+}
+
+// TestErrorsAreTyped: script failures and connection failures come back as kinds capwin acts on.
+func TestErrorsAreTyped(t *testing.T) {
+	h, srv, conn, _ := simHost(t, true)
+	ctx := context.Background()
+	in := createInput("u2", nil)
+	in.ParentDisk = `C:\golden\missing.vhdx`
+	expectKind(t, conn.Run(ctx, hyperv.OpCreate, in, nil), hyperv.KindInvalidSpec)
+	h.SetFreeDisk(0)
+	expectKind(t, conn.Run(ctx, hyperv.OpCreate, createInput("u2", nil), nil), hyperv.KindDiskFull)
+	h.SetFreeDisk(1 << 40)
+	evil := hyperv.Script{Name: "evil", Text: "param($In)\nRemove-Item -Recurse C:\\\n"}
+	if err := conn.Run(ctx, evil, nil, nil); err == nil || !strings.Contains(err.Error(), "not one of capwin's static scripts") {
+		t.Fatalf("a foreign script was not refused: %v", err)
+	}
+	wrong, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "nope",
+		CABundle: srv.CACertPEM()}, 5*time.Second, nil)
+	expectKind(t, wrong.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindAuth)
+	untrusted, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1"}, 5*time.Second, nil)
+	expectKind(t, untrusted.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindTLS)
+	srv.SetDown(true)
+	expectKind(t, conn.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindUnreachable)
+	srv.SetDown(false)
+	if err := conn.Run(ctx, hyperv.OpHost, folders, nil); err != nil {
+		t.Fatalf("after the host came back: %v", err)
+	}
+}
+
+func expectKind(t *testing.T, err error, kind string) {
+	t.Helper()
+	if got := hyperv.KindOf(err); got != kind {
+		t.Fatalf("error kind %q, want %q (%v)", got, kind, err)
+	}
+}
+
+// TestConcurrentNTLM: operations that share one NTLM connection run concurrently without the
+// client's handshakes crossing (the simulator checks NTLM per TCP connection, as Windows does).
+func TestConcurrentNTLM(t *testing.T) {
+	_, _, conn, _ := simHost(t, false)
+	errs := make(chan error, 12)
+	for range 12 {
+		go func() { errs <- conn.Run(context.Background(), hyperv.OpHost, folders, nil) }()
+	}
+	for range 12 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package wsman
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxBody limits request bodies.
+const maxBody = 16 << 20
+
+// Server is a running WS-Management endpoint on 127.0.0.1.
+type Server struct {
+	URL  *url.URL // https://127.0.0.1:port/wsman
+	Host string   // 127.0.0.1
+	Port int
+
+	opts   Options
+	certs  *certs
+	ln     *listener
+	srv    *http.Server
+	ctx    context.Context // cancelled by Close; parent of handler contexts
+	cancel context.CancelFunc
+
+	mu         sync.Mutex
+	shells     map[string]*shell
+	sending    map[string]int // Send requests in progress by CommandId
+	challenges []*challenge   // NTLM challenges awaiting AUTHENTICATE
+
+	drop     atomic.Int64
+	delay    atomic.Int64
+	authFail atomic.Bool
+
+	requests, shellCount, commands, authFailures atomic.Int64
+}
+
+// Start listens on 127.0.0.1:0 with a new self-signed CA and a server
+// certificate for 127.0.0.1 and localhost.
+func Start(opts Options) (*Server, error) {
+	if opts.Handler == nil {
+		return nil, errors.New("wsman: Options.Handler is required")
+	}
+	if opts.OperationTimeout <= 0 {
+		opts.OperationTimeout = defaultOperationTimeout
+	}
+	if opts.StdinWait <= 0 {
+		opts.StdinWait = defaultStdinWait
+	}
+	c, err := newCerts()
+	if err != nil {
+		return nil, err
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := tcp.Addr().(*net.TCPAddr).Port
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		URL:     &url.URL{Scheme: "https", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Path: "/wsman"},
+		Host:    "127.0.0.1",
+		Port:    port,
+		opts:    opts,
+		certs:   c,
+		ln:      newListener(tcp),
+		ctx:     ctx,
+		cancel:  cancel,
+		shells:  map[string]*shell{},
+		sending: map[string]int{},
+	}
+	s.srv = &http.Server{
+		Handler: http.HandlerFunc(s.serveHTTP),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			cs := &connState{}
+			if tc, ok := c.(*tls.Conn); ok {
+				cs.conn, _ = tc.NetConn().(*conn)
+			}
+			return context.WithValue(ctx, connKey{}, cs)
+		},
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	cfg := &tls.Config{
+		Certificates: []tls.Certificate{c.server},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"http/1.1"},
+	}
+	go func() { _ = s.srv.Serve(tls.NewListener(s.ln, cfg)) }()
+	return s, nil
+}
+
+// CACertPEM returns the PEM of the CA that signed the server certificate.
+func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.certs.caPEM...) }
+
+// CertificateThumbprint returns the SHA-256 of the server certificate,
+// upper-case hex pairs joined by colons.
+func (s *Server) CertificateThumbprint() string { return s.certs.thumbprint }
+
+// Close stops the server, closes all connections and cancels the
+// contexts of running commands. It does not wait for handlers.
+func (s *Server) Close() {
+	s.cancel()
+	_ = s.srv.Close()
+	s.mu.Lock()
+	shells := s.shells
+	s.shells = map[string]*shell{}
+	s.mu.Unlock()
+	for _, sh := range shells {
+		for _, c := range sh.cmds {
+			c.terminate()
+		}
+	}
+}
+
+// Stats returns the counters.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Requests:     s.requests.Load(),
+		Shells:       s.shellCount.Load(),
+		Commands:     s.commands.Load(),
+		AuthFailures: s.authFailures.Load(),
+	}
+}
+
+// SetDown makes the host unreachable: while down, new connections are
+// reset at once, and going down resets all open connections.
+func (s *Server) SetDown(down bool) { s.ln.setDown(down) }
+
+// DropNext makes the next n HTTP requests lose their connection without
+// any response.
+func (s *Server) DropNext(n int) { s.drop.Add(int64(n)) }
+
+// SetDelay delays every answer by d; 0 turns it off.
+func (s *Server) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
+
+// SetAuthFailure makes every request fail with 401 whatever the
+// credentials.
+func (s *Server) SetAuthFailure(fail bool) { s.authFail.Store(fail) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	cs, _ := r.Context().Value(connKey{}).(*connState)
+	if cs == nil {
+		cs = &connState{}
+	}
+	if cs.conn != nil {
+		cs.conn.requested.Store(true)
+	}
+	if s.takeDrop() {
+		dropConn(w)
+		return
+	}
+	// Read the whole body first: leaving it unread would make net/http
+	// close the connection, which breaks the NTLM handshake.
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	// A Send on its way holds back running the command without stdin,
+	// even before it is authenticated.
+	if id := sendTarget(data); id != "" {
+		s.noteSend(id, 1)
+		defer s.noteSend(id, -1)
+	}
+	if d := time.Duration(s.delay.Load()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+	if r.URL.Path != "/wsman" {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	user, ok := s.authenticate(w, r, cs)
+	if cs.conn != nil && (ok || r.Header.Get("Authorization") != "" && !s.handshaking(cs)) {
+		cs.conn.settled.Store(true)
+	}
+	if !ok {
+		return
+	}
+	s.dispatch(w, r, user, data)
+}
+
+func (s *Server) takeDrop() bool {
+	for {
+		n := s.drop.Load()
+		if n <= 0 {
+			return false
+		}
+		if s.drop.CompareAndSwap(n, n-1) {
+			return true
+		}
+	}
+}
+
+// dropConn closes the connection of w without writing anything.
+func dropConn(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	c, _, err := hj.Hijack()
+	if err == nil {
+		_ = c.Close()
+	}
+}
