@@ -1,0 +1,131 @@
+// Package hyperv_test runs the production infrastructure manager against a real kube-apiserver
+// and three simulated Hyper-V hosts reached through the real WinRM client.
+package hyperv_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/setup"
+	"github.com/capwin/capwin/internal/manager"
+	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/test/hypervsim"
+	"github.com/capwin/capwin/test/hypervsim/wsman"
+)
+
+const (
+	watchFilter  = "hyperv-suite"
+	hostUser     = "capwin"
+	hostPassword = "Host-pw1"
+	parentDisk   = `C:\golden\win2022.vhdx`
+	vswitch      = "external"
+)
+
+// simHost is one simulated Hyper-V host and its WinRM endpoint.
+type simHost struct {
+	*hypervsim.Host
+	srv *wsman.Server
+}
+
+var (
+	env   *envtest.Environment
+	k8s   client.Client
+	hosts []simHost
+	conns = &hyperv.Conns{Timeout: 5 * time.Second}
+	ctx   = context.Background()
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("skipping Hyper-V simulator + envtest suite in -short mode")
+		os.Exit(0)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logOutput())))
+	for _, name := range []string{"hv1", "hv2", "hv3"} {
+		h := hypervsim.NewHost(name, 131072, []string{vswitch}, map[string]int64{parentDisk: 30 << 30})
+		h.SetJobDelay(200 * time.Millisecond)
+		srv, err := h.Serve(map[string]string{hostUser: hostPassword})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		hosts = append(hosts, simHost{Host: h, srv: srv})
+	}
+	var err error
+	if env, err = envtest.Start(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "webhook")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := run(m)
+	_ = env.Stop()
+	for _, h := range hosts {
+		h.srv.Close()
+	}
+	os.Exit(code)
+}
+
+func run(m *testing.M) int {
+	wh := env.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  setup.Scheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   manager.CacheOptions("", time.Minute),
+		Client:  manager.ClientOptions(),
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
+		}),
+	})
+	if err == nil {
+		err = setup.Webhooks(mgr)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts := setup.Options{
+		WatchFilterValue: watchFilter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
+		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
+		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 500 * time.Millisecond,
+		Conns: conns,
+	}
+	if err := setup.Reconcilers(mctx, mgr, opts); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() {
+		if err := mgr.Start(mctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	k8s = mgr.GetClient()
+	if !mgr.GetCache().WaitForCacheSync(mctx) {
+		return 1
+	}
+	for mgr.GetWebhookServer().StartedChecker()(nil) != nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return m.Run()
+}
+
+func logOutput() *os.File {
+	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
+		return os.Stderr
+	}
+	f, _ := os.Open(os.DevNull)
+	return f
+}
