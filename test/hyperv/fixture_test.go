@@ -68,6 +68,15 @@ func newCluster(t *testing.T, mutate func(*infrav1.HyperVClusterSpec)) *fixture 
 	return f
 }
 
+// wrongSecret adds a Secret "wrong" with a password the hosts refuse.
+func wrongSecret(t *testing.T, f *fixture) {
+	t.Helper()
+	NewWithT(t).Expect(k8s.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "wrong", Namespace: f.ns},
+		Data:       map[string][]byte{"username": []byte(hostUser), "password": []byte("not-the-password")},
+	})).To(Succeed())
+}
+
 // provisioned waits for the HyperVCluster and marks the Cluster's infrastructure provisioned.
 func (f *fixture) provisioned(t *testing.T) {
 	t.Helper()

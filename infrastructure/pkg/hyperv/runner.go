@@ -33,8 +33,8 @@ type HostConfig struct {
 
 // Counters are shared by all connections of a manager.
 type Counters struct {
-	// Operations run and WinRM HTTP round trips made.
-	Operations, RoundTrips atomic.Int64
+	// Operations run, WinRM HTTP round trips made, and time spent in operations (ns).
+	Operations, RoundTrips, Nanos atomic.Int64
 }
 
 // Conn runs operations on one host. It is safe for concurrent use.
@@ -114,6 +114,7 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 	}
 	if c.counters != nil {
 		c.counters.Operations.Add(1)
+		defer func(start time.Time) { c.counters.Nanos.Add(int64(time.Since(start))) }(time.Now())
 	}
 	if !c.cfg.Basic {
 		c.ntlm.Lock()

@@ -1,0 +1,96 @@
+package hyperv_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// TestPlacementSpreads: six machines of one MachineDeployment land two on each host; a pinned
+// machine lands on its host.
+func TestPlacementSpreads(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	var machines []*machine
+	for range 6 {
+		mc := f.addMachine(t, "win-md-spread-"+randSuffix(), "md-spread", userData, defaultSpec())
+		machines = append(machines, mc)
+		mc.waitReason(t, infrav1.WaitingForAddressesReason) // one after the other: each sees the others' hosts
+	}
+	perHost := map[string]int{}
+	for _, mc := range machines {
+		perHost[mc.get(g).Status.VM.Host]++
+	}
+	g.Expect(perHost).To(Equal(map[string]int{"hv1": 2, "hv2": 2, "hv3": 2}))
+
+	spec := defaultSpec()
+	spec.Host = "hv3"
+	pinned := f.addMachine(t, "win-pinned-"+randSuffix(), "md-spread", userData, spec)
+	g.Expect(pinned.waitReason(t, infrav1.WaitingForAddressesReason).Status.VM.Host).To(Equal("hv3"))
+}
+
+// TestHostDown: a host that stops answering is shown on the HyperVCluster and new machines go
+// to the others; the cluster stays available.
+func TestHostDown(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	hosts[0].srv.SetDown(true)
+	t.Cleanup(func() { hosts[0].srv.SetDown(false) })
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.hc), f.hc)).To(Succeed())
+		g.Expect(f.hc.Status.Hosts).To(ContainElement(And(
+			HaveField("Name", "hv1"), HaveField("Available", false), HaveField("Message", ContainSubstring("hv1")))))
+		c := condition(f.hc.Status.Conditions, infrav1.HypervisorAvailableCondition)
+		g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(c.Message).To(ContainSubstring("hv1"))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	for range 2 {
+		mc := f.addMachine(t, "win-md-down-"+randSuffix(), "md-down", userData, defaultSpec())
+		g.Expect(mc.waitReason(t, infrav1.WaitingForAddressesReason).Status.VM.Host).NotTo(Equal("hv1"))
+	}
+}
+
+// TestHostCredentialsAndTrust: a refused login and an untrusted certificate make the cluster
+// unavailable with the reason named.
+func TestHostCredentialsAndTrust(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mutate func(*infrav1.HyperVClusterSpec)
+		reason string
+	}{
+		"wrong password": {func(s *infrav1.HyperVClusterSpec) {
+			for i := range s.Hosts {
+				s.Hosts[i].CredentialsRef.Name = "wrong"
+			}
+		}, infrav1.LoginFailedReason},
+		"untrusted certificate": {func(s *infrav1.HyperVClusterSpec) {
+			for i := range s.Hosts {
+				s.Hosts[i].CABundle = hosts[(i+1)%len(hosts)].srv.CACertPEM()
+			}
+		}, infrav1.TLSVerificationFailedReason},
+		"missing Secret": {func(s *infrav1.HyperVClusterSpec) {
+			for i := range s.Hosts {
+				s.Hosts[i].CredentialsRef.Name = "absent"
+			}
+		}, infrav1.CredentialsNotFoundReason},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			f := newCluster(t, tc.mutate)
+			wrongSecret(t, f)
+			g.Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.hc), f.hc)).To(Succeed())
+				c := condition(f.hc.Status.Conditions, infrav1.HypervisorAvailableCondition)
+				g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+				g.Expect(c.Reason).To(Equal(tc.reason), c.Message)
+			}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+			g.Expect(f.hc.Status.Initialization.Provisioned).To(BeNil())
+		})
+	}
+}
