@@ -48,6 +48,9 @@ func (h *Host) Run(_ context.Context, r wsman.Request) wsman.Result {
 	h.ops[op.Name]++
 	h.mu.Unlock()
 	result, err := h.apply(op.Name, env.Input)
+	if h.loseAnswer(op.Name) {
+		return wsman.Result{Stderr: []byte("hypervsim: the connection broke after the operation"), ExitCode: 1}
+	}
 	out := map[string]any{"ok": err == nil}
 	if err != nil {
 		kind := hyperv.KindFailed
@@ -209,4 +212,14 @@ func check(texts []string) {
 			parsed[hyperv.HashText(t)] = nil
 		}
 	}
+}
+
+func (h *Host) loseAnswer(op string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lose[op] > 0 {
+		h.lose[op]--
+		return true
+	}
+	return false
 }

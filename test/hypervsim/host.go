@@ -31,6 +31,8 @@ type Host struct {
 	jobDelay time.Duration
 	// guestPassword is the only password PowerShell Direct accepts ("" = any).
 	guestPassword string
+	// lose counts, per operation, answers to drop after the operation was applied.
+	lose map[string]int
 	// OnGuestRun is called (without the host lock) after guest.ps1 started a launcher in a VM.
 	OnGuestRun func(h *Host, vmID string, files map[string][]byte)
 }
@@ -69,7 +71,7 @@ type job struct {
 // NewHost returns a host with memory, free disk space, switches and parent disks.
 func NewHost(name string, memoryMiB int64, switches []string, parentDisks map[string]int64) *Host {
 	h := &Host{Name: name, memoryMiB: memoryMiB, freeDiskBytes: 1 << 40, switches: map[string]bool{}, files: map[string]int64{}, drives: map[string][]byte{},
-		vms: map[string]*VM{}, jobs: map[string]*job{}, ops: map[string]int{}, jobDelay: 200 * time.Millisecond}
+		vms: map[string]*VM{}, jobs: map[string]*job{}, ops: map[string]int{}, lose: map[string]int{}, jobDelay: 200 * time.Millisecond}
 	for _, s := range switches {
 		h.switches[s] = true
 	}
@@ -84,6 +86,10 @@ func (h *Host) SetFreeDisk(bytes int64) { h.mu.Lock(); h.freeDiskBytes = bytes; 
 
 // SetJobDelay sets how long power jobs run.
 func (h *Host) SetJobDelay(d time.Duration) { h.mu.Lock(); h.jobDelay = d; h.mu.Unlock() }
+
+// LoseAnswers makes the next n runs of an operation take effect on the host but end without a
+// result, as when the connection breaks after the host did the work.
+func (h *Host) LoseAnswers(op string, n int) { h.mu.Lock(); h.lose[op] = n; h.mu.Unlock() }
 
 // SetGuestPassword sets the password PowerShell Direct accepts.
 func (h *Host) SetGuestPassword(p string) { h.mu.Lock(); h.guestPassword = p; h.mu.Unlock() }

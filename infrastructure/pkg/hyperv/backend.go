@@ -47,9 +47,10 @@ func (b *backend) key(s *machine.Scope, id string) VMKey {
 	return VMKey{Placement: b.folders, ID: id, UID: uid}
 }
 
-// Find reads the VM on its recorded host (status, else the providerID after clusterctl move).
-// Without a host, only a create that may have been sent is searched for, on every host: a host
-// that cannot be asked then stops the search, so a VM is never created twice.
+// Find reads the VM on its recorded host: status (written before a create is sent, so a lost
+// answer is found there), else the providerID (after clusterctl move). Without a host, only a
+// create that may have been sent is searched for, on every host: a host that cannot be asked
+// then stops the search, so a VM is never created twice.
 func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	host, id := st.VM.Host, st.VM.ID

@@ -27,7 +27,7 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if err := s.Commit(); err != nil {
+	if err := s.Commit(infrav1.VMReference{Host: host}); err != nil {
 		return "", err
 	}
 	var v View

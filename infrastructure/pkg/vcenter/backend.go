@@ -151,7 +151,7 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	if err := s.Commit(); err != nil {
+	if err := s.Commit(infrav1.VMReference{}); err != nil {
 		return "", err
 	}
 	tmpl := object.NewVirtualMachine(b.sess.Client, place.Template)

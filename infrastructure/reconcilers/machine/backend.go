@@ -42,8 +42,10 @@ type Scope struct {
 	// hypervisor's guest agent (spec.guestCredentialsRef); nil otherwise.
 	GuestCredentials *GuestCredentials
 	// Commit records that a create is about to be sent; Create calls it after its checks and
-	// lookups and right before the call that creates the VM, and must not create on error.
-	Commit func() error
+	// lookups and right before the call that creates the VM, and must not create on error. where
+	// is the part of the VM's reference already known (the Hyper-V host), so Find looks there
+	// if the create's answer is lost.
+	Commit func(where infrav1.VMReference) error
 }
 
 // GuestCredentials are a guest OS account (an administrator of the template image).

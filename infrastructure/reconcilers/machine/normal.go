@@ -115,7 +115,7 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 		// Started through the guest agent once the VM runs: never stored in the VM config.
 		s.UserData = nil
 	}
-	s.Commit = func() error {
+	s.Commit = func(where infrav1.VMReference) error {
 		// The cache may lag behind a create this controller already sent: ask the API server.
 		live := r.Kind.NewObject()
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
@@ -126,6 +126,7 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 			return fmt.Errorf("status.task is %q on the API server: a create is already under way", t)
 		}
 		st.Task, st.Provisioning = intentCreate, infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.NewTime(r.now())}
+		st.VM.Host = where.Host
 		if err := persist(); err != nil {
 			return fmt.Errorf("record create intent: %w", err)
 		}
