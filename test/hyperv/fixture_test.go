@@ -15,12 +15,14 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/test/hypervsim"
 )
 
 // fixture is one workload cluster on the simulated hosts.
 type fixture struct {
 	ns      string
+	format  string // bootstrap format; "" is cloud-config
 	cluster *clusterv1.Cluster
 	hc      *infrav1.HyperVCluster
 }
@@ -107,10 +109,14 @@ func (f *fixture) addMachine(t *testing.T, name, deployment string, userData []b
 	if deployment != "" {
 		labels[clusterv1.MachineDeploymentNameLabel] = deployment
 	}
+	format := f.format
+	if format == "" {
+		format = "cloud-config"
+	}
 	g.Expect(k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name + "-bootstrap", Namespace: f.ns, Labels: labels},
 		Type:       clusterv1.ClusterSecretType,
-		Data:       map[string][]byte{"value": userData, "format": []byte("cloud-config")},
+		Data:       map[string][]byte{"value": userData, "format": []byte(format)},
 	})).To(Succeed())
 	mc := &machine{f: f}
 	mc.m = &clusterv1.Machine{
@@ -183,3 +189,5 @@ func randSuffix() string {
 	}
 	return string(b)
 }
+
+func readConfigDrive(iso []byte) (map[string][]byte, error) { return hyperv.ReadConfigDrive(iso) }
