@@ -13,6 +13,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/reconcilers/hypervcluster"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machinetemplate"
 )
 
 // HyperVMachineFinalizer is the HyperVMachine finalizer.
@@ -48,6 +49,10 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 	if err := (&hypervcluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {
+		return err
+	}
+	if err := (&machinetemplate.HyperVReconciler{Client: mgr.GetClient(), WatchFilterValue: o.WatchFilterValue}).
+		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
 		return err
 	}
 	return NewHyperVMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o).

@@ -7,9 +7,7 @@ import (
 	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -20,6 +18,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machinetemplate"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachinetemplates;vcentermachinetemplates/status,verbs=get;list;watch;update;patch
@@ -59,31 +58,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		cpus, mem = max(cpus, tc), max(mem, tm)
 	}
-	want := Status(spec.OS, cpus, mem)
+	want := machinetemplate.Status(spec.OS, cpus, mem)
 	if equality.Semantic.DeepEqual(want, t.Status) {
 		return result, nil
 	}
 	patch := client.MergeFrom(t.DeepCopy())
 	t.Status = want
 	return result, r.Client.Status().Patch(ctx, t, patch)
-}
-
-// Status is what a node of the template offers; unknown sizes are left out.
-func Status(os infrav1.OperatingSystem, cpus int32, memoryMiB int64) infrav1.MachineTemplateStatus {
-	st := infrav1.MachineTemplateStatus{NodeInfo: infrav1.NodeInfo{OperatingSystem: "windows"}}
-	if os == infrav1.OSLinux {
-		st.NodeInfo.OperatingSystem = "linux"
-	}
-	if cpus > 0 || memoryMiB > 0 {
-		st.Capacity = corev1.ResourceList{}
-	}
-	if cpus > 0 {
-		st.Capacity[corev1.ResourceCPU] = *resource.NewQuantity(int64(cpus), resource.DecimalSI)
-	}
-	if memoryMiB > 0 {
-		st.Capacity[corev1.ResourceMemory] = *resource.NewQuantity(memoryMiB*1024*1024, resource.BinarySI)
-	}
-	return st
 }
 
 func (r *Reconciler) fromVCenter(ctx context.Context, t *infrav1.VCenterMachineTemplate) (int32, int64, error) {

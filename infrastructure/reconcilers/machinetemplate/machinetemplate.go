@@ -1,0 +1,73 @@
+// Package machinetemplate publishes what a node of a machine template offers (status.capacity,
+// status.nodeInfo), so the cluster autoscaler can scale a Windows MachineDeployment from zero.
+// HyperVMachineTemplates are handled here; VCenterMachineTemplates, which may read the sizes
+// from vCenter, in package vcentermachinetemplate.
+package machinetemplate
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
+	"sigs.k8s.io/cluster-api/util/predicates"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachinetemplates;hypervmachinetemplates/status,verbs=get;list;watch;update;patch
+
+// Status is what a node of the template offers; unknown sizes are left out.
+func Status(os infrav1.OperatingSystem, cpus int32, memoryMiB int64) infrav1.MachineTemplateStatus {
+	st := infrav1.MachineTemplateStatus{NodeInfo: infrav1.NodeInfo{OperatingSystem: "windows"}}
+	if os == infrav1.OSLinux {
+		st.NodeInfo.OperatingSystem = "linux"
+	}
+	if cpus > 0 || memoryMiB > 0 {
+		st.Capacity = corev1.ResourceList{}
+	}
+	if cpus > 0 {
+		st.Capacity[corev1.ResourceCPU] = *resource.NewQuantity(int64(cpus), resource.DecimalSI)
+	}
+	if memoryMiB > 0 {
+		st.Capacity[corev1.ResourceMemory] = *resource.NewQuantity(memoryMiB*1024*1024, resource.BinarySI)
+	}
+	return st
+}
+
+// HyperVReconciler fills HyperVMachineTemplate status from the spec (processors, startup memory).
+type HyperVReconciler struct {
+	Client           client.Client
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the controller.
+func (r *HyperVReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("controller", "hypervmachinetemplate")
+	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+		For(&infrav1.HyperVMachineTemplate{}).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Complete(ctx, r)
+}
+
+// Reconcile publishes the template's capacity.
+func (r *HyperVReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	t := &infrav1.HyperVMachineTemplate{}
+	if err := r.Client.Get(ctx, req.NamespacedName, t); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	spec := &t.Spec.Template.Spec
+	want := Status(spec.OS, spec.Processors, spec.MemoryMiB)
+	if equality.Semantic.DeepEqual(want, t.Status) {
+		return ctrl.Result{}, nil
+	}
+	patch := client.MergeFrom(t.DeepCopy())
+	t.Status = want
+	return ctrl.Result{}, r.Client.Status().Patch(ctx, t, patch)
+}
