@@ -86,7 +86,7 @@ func (f *fixture) provisioned(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.hc), f.hc)).To(Succeed())
 		g.Expect(ptr.Deref(f.hc.Status.Initialization.Provisioned, false)).To(BeTrue(), "conditions %+v", f.hc.Status.Conditions)
-	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+	}, time.Minute, 50*time.Millisecond).Should(Succeed())
 	f.cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	g.Expect(k8s.Status().Update(ctx, f.cluster)).To(Succeed())
 }
@@ -148,7 +148,7 @@ func (mc *machine) waitReason(t *testing.T, reason string) *infrav1.HyperVMachin
 	NewWithT(t).Eventually(func(g Gomega) {
 		out = mc.get(g)
 		g.Expect(condition(out.Status.Conditions, infrav1.VMProvisionedCondition).Reason).To(Equal(reason), "%+v", out.Status.Conditions)
-	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
+	}, time.Minute, 50*time.Millisecond).Should(Succeed())
 	return out
 }
 

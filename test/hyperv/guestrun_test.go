@@ -69,5 +69,5 @@ func waitBootstrap(t *testing.T, mc *machine, reason, msg string) {
 		c := condition(mc.get(g).Status.Conditions, infrav1.BootstrapSucceededCondition)
 		g.Expect(c.Reason).To(Equal(reason), "%+v", c)
 		g.Expect(c.Message).To(ContainSubstring(msg))
-	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	}, 40*time.Second, 100*time.Millisecond).Should(Succeed())
 }

@@ -102,3 +102,27 @@ func TestLifecycle(t *testing.T) {
 		g.Expect(p).NotTo(ContainSubstring(strings.ToLower(string(m.UID))))
 	}
 }
+
+// TestLinuxControlPlane: a Linux VM keeps the Machine name as host name, boots with the UEFI CA
+// Secure Boot template, names its NICs eth0..., and reports no BootstrapSucceeded.
+func TestLinuxControlPlane(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec := defaultSpec()
+	spec.OS = infrav1.OSLinux
+	name := "win-control-plane-long-name-" + randSuffix()
+	mc := f.addMachine(t, name, "", []byte("#cloud-config\nruncmd: []\n"), spec)
+	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	g.Expect(m.Status.ComputerName).To(Equal(name))
+	h := host(m.Status.VM.Host)
+	vm, ok := vmOf(h, string(m.UID))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(vm.SecureBootTemplate).To(Equal("MicrosoftUEFICertificateAuthority"))
+	files, err := readDrive(h, vm)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(files["network-config"])).To(ContainSubstring("set-name: eth0"))
+	g.Expect(h.Guest(vm.ID, func(v *hypervsim.VM) { v.Heartbeat, v.NICs[0].IPs = true, []string{"10.2.0.9"} })).To(Succeed())
+	m = mc.waitReason(t, infrav1.ProvisionedReason)
+	g.Expect(condition(m.Status.Conditions, infrav1.BootstrapSucceededCondition).Type).To(BeEmpty())
+}

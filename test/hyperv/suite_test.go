@@ -54,6 +54,10 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(logOutput())))
+	if err := hypervsim.CheckScripts(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	for _, name := range []string{"hv1", "hv2", "hv3"} {
 		h := hypervsim.NewHost(name, 131072, []string{vswitch}, map[string]int64{parentDisk: 30 << 30})
 		h.SetJobDelay(200 * time.Millisecond)

@@ -138,6 +138,16 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 	return nil, fail(hyperv.KindFailed, "operation %s is not simulated", name)
 }
 
+// CheckScripts parses all of capwin's host scripts now (one parser run), so the first operations
+// a test sends do not wait for it.
+func CheckScripts() error {
+	var texts []string
+	for _, s := range hyperv.Scripts() {
+		texts = append(texts, s.Text)
+	}
+	return parses(texts...)
+}
+
 var (
 	hashesOnce sync.Once
 	hashes     map[string]hyperv.Script

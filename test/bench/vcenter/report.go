@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sort"
-	"strings"
 	"time"
+
+	"github.com/capwin/capwin/test/bench/benchutil"
 )
 
 type phase struct {
@@ -48,7 +48,7 @@ func (r *report) print(w io.Writer) {
 			fmt.Fprintf(w, "| %s | %.2f |\n", m, float64(p.calls[m])/float64(r.machines))
 		}
 	}
-	rss, peak := memory()
+	rss, peak := benchutil.Memory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(w, "\ncontroller process: RSS %s, peak RSS %s, Go heap in use %.1f MiB\n", rss, peak, float64(ms.HeapInuse)/(1<<20))
@@ -74,25 +74,4 @@ func byCount(m map[string]int) []string {
 		return keys[i] < keys[j]
 	})
 	return keys
-}
-
-// memory reads the process's resident set and its peak from /proc.
-func memory() (rss, peak string) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return "n/a", "n/a"
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		switch f[0] {
-		case "VmRSS:":
-			rss = f[1] + " kB"
-		case "VmHWM:":
-			peak = f[1] + " kB"
-		}
-	}
-	return rss, peak
 }
