@@ -21,22 +21,14 @@ const HyperVMachineFinalizer = "infrastructure.cluster.x-k8s.io/hypervmachine"
 
 // NewHyperVMachineReconciler is the machine lifecycle for HyperVMachines on the Hyper-V backend.
 func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, provider *hyperv.Provider, o Options) *machine.Reconciler {
-	return &machine.Reconciler{
-		Client:           c,
-		APIReader:        apiReader,
-		ClusterCache:     cc,
-		WatchFilterValue: o.WatchFilterValue,
-		PollInterval:     o.PollInterval,
-		TaskPollInterval: o.TaskPollInterval,
-		Kind: machine.Kind{
-			Name:       "hypervmachine",
-			Finalizer:  HyperVMachineFinalizer,
-			NewObject:  func() machine.Object { return &infrav1.HyperVMachine{} },
-			NewList:    func() client.ObjectList { return &infrav1.HyperVMachineList{} },
-			NewCluster: func() client.Object { return &infrav1.HyperVCluster{} },
-			Backend:    provider.Backend,
-		},
-	}
+	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
+		Name:       "hypervmachine",
+		Finalizer:  HyperVMachineFinalizer,
+		NewObject:  func() machine.Object { return &infrav1.HyperVMachine{} },
+		NewList:    func() client.ObjectList { return &infrav1.HyperVMachineList{} },
+		NewCluster: func() client.Object { return &infrav1.HyperVCluster{} },
+		Backend:    provider.Backend,
+	})
 }
 
 // hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers.

@@ -101,6 +101,18 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 // NewVCenterMachineReconciler is the machine lifecycle for VCenterMachines on the vCenter
 // backend; tests build extra ones to play a restarted manager.
 func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, provider *vcenter.Provider, o Options) *machine.Reconciler {
+	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
+		Name:       "vcentermachine",
+		Finalizer:  VCenterMachineFinalizer,
+		NewObject:  func() machine.Object { return &infrav1.VCenterMachine{} },
+		NewList:    func() client.ObjectList { return &infrav1.VCenterMachineList{} },
+		NewCluster: func() client.Object { return &infrav1.VCenterCluster{} },
+		Backend:    provider.Backend,
+	})
+}
+
+// newMachineReconciler is the machine lifecycle of one kind with the manager's settings.
+func newMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, o Options, kind machine.Kind) *machine.Reconciler {
 	return &machine.Reconciler{
 		Client:           c,
 		APIReader:        apiReader,
@@ -108,14 +120,7 @@ func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc cl
 		WatchFilterValue: o.WatchFilterValue,
 		PollInterval:     o.PollInterval,
 		TaskPollInterval: o.TaskPollInterval,
-		Kind: machine.Kind{
-			Name:       "vcentermachine",
-			Finalizer:  VCenterMachineFinalizer,
-			NewObject:  func() machine.Object { return &infrav1.VCenterMachine{} },
-			NewList:    func() client.ObjectList { return &infrav1.VCenterMachineList{} },
-			NewCluster: func() client.Object { return &infrav1.VCenterCluster{} },
-			Backend:    provider.Backend,
-		},
+		Kind:             kind,
 	}
 }
 

@@ -2,48 +2,62 @@ package envtest
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/capwin/capwin/internal/manager"
 )
 
 // ServeWebhooks starts a manager that serves the webhooks register adds, at the address the
 // API server's webhook configurations point to, and returns once the server answers. cancel
 // stops it.
 func (e *Environment) ServeWebhooks(scheme *runtime.Scheme, register func(ctrl.Manager) error) (cancel context.CancelFunc, err error) {
+	_, cancel, err = e.StartManager(scheme, func(_ context.Context, mgr ctrl.Manager) error { return register(mgr) })
+	return cancel, err
+}
+
+// StartManager starts a manager with the production cache and client settings and a webhook
+// server at the address the API server's webhook configurations point to. setup registers
+// webhooks and controllers; StartManager returns once the cache is synced and the webhook
+// server answers. cancel stops the manager.
+func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Context, ctrl.Manager) error) (ctrl.Manager, context.CancelFunc, error) {
 	opts := e.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   manager.CacheOptions("", time.Minute),
+		Client:  manager.ClientOptions(),
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: opts.LocalServingHost, Port: opts.LocalServingPort, CertDir: opts.LocalServingCertDir,
 		}),
 	})
 	if err != nil {
-		return nil, err
-	}
-	if err := register(mgr); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { _ = mgr.Start(ctx) }()
-	addr := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
-		if err == nil {
-			_ = conn.Close()
-			return cancel, nil
+	if err := setup(ctx, mgr); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Println("manager:", err)
 		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, nil, fmt.Errorf("cache did not sync")
+	}
+	for deadline := time.Now().Add(30 * time.Second); mgr.GetWebhookServer().StartedChecker()(nil) != nil; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			cancel()
-			return nil, fmt.Errorf("webhook server not ready: %w", err)
+			return nil, nil, fmt.Errorf("webhook server not ready")
 		}
 	}
+	return mgr, cancel, nil
 }

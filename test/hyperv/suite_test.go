@@ -14,8 +14,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/setup"
@@ -82,47 +80,24 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	wh := env.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  setup.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   manager.CacheOptions("", time.Minute),
-		Client:  manager.ClientOptions(),
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
-		}),
-	})
-	if err == nil {
-		err = setup.Webhooks(mgr)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	mctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	opts := setup.Options{
 		WatchFilterValue: watchFilter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 500 * time.Millisecond,
 		Conns: conns,
 	}
-	if err := setup.Reconcilers(mctx, mgr, opts); err != nil {
+	mgr, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
+		if err := setup.Webhooks(mgr); err != nil {
+			return err
+		}
+		return setup.Reconcilers(ctx, mgr, opts)
+	})
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	go func() {
-		if err := mgr.Start(mctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
+	defer cancel()
 	k8s = mgr.GetClient()
-	if !mgr.GetCache().WaitForCacheSync(mctx) {
-		return 1
-	}
-	for mgr.GetWebhookServer().StartedChecker()(nil) != nil {
-		time.Sleep(50 * time.Millisecond)
-	}
 	return m.Run()
 }
 

@@ -15,7 +15,13 @@ import (
 // Create places the VM on a host and creates it there, powered off, with its config drive, in one
 // operation; the reference it returns names the VM (nothing to poll).
 func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
+	// Choosing and remembering are one step, so concurrent creates see each other's choice.
+	b.p.placeMu.Lock()
 	host, err := b.place(ctx, s)
+	if err == nil {
+		b.remember(s, host)
+	}
+	b.p.placeMu.Unlock()
 	if err != nil {
 		return "", err
 	}
@@ -28,6 +34,7 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 		return "", err
 	}
 	if err := s.Commit(infrav1.VMReference{Host: host}); err != nil {
+		b.p.placed.Delete(s.InfraMachine.GetUID())
 		return "", err
 	}
 	var v View

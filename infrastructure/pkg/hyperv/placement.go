@@ -3,6 +3,9 @@ package hyperv
 import (
 	"context"
 	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,21 +60,47 @@ func (b *backend) place(ctx context.Context, s *machine.Scope) (string, error) {
 }
 
 // spread counts, per host, the VMs of the machine's MachineDeployment (or of the cluster's
-// machines when it has none).
+// machines when it has none): from the cache, plus the hosts this manager chose in the last
+// minute that the cache may not show yet.
 func (b *backend) spread(ctx context.Context, s *machine.Scope) (map[string]int, error) {
+	md := s.Machine.Labels[clusterv1.MachineDeploymentNameLabel]
 	labels := client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}
-	if md := s.Machine.Labels[clusterv1.MachineDeploymentNameLabel]; md != "" {
+	if md != "" {
 		labels[clusterv1.MachineDeploymentNameLabel] = md
 	}
 	list := &infrav1.HyperVMachineList{}
-	if err := b.p.Client.List(ctx, list, client.InNamespace(s.InfraMachine.GetNamespace()), labels); err != nil {
+	ns := s.InfraMachine.GetNamespace()
+	if err := b.p.Client.List(ctx, list, client.InNamespace(ns), labels); err != nil {
 		return nil, err
 	}
-	out := map[string]int{}
+	hostOf := map[types.UID]string{}
 	for _, m := range list.Items {
-		if m.UID != s.InfraMachine.GetUID() && m.Status.VM.Host != "" {
-			out[m.Status.VM.Host]++
+		if m.Status.VM.Host != "" {
+			hostOf[m.UID] = m.Status.VM.Host
 		}
 	}
+	b.p.placed.Range(func(k, v any) bool {
+		p := v.(placement)
+		switch {
+		case time.Since(p.at) > time.Minute:
+			b.p.placed.Delete(k)
+		case p.cluster == s.Cluster.Name && p.namespace == ns && p.deployment == md:
+			if _, known := hostOf[k.(types.UID)]; !known {
+				hostOf[k.(types.UID)] = p.host
+			}
+		}
+		return true
+	})
+	delete(hostOf, s.InfraMachine.GetUID())
+	out := map[string]int{}
+	for _, h := range hostOf {
+		out[h]++
+	}
 	return out, nil
+}
+
+// remember records the host chosen for a machine.
+func (b *backend) remember(s *machine.Scope, host string) {
+	b.p.placed.Store(s.InfraMachine.GetUID(), placement{host: host, cluster: s.Cluster.Name, namespace: s.InfraMachine.GetNamespace(),
+		deployment: s.Machine.Labels[clusterv1.MachineDeploymentNameLabel], at: time.Now()})
 }

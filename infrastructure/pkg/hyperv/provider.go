@@ -24,6 +24,16 @@ const (
 type Provider struct {
 	Client client.Client
 	Conns  *Conns
+
+	// placed remembers the hosts chosen by this manager for a while, by machine UID: the cache
+	// may not show a machine's status.vm.host yet when the next machine is placed.
+	placed  sync.Map // types.UID -> placement
+	placeMu sync.Mutex
+}
+
+type placement struct {
+	host, cluster, namespace, deployment string
+	at                                   time.Time
 }
 
 // Conns caches one connection per host, address and credentials.

@@ -13,13 +13,19 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/conditions"
+	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 )
@@ -93,4 +99,21 @@ func OwnSecret(ctx context.Context, c client.Client, owner client.Object, name s
 		return fmt.Errorf("own Secret %s: %w", secret.Name, err)
 	}
 	return nil
+}
+
+// Setup registers a cluster reconciler for obj's kind: filtered by the watch label, and woken
+// when its Cluster is unpaused.
+func Setup(ctx context.Context, mgr ctrl.Manager, name string, obj Object, watchFilter string, options controller.Options, r reconcile.Reconciler) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("controller", name)
+	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+		For(obj).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, watchFilter)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, gvk, mgr.GetClient(), obj)),
+			predicates.ClusterUnpaused(mgr.GetScheme(), log)).
+		Complete(ctx, r)
 }

@@ -14,13 +14,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/conditions"
-	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
-	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
@@ -42,15 +38,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("controller", "hypervcluster")
-	gvk := infrav1.GroupVersion.WithKind("HyperVCluster")
-	return capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(&infrav1.HyperVCluster{}).
-		WithOptions(options).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
-		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, gvk, mgr.GetClient(), &infrav1.HyperVCluster{})),
-			predicates.ClusterUnpaused(mgr.GetScheme(), log)).
-		Complete(ctx, r)
+	return clusterbase.Setup(ctx, mgr, "hypervcluster", &infrav1.HyperVCluster{}, r.WatchFilterValue, options, r)
 }
 
 // Reconcile probes the hosts and reports the cluster's infrastructure.

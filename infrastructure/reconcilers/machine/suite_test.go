@@ -20,8 +20,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/setup"
@@ -81,42 +79,18 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	wh := env.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  setup.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   manager.CacheOptions("", time.Minute),
-		Client:  manager.ClientOptions(),
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Host: wh.LocalServingHost, Port: wh.LocalServingPort, CertDir: wh.LocalServingCertDir,
-		}),
+	mgr, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
+		if err := setup.Webhooks(mgr); err != nil {
+			return err
+		}
+		return setup.Reconcilers(ctx, mgr, options(watchFilter, sessions()))
 	})
-	if err == nil {
-		err = setup.Webhooks(mgr)
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := setup.Reconcilers(mctx, mgr, options(watchFilter, sessions())); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	go func() {
-		if err := mgr.Start(mctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
 	k8s = mgr.GetClient()
-	if !mgr.GetCache().WaitForCacheSync(mctx) {
-		return 1
-	}
-	// Objects are admitted by the production webhooks: wait until they serve.
-	for mgr.GetWebhookServer().StartedChecker()(nil) != nil {
-		time.Sleep(50 * time.Millisecond)
-	}
 	return m.Run()
 }
 

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
 	"sigs.k8s.io/cluster-api/util/predicates"
@@ -48,11 +49,16 @@ type HyperVReconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *HyperVReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("controller", "hypervmachinetemplate")
+	return Setup(ctx, mgr, "hypervmachinetemplate", &infrav1.HyperVMachineTemplate{}, r.WatchFilterValue, options, r)
+}
+
+// Setup registers a machine template reconciler, filtered by the watch label.
+func Setup(ctx context.Context, mgr ctrl.Manager, name string, obj client.Object, watchFilter string, options controller.Options, r reconcile.Reconciler) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("controller", name)
 	return capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(&infrav1.HyperVMachineTemplate{}).
+		For(obj).
 		WithOptions(options).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, watchFilter)).
 		Complete(ctx, r)
 }
 

@@ -13,8 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
-	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
@@ -32,12 +30,7 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("controller", "vcentermachinetemplate")
-	return capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(&infrav1.VCenterMachineTemplate{}).
-		WithOptions(options).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
-		Complete(ctx, r)
+	return machinetemplate.Setup(ctx, mgr, "vcentermachinetemplate", &infrav1.VCenterMachineTemplate{}, r.WatchFilterValue, options, r)
 }
 
 // Reconcile sets capacity from the spec, or from the vCenter template when the spec keeps the

@@ -64,9 +64,6 @@ func serveHosts(n int) {
 	for {
 		select {
 		case <-sig:
-			for _, h := range hosts {
-				fmt.Fprintln(os.Stderr, "OPS", h.Name, h.Ops())
-			}
 			return
 		case <-time.After(200 * time.Millisecond):
 		}
