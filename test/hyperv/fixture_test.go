@@ -141,13 +141,20 @@ func (mc *machine) get(g Gomega) *infrav1.HyperVMachine {
 	return out
 }
 
-// waitReason waits for a VMProvisioned reason and returns the machine.
+// waitReason waits for a VMProvisioned reason, and the state that goes with it (CAPI's patch
+// helper writes conditions and the rest of status in separate calls), and returns the machine.
 func (mc *machine) waitReason(t *testing.T, reason string) *infrav1.HyperVMachine {
 	t.Helper()
 	var out *infrav1.HyperVMachine
 	NewWithT(t).Eventually(func(g Gomega) {
 		out = mc.get(g)
 		g.Expect(condition(out.Status.Conditions, infrav1.VMProvisionedCondition).Reason).To(Equal(reason), "%+v", out.Status.Conditions)
+		if state, ok := map[string]infrav1.ProvisioningState{
+			infrav1.WaitingForAddressesReason: infrav1.StateWaitingForAddresses,
+			infrav1.ProvisionedReason:         infrav1.StateProvisioned,
+		}[reason]; ok {
+			g.Expect(out.Status.Provisioning.State).To(Equal(state))
+		}
 	}, time.Minute, 50*time.Millisecond).Should(Succeed())
 	return out
 }
