@@ -3,7 +3,8 @@ param($In)
 $iso = Join-Path (Get-CapwinVMDir $In) 'cidata.iso'
 $vm = Find-CapwinVM $In
 if ($null -ne $vm) {
-    Get-VMDvdDrive -VM $vm | Where-Object { $_.Path -eq $iso } | Remove-VMDvdDrive
+    # Ejecting the media works while the VM runs; the empty drive stays.
+    Get-VMDvdDrive -VM $vm | Where-Object { $_.Path -eq $iso } | Set-VMDvdDrive -Path $null
 }
 if (Test-Path -LiteralPath $iso) {
     Remove-Item -LiteralPath $iso -Force

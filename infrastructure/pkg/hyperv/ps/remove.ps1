@@ -12,8 +12,11 @@ if ($null -ne $vm) {
             $paths += $drive.Path
         }
     }
-    if ((Split-Path -Leaf $vm.Path) -eq $In.uid) {
-        $paths += $vm.Path
+    # New-VM keeps the configuration in <folder>\<name>; capwin's folder is named after the UID.
+    foreach ($dir in @($vm.Path, (Split-Path -Parent $vm.Path))) {
+        if ($dir -and (Split-Path -Leaf $dir) -eq $In.uid) {
+            $paths += $dir
+        }
     }
     if ($vm.State -ne 'Off') {
         Stop-VM -VM $vm -TurnOff -Force
