@@ -24,10 +24,10 @@ verify-generate: generate
 	@git diff --exit-code -- api bootstrap/config infrastructure/config || \
 	  { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
-## envtest: build kube-apiserver + etcd from source once (cached in ~/.cache/capwin).
+## envtest: build kube-apiserver, etcd, kube-scheduler and kube-controller-manager from source once (cached in ~/.cache/capwin).
 .PHONY: envtest
 envtest:
-	@scripts/envtest-assets.sh >/dev/null
+	@scripts/envtest-assets.sh --workload >/dev/null
 
 ## npm: install the PowerShell parser used by the tests (from the committed lock file).
 .PHONY: npm
