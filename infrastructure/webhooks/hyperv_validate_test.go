@@ -28,12 +28,7 @@ func secureBoot(enabled bool, template infrav1.SecureBootTemplate) *infrav1.Hype
 }
 
 func TestValidateHyperVMachineSpec(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*infrav1.HyperVMachineSpec)
-		// field and msg of the expected error; "" = valid.
-		field, msg string
-	}{
+	cases := []specCase[infrav1.HyperVMachineSpec]{
 		{"dhcp on the cluster's switch", func(*infrav1.HyperVMachineSpec) {}, "", ""},
 		{"named switch with VLAN and static address", func(s *infrav1.HyperVMachineSpec) {
 			s.Network[0] = infrav1.HyperVNetworkDevice{NetworkName: "External", VLANID: ptr.To[int32](42),
@@ -84,20 +79,10 @@ func TestValidateHyperVMachineSpec(t *testing.T) {
 			s.Network[0].AddressesFromPools = []corev1.TypedLocalObjectReference{pool(ipam, "InClusterIPPool", "p")}
 		}, "spec.network[0].addressesFromPools", "cannot be combined with dhcp4"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			spec := validHyperVMachineSpec()
-			tc.mutate(&spec)
-			DefaultHyperVMachineSpec(&spec)
-			errs := ValidateHyperVMachineSpec(spec, field.NewPath("spec"))
-			if tc.field == "" {
-				g.Expect(errs).To(BeEmpty())
-				return
-			}
-			expectOne(g, errs, tc.field, tc.msg)
-		})
-	}
+	runSpecCases(t, cases, validHyperVMachineSpec, func(s infrav1.HyperVMachineSpec) field.ErrorList {
+		DefaultHyperVMachineSpec(&s)
+		return ValidateHyperVMachineSpec(s, field.NewPath("spec"))
+	})
 }
 
 func TestValidateHyperVMachineTemplateSpecForbidsProviderID(t *testing.T) {
@@ -202,11 +187,7 @@ func both(a, b func(*infrav1.HyperVClusterSpec)) func(*infrav1.HyperVClusterSpec
 
 func TestValidateHyperVClusterSpec(t *testing.T) {
 	ca := testCA(t)
-	cases := []struct {
-		name       string
-		mutate     func(*infrav1.HyperVClusterSpec)
-		field, msg string
-	}{
+	cases := []specCase[infrav1.HyperVClusterSpec]{
 		{"one host", func(*infrav1.HyperVClusterSpec) {}, "", ""},
 		{"IPv4 and IPv6 hosts", both(host("hv2", "10.0.0.5", ""), host("hv3", "fd00::5", "")), "", ""},
 		{"upper-case host name", host("hv2", "HV2.Example.COM", ""), "", ""},
@@ -247,19 +228,9 @@ func TestValidateHyperVClusterSpec(t *testing.T) {
 			"spec.failureDomains[1].name", "has no host: set failureDomain: rack-b on a host of spec.hosts"},
 		{"duplicate failure domain", hyperVFDs("rack-a", "rack-a"), "spec.failureDomains[1].name", "same as spec.failureDomains[0].name"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			spec := validHyperVClusterSpec()
-			tc.mutate(&spec)
-			errs := ValidateHyperVClusterSpec(spec, field.NewPath("spec"))
-			if tc.field == "" {
-				g.Expect(errs).To(BeEmpty())
-				return
-			}
-			expectOne(g, errs, tc.field, tc.msg)
-		})
-	}
+	runSpecCases(t, cases, validHyperVClusterSpec, func(s infrav1.HyperVClusterSpec) field.ErrorList {
+		return ValidateHyperVClusterSpec(s, field.NewPath("spec"))
+	})
 }
 
 func TestHyperVClusterUpdate(t *testing.T) {

@@ -43,6 +43,32 @@ func pool(group *string, kind, name string) corev1.TypedLocalObjectReference {
 
 var ipam = ptr.To("ipam.cluster.x-k8s.io")
 
+// specCase is one row of an admission table: mutate a valid spec; field and msg of the expected
+// error ("" = valid).
+type specCase[S any] struct {
+	name       string
+	mutate     func(*S)
+	field, msg string
+}
+
+// runSpecCases checks every row against check (defaulting, then validation).
+func runSpecCases[S any](t *testing.T, cases []specCase[S], valid func() S, check func(S) field.ErrorList) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			spec := valid()
+			tc.mutate(&spec)
+			errs := check(spec)
+			if tc.field == "" {
+				g.Expect(errs).To(BeEmpty())
+				return
+			}
+			expectOne(g, errs, tc.field, tc.msg)
+		})
+	}
+}
+
 // expectOne asserts that errs is exactly one error, at path, whose message contains msg.
 func expectOne(g Gomega, errs field.ErrorList, path, msg string) {
 	g.Expect(errs).To(HaveLen(1), "%v", errs)
@@ -51,12 +77,7 @@ func expectOne(g Gomega, errs field.ErrorList, path, msg string) {
 }
 
 func TestValidateMachineSpec(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(*infrav1.VCenterMachineSpec)
-		// field and msg of the expected error; "" = valid.
-		field, msg string
-	}{
+	cases := []specCase[infrav1.VCenterMachineSpec]{
 		{"dhcp", func(*infrav1.VCenterMachineSpec) {}, "", ""},
 		{"guest operations on Windows", func(s *infrav1.VCenterMachineSpec) {
 			s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"}
@@ -135,20 +156,10 @@ func TestValidateMachineSpec(t *testing.T) {
 			s.ContentLibrary, s.CloneMode, s.Snapshot = "lib", infrav1.LinkedClone, "base"
 		}, "spec.cloneMode", "content library items can only be full-cloned"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			spec := validMachineSpec()
-			tc.mutate(&spec)
-			DefaultMachineSpec(&spec)
-			errs := ValidateMachineSpec(spec, field.NewPath("spec"))
-			if tc.field == "" {
-				g.Expect(errs).To(BeEmpty())
-				return
-			}
-			expectOne(g, errs, tc.field, tc.msg)
-		})
-	}
+	runSpecCases(t, cases, validMachineSpec, func(s infrav1.VCenterMachineSpec) field.ErrorList {
+		DefaultMachineSpec(&s)
+		return ValidateMachineSpec(s, field.NewPath("spec"))
+	})
 }
 
 func TestValidateMachineTemplateSpecForbidsProviderID(t *testing.T) {
@@ -213,11 +224,7 @@ func TestValidateClusterSpec(t *testing.T) {
 			}
 		}
 	}
-	cases := []struct {
-		name       string
-		mutate     func(*infrav1.VCenterClusterSpec)
-		field, msg string
-	}{
+	cases := []specCase[infrav1.VCenterClusterSpec]{
 		{"sha-256 thumbprint", func(*infrav1.VCenterClusterSpec) {}, "", ""},
 		{"sha-1 thumbprint", func(s *infrav1.VCenterClusterSpec) { s.Thumbprint = strings.Repeat("0F:", 19) + "a0" }, "", ""},
 		{"server with port and slash", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://10.0.0.5:8443/" }, "", ""},
@@ -250,19 +257,9 @@ func TestValidateClusterSpec(t *testing.T) {
 		}, "spec.caBundle", "PEM block 1 is not an x509 certificate"},
 		{"duplicate failure domain", fd("a", "b", "a"), "spec.failureDomains[2].name", "same as spec.failureDomains[0].name"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			spec := validClusterSpec()
-			tc.mutate(&spec)
-			errs := ValidateClusterSpec(spec, field.NewPath("spec"))
-			if tc.field == "" {
-				g.Expect(errs).To(BeEmpty())
-				return
-			}
-			expectOne(g, errs, tc.field, tc.msg)
-		})
-	}
+	runSpecCases(t, cases, validClusterSpec, func(s infrav1.VCenterClusterSpec) field.ErrorList {
+		return ValidateClusterSpec(s, field.NewPath("spec"))
+	})
 }
 
 // causes returns the fields of an Invalid error's causes.

@@ -68,7 +68,9 @@ func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl
 		if c.Err != nil {
 			st.Message = c.Err.Error()
 			down = append(down, c.Name)
-			firstErr = cmpErr(firstErr, c.Err)
+			if firstErr == nil {
+				firstErr = c.Err
+			}
 		}
 		hc.Status.Hosts = append(hc.Status.Hosts, st)
 	}
@@ -109,14 +111,6 @@ func (r *Reconciler) vmsPerHost(ctx context.Context, hc *infrav1.HyperVCluster) 
 		}
 	}
 	return out, nil
-}
-
-// cmpErr keeps the first error.
-func cmpErr(first, err error) error {
-	if first != nil {
-		return first
-	}
-	return err
 }
 
 // reason maps a host error to a HypervisorAvailable reason.
