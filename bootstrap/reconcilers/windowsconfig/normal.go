@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,7 +42,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 	case ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false):
 		setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		if m.Status.NodeRef.IsDefined() {
-			return ctrl.Result{}, nil // joined: the token has done its job
+			return r.revokeToken(ctx, s) // joined: the token has done its job
 		}
 		return r.keepTokenFresh(ctx, s)
 	}
@@ -135,6 +136,34 @@ func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result,
 	r.Recorder.Eventf(s.Config, s.Machine, corev1.EventTypeNormal, "BootstrapTokenRecreated", "Render",
 		"Bootstrap token %s expired before the node joined; bootstrap data re-rendered with a new token", id)
 	return r.generate(ctx, s)
+}
+
+// revokeToken deletes the token of a joined node from the workload cluster (once; the data
+// Secret records it), so a join credential does not outlive its use until it expires.
+func (r *Reconciler) revokeToken(ctx context.Context, s *scope) (ctrl.Result, error) {
+	ds := &corev1.Secret{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Config.Namespace, Name: s.Config.Status.DataSecretName}, ds); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	id := ds.Annotations[tokenIDAnnotation]
+	if id == "" || ds.Annotations[tokenRevokedAnnotation] != "" || !metav1.IsControlledBy(ds, s.Config) {
+		return ctrl.Result{}, nil
+	}
+	remote, res, err := r.remoteClient(ctx, s)
+	if remote == nil {
+		return res, err
+	}
+	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstrapapi.BootstrapTokenSecretPrefix + id}}
+	if err := client.IgnoreNotFound(remote.Delete(ctx, tok)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("revoke bootstrap token %s: %w", id, err)
+	}
+	before := ds.DeepCopy()
+	ds.Annotations[tokenRevokedAnnotation] = r.now().UTC().Format(time.RFC3339)
+	if err := r.Client.Patch(ctx, ds, client.MergeFrom(before)); err != nil {
+		return ctrl.Result{}, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Node joined; bootstrap token revoked", "tokenID", id, "node", s.Machine.Status.NodeRef.Name)
+	return ctrl.Result{}, nil
 }
 
 // remoteClient returns a client for the workload cluster, or nil with the result to return.

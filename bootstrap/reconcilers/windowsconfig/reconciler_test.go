@@ -21,7 +21,10 @@ import (
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
 
-const tokenIDAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-id"
+const (
+	tokenIDAnnotation      = "bootstrap.cluster.x-k8s.io/windows-token-id"
+	tokenRevokedAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-revoked"
+)
 
 func TestJoinDataIsRenderedWithAWorkingTokenAndCAHash(t *testing.T) {
 	g := NewWithT(t)
@@ -145,19 +148,25 @@ func TestLostTokenIsReissuedAndDataReRendered(t *testing.T) {
 	g.Expect(scriptData(g, s.Data["value"])).To(ContainSubstring(newID + "." + string(tok.Data[bootstrapapi.BootstrapTokenSecretKey])))
 }
 
-func TestJoinedMachineKeepsItsDataAndToken(t *testing.T) {
+func TestJoinedMachineRevokesItsToken(t *testing.T) {
 	g := NewWithT(t)
 	f := newFixture(t, readyCluster())
 	s := f.dataSecret(t)
 	id := s.Annotations[tokenIDAnnotation]
+	tokenSecret(g, id) // exists while the node has not joined
 
 	m := &clusterv1.Machine{}
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.machine), m)).To(Succeed())
 	m.Status.NodeRef = clusterv1.MachineNodeReference{Name: "win-md-0-abcde"}
 	g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
-	g.Expect(k8s.Delete(ctx, tokenSecret(g, id))).To(Succeed())
 	touch(g, f)
 
+	g.Eventually(func(g Gomega) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "bootstrap-token-" + id}, &corev1.Secret{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "token deleted once the node joined: %v", err)
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		g.Expect(s.Annotations).To(HaveKey(tokenRevokedAnnotation))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
 		g.Expect(s.Annotations[tokenIDAnnotation]).To(Equal(id), "a joined node needs no new token")

@@ -18,6 +18,9 @@ import (
 // refreshed while the node has not joined. Only the public token ID is stored here.
 const tokenIDAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-id"
 
+// tokenRevokedAnnotation records when the token was deleted after the node joined.
+const tokenRevokedAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-revoked"
+
 // storeDataSecret creates or updates the bootstrap data Secret (keys "value" and "format", the
 // CAPI contract). A Secret of the same name that the config does not control is never overwritten.
 func (r *Reconciler) storeDataSecret(ctx context.Context, s *scope, data []byte, format, token string) error {
