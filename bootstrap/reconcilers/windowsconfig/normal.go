@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
@@ -82,6 +83,9 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	if remote == nil {
 		return res, err
 	}
+	// The finalizer is persisted with this reconcile's patch; until then a lost token only
+	// lives until it expires.
+	controllerutil.AddFinalizer(cfg, tokenFinalizer)
 	token, err := createToken(ctx, remote, r.TokenTTL, r.now())
 	if err != nil {
 		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DataSecretNotCreatedReason, err.Error())
@@ -141,29 +145,47 @@ func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result,
 // revokeToken deletes the token of a joined node from the workload cluster (once; the data
 // Secret records it), so a join credential does not outlive its use until it expires.
 func (r *Reconciler) revokeToken(ctx context.Context, s *scope) (ctrl.Result, error) {
-	ds := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Config.Namespace, Name: s.Config.Status.DataSecretName}, ds); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	id := ds.Annotations[tokenIDAnnotation]
-	if id == "" || ds.Annotations[tokenRevokedAnnotation] != "" || !metav1.IsControlledBy(ds, s.Config) {
-		return ctrl.Result{}, nil
+	ds, id, err := r.unrevokedToken(ctx, s)
+	if id == "" || err != nil {
+		return ctrl.Result{}, err
 	}
 	remote, res, err := r.remoteClient(ctx, s)
 	if remote == nil {
 		return res, err
 	}
-	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstrapapi.BootstrapTokenSecretPrefix + id}}
-	if err := client.IgnoreNotFound(remote.Delete(ctx, tok)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("revoke bootstrap token %s: %w", id, err)
-	}
-	before := ds.DeepCopy()
-	ds.Annotations[tokenRevokedAnnotation] = r.now().UTC().Format(time.RFC3339)
-	if err := r.Client.Patch(ctx, ds, client.MergeFrom(before)); err != nil {
+	if err := r.deleteToken(ctx, remote, ds, id); err != nil {
 		return ctrl.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Node joined; bootstrap token revoked", "tokenID", id, "node", s.Machine.Status.NodeRef.Name)
 	return ctrl.Result{}, nil
+}
+
+// unrevokedToken returns the config's data Secret and the ID of its token when that token is
+// ours and not revoked yet ("" otherwise).
+func (r *Reconciler) unrevokedToken(ctx context.Context, s *scope) (*corev1.Secret, string, error) {
+	ds := &corev1.Secret{}
+	if s.Config.Status.DataSecretName == "" {
+		return ds, "", nil
+	}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Config.Namespace, Name: s.Config.Status.DataSecretName}, ds); err != nil {
+		return ds, "", client.IgnoreNotFound(err)
+	}
+	id := ds.Annotations[tokenIDAnnotation]
+	if ds.Annotations[tokenRevokedAnnotation] != "" || !metav1.IsControlledBy(ds, s.Config) {
+		return ds, "", nil
+	}
+	return ds, id, nil
+}
+
+// deleteToken deletes the token Secret in the workload cluster and records it on the data Secret.
+func (r *Reconciler) deleteToken(ctx context.Context, remote client.Client, ds *corev1.Secret, id string) error {
+	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstrapapi.BootstrapTokenSecretPrefix + id}}
+	if err := client.IgnoreNotFound(remote.Delete(ctx, tok)); err != nil {
+		return fmt.Errorf("revoke bootstrap token %s: %w", id, err)
+	}
+	before := ds.DeepCopy()
+	ds.Annotations[tokenRevokedAnnotation] = r.now().UTC().Format(time.RFC3339)
+	return r.Client.Patch(ctx, ds, client.MergeFrom(before))
 }
 
 // remoteClient returns a client for the workload cluster, or nil with the result to return.

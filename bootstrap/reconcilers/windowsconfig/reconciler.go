@@ -2,6 +2,7 @@ package windowsconfig
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -91,7 +92,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	machine, err := r.ownerMachine(ctx, cfg)
 	if err != nil || machine == nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, errors.Join(err, r.releaseOrphan(ctx, cfg, machine == nil && err == nil))
 	}
 	log = log.WithValues("Machine", klog.KObj(machine), "Cluster", klog.KRef(machine.Namespace, machine.Spec.ClusterName))
 	ctx = ctrl.LoggerInto(ctx, log)
@@ -100,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			log.Info("Cluster does not exist yet, waiting")
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, r.releaseOrphan(ctx, cfg, true)
 		}
 		return ctrl.Result{}, err
 	}
@@ -118,12 +119,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
+	s := &scope{Config: cfg, Machine: machine, Cluster: cluster}
 	if !cfg.DeletionTimestamp.IsZero() {
 		// The data Secret is owned by the config and garbage-collected with it.
-		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DeletingReason, "WindowsConfig is being deleted")
-		return ctrl.Result{}, nil
+		return r.reconcileDelete(ctx, s)
 	}
-	return r.reconcileNormal(ctx, &scope{Config: cfg, Machine: machine, Cluster: cluster})
+	return r.reconcileNormal(ctx, s)
 }
 
 func (r *Reconciler) patch(ctx context.Context, helper *patch.Helper, cfg *bootstrapv1.WindowsConfig, success bool) error {

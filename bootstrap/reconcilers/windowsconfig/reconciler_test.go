@@ -24,6 +24,7 @@ import (
 const (
 	tokenIDAnnotation      = "bootstrap.cluster.x-k8s.io/windows-token-id"
 	tokenRevokedAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-revoked"
+	tokenFinalizer         = "windowsconfig.bootstrap.cluster.x-k8s.io/revoke-token"
 )
 
 func TestJoinDataIsRenderedWithAWorkingTokenAndCAHash(t *testing.T) {
@@ -264,4 +265,24 @@ func TestDeletedConfigIsNotRecreatedAndItsSecretIsOwned(t *testing.T) {
 		g.Expect(k8s.List(ctx, list, client.InNamespace(f.ns))).To(Succeed())
 		return len(list.Items)
 	}, 2*time.Second, 200*time.Millisecond).Should(Equal(3), "CA, kubeconfig and the one data Secret")
+}
+
+func TestDeletedConfigRevokesItsToken(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+	id := s.Annotations[tokenIDAnnotation]
+	tokenSecret(g, id)
+	cfg := &bootstrapv1.WindowsConfig{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.config), cfg)).To(Succeed())
+	g.Expect(cfg.Finalizers).To(ContainElement(tokenFinalizer))
+
+	// The Machine is deleted before its node joined (scale-down, remediation): CAPI deletes the config.
+	g.Expect(k8s.Delete(ctx, cfg)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "bootstrap-token-" + id}, &corev1.Secret{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "token revoked: %v", err)
+		err = k8s.Get(ctx, client.ObjectKeyFromObject(cfg), cfg)
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "config gone once its token is revoked: %v", err)
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
