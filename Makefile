@@ -57,11 +57,14 @@ fuzz: npm
 bench:
 	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -bench . -benchmem
 
-## demo: the whole flow on the embedded default (arrives with the local harness).
+## demo: the whole flow on the local harness: create -> scale -> blue/green 2022->2025 -> delete (DEMO=hyperv for Hyper-V); ends with one JSON line.
+DEMO ?= vcenter
 .PHONY: demo
 demo:
-	@echo "make demo: the end-to-end demo (management cluster, vcsim, simulated Windows guests) arrives with the local harness (issue 5)."
-	@echo "Meanwhile, this is the exact user data docs/examples/windowsconfig.yaml yields (first lines):"
-	@$(GO) run ./bootstrap/cmd/render -f docs/examples/windowsconfig.yaml --api-server 10.0.0.10:6443 \
-	  --ca-file bootstrap/reconcilers/windowsconfig/testdata/ca.crt --node-name win-demo-0 > $${TMPDIR:-/tmp}/capwin-demo-userdata
-	@head -30 $${TMPDIR:-/tmp}/capwin-demo-userdata
+	@scripts/envtest-assets.sh --workload --check >/dev/null || \
+	  echo "First run: building kube-apiserver, etcd, kube-scheduler and kube-controller-manager from source (about 10 minutes on 2 cores; cached in ~/.cache/capwin)"
+	@scripts/envtest-assets.sh --workload >/dev/null
+	@$(MAKE) --no-print-directory npm
+	@echo "Building the demo (the first build of CAPI and Kubernetes packages takes a few minutes)"
+	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) build -o bin/demo ./test/demo
+	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo

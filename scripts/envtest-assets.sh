@@ -4,6 +4,7 @@
 #
 #   scripts/envtest-assets.sh                      kube-apiserver + etcd
 #   scripts/envtest-assets.sh --workload           + kube-scheduler + kube-controller-manager
+#   scripts/envtest-assets.sh [--workload] --check  exit 1 when a binary is missing (no build)
 #
 # A second run with the binaries present does nothing but print the path.
 set -euo pipefail
@@ -14,9 +15,14 @@ CACHE=${CAPWIN_CACHE:-$HOME/.cache/capwin}
 OUT="$CACHE/envtest/$K8S_VERSION"
 
 components=(kube-apiserver etcd)
-if [[ "${1:-}" == "--workload" ]]; then
-  components+=(kube-scheduler kube-controller-manager)
-fi
+check=false
+for arg in "$@"; do
+  case "$arg" in
+    --workload) components+=(kube-scheduler kube-controller-manager) ;;
+    --check) check=true ;;
+    *) echo "envtest-assets: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for c in "${components[@]}"; do
@@ -26,6 +32,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   echo "$OUT"
   exit 0
 fi
+$check && exit 1
 
 log() { echo "envtest-assets: $*" >&2; }
 mkdir -p "$OUT"

@@ -24,10 +24,10 @@ func (e *Environment) ServeWebhooks(scheme *runtime.Scheme, register func(ctrl.M
 // StartManager starts a manager with the production cache and client settings and a webhook
 // server at the address the API server's webhook configurations point to. setup registers
 // webhooks and controllers; StartManager returns once the cache is synced and the webhook
-// server answers. cancel stops the manager.
-func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Context, ctrl.Manager) error) (ctrl.Manager, context.CancelFunc, error) {
+// server answers. cancel stops the manager. tune adjusts the options first.
+func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Context, ctrl.Manager) error, tune ...func(*ctrl.Options)) (ctrl.Manager, context.CancelFunc, error) {
 	opts := e.WebhookInstallOptions
-	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme:  scheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   manager.CacheOptions("", time.Minute),
@@ -35,7 +35,11 @@ func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Co
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Host: opts.LocalServingHost, Port: opts.LocalServingPort, CertDir: opts.LocalServingCertDir,
 		}),
-	})
+	}
+	for _, t := range tune {
+		t(&mgrOpts)
+	}
+	mgr, err := ctrl.NewManager(e.Config, mgrOpts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -46,8 +46,10 @@ type VM struct {
 	SecureBoot             bool
 	SecureBootTemplate     string
 	Disk                   string
-	DVDs                   []string
-	NICs                   []NIC
+	// Parent is the golden disk the VM's differencing disk was created from.
+	Parent string
+	DVDs   []string
+	NICs   []NIC
 	// Guest side: integration services heartbeat, KVP guest items, files and processes.
 	Heartbeat  bool
 	KVP        map[string]string

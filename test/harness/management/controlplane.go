@@ -106,10 +106,18 @@ func (r *controlPlaneReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	host, _, _ := unstructured.NestedString(u.Object, "spec", "controlPlaneEndpoint", "host")
 	port, _, _ := unstructured.NestedInt64(u.Object, "spec", "controlPlaneEndpoint", "port")
 	initialized := host != "" && port > 0
-	if was, _, _ := unstructured.NestedBool(u.Object, "status", "initialization", "controlPlaneInitialized"); was == initialized {
+	was, _, _ := unstructured.NestedBool(u.Object, "status", "initialization", "controlPlaneInitialized")
+	external, _, _ := unstructured.NestedBool(u.Object, "status", "externalManagedControlPlane")
+	if was == initialized && external {
 		return ctrl.Result{}, nil
 	}
 	if err := unstructured.SetNestedField(u.Object, initialized, "status", "initialization", "controlPlaneInitialized"); err != nil {
+		return ctrl.Result{}, err
+	}
+	// The control plane has no Machines (like a managed one): CAPI's Machine controller only
+	// drains and deletes a worker's Node when the Cluster has control plane Machines or its
+	// control plane says it is externally managed.
+	if err := unstructured.SetNestedField(u.Object, true, "status", "externalManagedControlPlane"); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := r.client.Status().Update(ctx, u); err != nil {

@@ -49,5 +49,8 @@
 // is set (the endpoint of a running test/harness/workload apiserver). CAPI's own Cluster
 // controller then adopts it, copies the endpoint and sets ControlPlaneInitialized through the
 // control plane contract (reconcileControlPlane), like it does for KCP. It has no version, so
-// the MachineSet preflight checks have nothing to compare and pass.
+// the MachineSet preflight checks have nothing to compare and pass. It reports
+// status.externalManagedControlPlane: true, as managed control planes (EKS, AKS) do: without
+// control plane Machines CAPI's Machine controller would otherwise neither drain nor delete a
+// worker's Node (isDeleteNodeAllowed).
 package management

@@ -118,7 +118,7 @@ func Start(ctx context.Context, opts Options) (_ *Management, retErr error) {
 			return fmt.Errorf("bootstrap reconcilers: %w", err)
 		}
 		return setupControlPlane(ctx, mgr, opts.WatchFilter)
-	})
+	}, keepManagedFields)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +151,13 @@ func (m *Management) Stop() error {
 	})
 	return m.stopErr
 }
+
+// keepManagedFields keeps metadata.managedFields in the cache, as CAPI core's manager does:
+// its MachineDeployment and MachineSet controllers inspect them (server-side apply ownership)
+// and, on objects that seem to have none, repair them and end the reconcile — with capwin's
+// cache transform (which strips them to save memory) a MachineDeployment would never scale
+// after creating its MachineSet.
+func keepManagedFields(o *ctrl.Options) { o.Cache.DefaultTransform = nil }
 
 // unvalidatedNames is the manager as the providers' setup functions see it: its controllers
 // skip controller-runtime's process-wide unique-name check (see the package comment).

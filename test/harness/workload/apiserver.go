@@ -43,6 +43,21 @@ func (c *Cluster) startControlPlane(opts Options, p *pki) error {
 	args.Disable("disable-admission-plugins")
 	args.Set("service-account-key-file", filepath.Join(c.certDir, "sa.pub"))
 	args.Set("service-account-signing-key-file", filepath.Join(c.certDir, "sa.key"))
+	// What kubeadm init configures and a join relies on: anonymous access (cluster-info is read
+	// before the joining node trusts anything), bootstrap tokens as credentials, and the Node
+	// authorizer plus NodeRestriction, which confine a kubelet's client certificate to its own
+	// Node, Lease and Pods.
+	args.Set("anonymous-auth", "true")
+	args.Set("enable-bootstrap-token-auth", "true")
+	args.Set("authorization-mode", "Node,RBAC")
+	args.Set("enable-admission-plugins", "NodeRestriction")
+	policy := filepath.Join(c.certDir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return err
+	}
+	c.AuditLog = filepath.Join(opts.LogDir, "kube-apiserver-audit.log")
+	args.Set("audit-policy-file", policy)
+	args.Set("audit-log-path", c.AuditLog)
 	cfg, err := c.env.Start()
 	if err != nil {
 		return fmt.Errorf("start kube-apiserver and etcd: %w", err)
@@ -55,3 +70,19 @@ func (c *Cluster) startControlPlane(opts Options, p *pki) error {
 	c.Endpoint = u.Host
 	return nil
 }
+
+// auditPolicy records who wrote Nodes, CSRs and Pods (no bodies), so a test can tell that a Node
+// was registered with the kubelet's own certificate and a Pod deleted by its kubelet.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete]
+  resources:
+  - group: ""
+    resources: [nodes, pods, pods/eviction]
+  - group: certificates.k8s.io
+    resources: [certificatesigningrequests, certificatesigningrequests/approval]
+- level: None
+`

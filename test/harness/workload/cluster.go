@@ -1,8 +1,10 @@
 // Package workload runs a real Kubernetes workload cluster on this machine without Docker:
 // kube-apiserver + etcd (controller-runtime's envtest) plus the real kube-scheduler and
 // kube-controller-manager as child processes, so Deployments, ReplicaSets, scheduling,
-// PodDisruptionBudgets and evictions behave as Kubernetes' own. There are no kubelets: tests
-// create Nodes and write Node/Pod status themselves.
+// PodDisruptionBudgets and evictions behave as Kubernetes' own. It is configured as `kubeadm init`
+// leaves a cluster (bootstrap tokens, Node authorizer, cluster-info, join RBAC; see kubeadm.go),
+// so a simulated node (test/harness/guest) can join it with the real protocol. Without such a
+// node, tests create Nodes and write Node/Pod status themselves.
 package workload
 
 import (
@@ -38,6 +40,7 @@ type Cluster struct {
 	CAKey      []byte       // the CA's PKCS#1 RSA key PEM (<cluster>-ca tls.key)
 	Endpoint   string       // host:port of the apiserver
 	LogDir     string
+	AuditLog   string        // the apiserver's audit log: who wrote Nodes, Pods and CSRs (JSON lines)
 	StartTime  time.Duration // how long Start took
 
 	env      *envtest.Environment
@@ -49,8 +52,8 @@ type Cluster struct {
 }
 
 // Start brings up etcd, kube-apiserver, kube-controller-manager and kube-scheduler and returns
-// once the controller-manager has published the default ServiceAccount and kube-root-ca.crt and
-// the scheduler has acted on a probe Pod. The processes also end when ctx ends.
+// once the controller-manager has published the default ServiceAccount and kube-root-ca.crt, the
+// scheduler has acted on a probe Pod and kubeadm init's objects exist. The processes also end when ctx ends.
 func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	begin := time.Now()
 	if opts.Binaries == "" {
@@ -131,6 +134,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	context.AfterFunc(ctx, func() { _ = c.Stop() })
 
 	if err := c.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.InitKubeadm(ctx); err != nil {
 		return nil, err
 	}
 	c.StartTime = time.Since(begin)

@@ -32,6 +32,7 @@ func TestWorkloadCluster(t *testing.T) {
 	t.Cleanup(func() { _ = c.Stop() })
 	t.Logf("Start took %v (endpoint %s)", c.StartTime, c.Endpoint)
 	checkCAPICredentials(t, c)
+	checkKubeadmInit(t, c)
 	cs := kubernetes.NewForConfigOrDie(c.Config)
 	ctx := t.Context()
 

@@ -14,13 +14,15 @@ import (
 )
 
 // controllerManagerArgs: all default controllers except those that need a cloud provider or
-// Pod CIDRs; the cluster CA for kube-root-ca.crt and CSR signing; the SA key for legacy tokens.
+// Pod CIDRs, plus the two kubeadm enables for joins (bootstrap-signer signs cluster-info for each
+// bootstrap token, token-cleaner deletes expired tokens); the cluster CA for kube-root-ca.crt and
+// CSR signing; the SA key for legacy tokens.
 func controllerManagerArgs(kubeconfig, certDir string) []string {
 	return []string{
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect=false",
 		"--secure-port=0",
-		"--controllers=*,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-node-ipam-controller",
+		"--controllers=*,bootstrap-signer-controller,token-cleaner-controller,-cloud-node-lifecycle-controller,-service-lb-controller,-node-route-controller,-node-ipam-controller",
 		"--allocate-node-cidrs=false",
 		"--use-service-account-credentials=false",
 		"--service-account-private-key-file=" + filepath.Join(certDir, "sa.key"),

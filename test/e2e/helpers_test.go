@@ -1,0 +1,157 @@
+// Package e2e_test runs the end-to-end scenarios on the local harness (test/harness): CAPI's own
+// controllers and capwin's providers on a real management apiserver, a real workload cluster,
+// vcsim or simulated Hyper-V hosts, and simulated Windows guests that join for real.
+package e2e_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrasetup "github.com/capwin/capwin/infrastructure/setup"
+	"github.com/capwin/capwin/test/harness"
+)
+
+var stepTimeout = envDuration("CAPWIN_E2E_STEP_TIMEOUT", 4*time.Minute)
+
+// start runs a harness for one test. Set CAPWIN_TEST_DEBUG=1 to see the controllers' logs and
+// CAPWIN_E2E_LOGS=<dir> to keep the workload cluster's component logs.
+func start(t *testing.T, provider string) *harness.Harness {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: two apiservers, scheduler, controller-manager, hypervisor simulator")
+	}
+	logDir := os.Getenv("CAPWIN_E2E_LOGS")
+	if logDir != "" {
+		logDir = filepath.Join(logDir, t.Name())
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out io.Writer = io.Discard
+	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
+		out = os.Stderr
+	}
+	log := zap.New(zap.WriteTo(out))
+	ctrl.SetLogger(log)
+	h, err := harness.Start(t.Context(), harness.Options{Provider: provider, LogDir: logDir, Log: log,
+		Heartbeat: 5 * time.Second, JoinTimeout: time.Minute,
+		Infrastructure: infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond}})
+	if h != nil {
+		t.Cleanup(func() {
+			if err := h.Stop(); err != nil {
+				t.Log("stop:", err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// progress logs a step with the time since the test began.
+func progress(t *testing.T) harness.Progress {
+	begin := time.Now()
+	return func(format string, args ...any) {
+		t.Helper()
+		t.Logf("%6.1fs "+format, append([]any{time.Since(begin).Seconds()}, args...)...)
+	}
+}
+
+// windowsNodes returns the workload cluster's Windows Nodes.
+func windowsNodes(ctx context.Context, g Gomega, h *harness.Harness) []corev1.Node {
+	nodes := &corev1.NodeList{}
+	g.Expect(h.WorkloadClient.List(ctx, nodes, client.MatchingLabels{corev1.LabelOSStable: "windows"})).To(Succeed())
+	return nodes.Items
+}
+
+// drains records, for every Machine seen being deleted, whether CAPI started draining its Node
+// (status.deletion.nodeDrainStartTime) before the Machine disappeared.
+type drains struct {
+	mu      sync.Mutex
+	drained map[string]bool
+	stop    context.CancelFunc
+	done    chan struct{}
+}
+
+func watchDrains(ctx context.Context, h *harness.Harness) *drains {
+	ctx, cancel := context.WithCancel(ctx)
+	d := &drains{drained: map[string]bool{}, stop: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		for ctx.Err() == nil {
+			list := &clusterv1.MachineList{}
+			if err := h.Management.Client.List(ctx, list, client.InNamespace(harness.Namespace)); err == nil {
+				d.mu.Lock()
+				for _, m := range list.Items {
+					if !m.DeletionTimestamp.IsZero() && m.Status.NodeRef.IsDefined() {
+						d.drained[m.Name] = d.drained[m.Name] || m.Status.Deletion != nil && !m.Status.Deletion.NodeDrainStartTime.IsZero()
+					}
+				}
+				d.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return d
+}
+
+// result stops watching and returns machine name -> drained.
+func (d *drains) result() map[string]bool {
+	d.stop()
+	<-d.done
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.drained
+}
+
+// readyNodes counts the Ready Windows Nodes of a build.
+func readyNodes(t *testing.T, h *harness.Harness, build string) int {
+	s, err := h.Snapshot(t.Context())
+	if err != nil {
+		return -1
+	}
+	return s.NodesReady[build]
+}
+
+// machinesOf returns a MachineDeployment's Machines (nil on a read error).
+func machinesOf(t *testing.T, h *harness.Harness, md string) []clusterv1.Machine {
+	list := &clusterv1.MachineList{}
+	if err := h.Management.Client.List(t.Context(), list, client.InNamespace(harness.Namespace),
+		client.MatchingLabels{clusterv1.MachineDeploymentNameLabel: md}); err != nil {
+		return nil
+	}
+	return list.Items
+}
+
+// buildOf returns a Node's windows-build label.
+func buildOf(t *testing.T, h *harness.Harness, node string) string {
+	n := &corev1.Node{}
+	if err := h.WorkloadClient.Get(t.Context(), client.ObjectKey{Name: node}, n); err != nil {
+		return ""
+	}
+	return n.Labels[corev1.LabelWindowsBuild]
+}
+
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
+	}
+	return def
+}

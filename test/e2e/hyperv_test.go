@@ -1,0 +1,52 @@
+package e2e_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/capwin/capwin/test/harness"
+)
+
+// TestHyperV is scenario 6: create, blue/green upgrade and delete on three simulated Hyper-V
+// hosts (real WinRM, config drives read by their Joliet names).
+func TestHyperV(t *testing.T) {
+	h := start(t, harness.HyperV)
+	ctx, p := t.Context(), progress(t)
+	g := NewWithT(t)
+	const workers, app = "win", "web"
+
+	g.Expect(h.CreateCluster(ctx)).To(Succeed())
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: workers, Image: "ltsc2022", Replicas: 3, HyperVIsolation: true})).To(Succeed())
+	_, err := h.WaitWorkers(ctx, "create 3", 3, "ltsc2022", stepTimeout, p)
+	g.Expect(err).NotTo(HaveOccurred())
+	hosts := map[string]int{}
+	for _, n := range windowsNodes(ctx, g, h) {
+		g.Expect(n.Spec.ProviderID).To(HavePrefix("hyperv://"))
+		hosts[strings.Split(strings.TrimPrefix(n.Spec.ProviderID, "hyperv://"), "/")[0]]++
+		g.Expect(n.Spec.Taints).To(ContainElement(corev1.Taint{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}))
+	}
+	g.Expect(hosts).To(HaveLen(3), "one VM per host: %v", hosts)
+	g.Expect(h.DeployApp(ctx, harness.App{Name: app, Replicas: 3, MinAvailable: 2, HyperVIsolation: true,
+		Image: "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"})).To(Succeed())
+	g.Expect(h.WaitApp(ctx, app, 3, stepTimeout)).To(Succeed())
+	p("6. Hyper-V create: 3 Ready nodes spread over %d hosts", len(hosts))
+
+	avail := h.TrackAvailability(ctx, app, 100*time.Millisecond)
+	g.Expect(h.SetWorkersImage(ctx, workers, "ltsc2025")).To(Succeed())
+	s, err := h.WaitWorkers(ctx, "rollout", 3, "ltsc2025", stepTimeout, p)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.WaitApp(ctx, app, 3, stepTimeout)).To(Succeed())
+	minAvail := avail.Stop()
+	g.Expect(minAvail).To(BeNumerically(">=", 2))
+	g.Expect(s.VMs).To(Equal(3))
+	p("6. Hyper-V blue/green: 3 nodes on 10.0.26100, fewest app pods available %d", minAvail)
+
+	s, err = h.DeleteCluster(ctx, stepTimeout, p)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(s.VMs + s.Files + s.Tokens).To(BeZero(), "no VM, disk, config drive or token left")
+	p("6. Hyper-V delete: 0 VMs, 0 files, 0 tokens")
+}

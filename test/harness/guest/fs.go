@@ -1,0 +1,49 @@
+package guest
+
+import (
+	"strings"
+	"sync"
+)
+
+// fileSystem is the guest's disk: files only (directories exist implicitly), keyed by a path
+// folded as Windows compares paths (case-insensitive, / and \ alike).
+type fileSystem struct {
+	mu    sync.Mutex
+	files map[string][]byte
+}
+
+func newFileSystem() *fileSystem { return &fileSystem{files: map[string][]byte{}} }
+
+func fold(path string) string { return strings.ToLower(strings.ReplaceAll(path, "/", `\`)) }
+
+func (f *fileSystem) write(path string, data []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files[fold(path)] = append([]byte(nil), data...)
+}
+
+func (f *fileSystem) appendTo(path string, data []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files[fold(path)] = append(f.files[fold(path)], data...)
+}
+
+func (f *fileSystem) read(path string) ([]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.files[fold(path)]
+	return append([]byte(nil), data...), ok
+}
+
+func (f *fileSystem) exists(path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.files[fold(path)]
+	return ok
+}
+
+func (f *fileSystem) remove(path string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.files, fold(path))
+}

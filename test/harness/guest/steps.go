@@ -1,0 +1,126 @@
+package guest
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+)
+
+// do runs one step's observable effects. What only a real Windows would show (services, the
+// registry, firewall rules, Defender) is left out; files are written as the script writes them.
+func (s *script) do(ctx context.Context, name string) error {
+	if f := s.g.cfg.Faults.FailAt; f != "" && strings.EqualFold(f, name) {
+		return fmt.Errorf("simulated failure of step %s (Faults.FailAt)", name)
+	}
+	doc := s.doc
+	switch name {
+	case "preflight":
+		if int(s.g.cfg.Build) < doc.MinimumBuild {
+			// The script's own words (the provider shows them in a condition).
+			return fmt.Errorf("Windows build %d is older than the oldest supported build %d (Windows Server 2022)",
+				s.g.cfg.Build, doc.MinimumBuild)
+		}
+		s.log(fmt.Sprintf("Windows build %d; Kubernetes %s", s.g.cfg.Build, doc.KubernetesVersion))
+	case "users":
+		for _, u := range doc.Users {
+			if len(u.SSHAuthorizedKeys) > 0 {
+				s.writeKeys(`C:\Users\`+u.Name+`\.ssh\authorized_keys`, u.SSHAuthorizedKeys)
+			}
+		}
+		if len(doc.AdminKeys) > 0 {
+			s.writeKeys(`C:\ProgramData\ssh\administrators_authorized_keys`, doc.AdminKeys)
+		}
+	case "features":
+		return s.installFeatures()
+	case "downloads":
+		// No internet here: the file stands in for the verified download.
+		for _, d := range doc.Downloads {
+			s.log(fmt.Sprintf("downloading %s (attempt 1)", d.URL))
+			s.g.fs.write(d.Path, []byte("simulated download of "+d.URL+"\n"))
+		}
+	case "containerd":
+		// The image has the containerd service; only a changed config is written.
+		c := doc.Containerd
+		if old, ok := s.g.fs.read(c.ConfigPath); !ok || string(old) != c.Config {
+			s.g.fs.write(c.ConfigPath, []byte(c.Config))
+		}
+	case "files":
+		return s.writeFiles()
+	case "preJoin":
+		return s.userCommands(name, doc.PreJoin)
+	case "kubelet":
+		// The service's command line: the kubelet started by kubeadm join reads its flags here.
+		s.kubeletArgs = append([]string(nil), doc.Kubelet.Args...)
+	case "join":
+		return s.join(ctx)
+	case "postJoin":
+		return s.userCommands(name, doc.PostJoin)
+	case "finish":
+		s.g.fs.write(doc.Paths.Sentinel, []byte("success\r\n"))
+		s.g.fs.remove(doc.Paths.StateDir + `\bootstrap.ps1`)
+	}
+	return nil
+}
+
+func (s *script) writeKeys(path string, keys []string) {
+	s.g.fs.write(path, []byte(strings.Join(keys, "\n")+"\n"))
+}
+
+// installFeatures enables missing Windows features; they need a restart, after which the
+// script continues (the image has Containers; Hyper-V isolation adds Hyper-V).
+func (s *script) installFeatures() error {
+	var pending []string
+	for _, f := range s.doc.Features {
+		if s.features[strings.ToLower(f)] {
+			continue
+		}
+		s.log("enabling Windows feature " + f)
+		s.features[strings.ToLower(f)] = true
+		pending = append(pending, f)
+	}
+	if len(pending) > 0 {
+		return &rebootRequest{reason: "Windows features need a restart: " + strings.Join(pending, ", ")}
+	}
+	return nil
+}
+
+// writeFiles writes the document's files; an appended file is appended once, recorded by index.
+func (s *script) writeFiles() error {
+	for i, f := range s.doc.Files {
+		data, err := base64.StdEncoding.DecodeString(f.Content)
+		if err != nil {
+			return fmt.Errorf("file %s: %w", f.Path, err)
+		}
+		if !f.Append {
+			s.g.fs.write(f.Path, data)
+			continue
+		}
+		marker := fmt.Sprintf("append-%d", i)
+		if !s.isDone(marker) {
+			s.g.fs.appendTo(f.Path, data)
+			s.setDone(marker)
+		}
+	}
+	return nil
+}
+
+// userCommands writes each user command file and "runs" it once (its code is not executed).
+func (s *script) userCommands(kind string, files []userdata.DocFile) error {
+	for i, f := range files {
+		marker := fmt.Sprintf("%s-%d", kind, i)
+		if s.isDone(marker) {
+			continue
+		}
+		data, err := base64.StdEncoding.DecodeString(f.Content)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Path, err)
+		}
+		s.g.fs.write(f.Path, data)
+		s.log("running " + f.Path)
+		s.setDone(marker)
+	}
+	return nil
+}

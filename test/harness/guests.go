@@ -1,0 +1,153 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/capwin/capwin/test/harness/guest"
+)
+
+// Guests are the simulated Windows guests of every powered-on VM, keyed by the VM's identity on
+// its hypervisor. A hypervisor watcher boots a guest when it sees a VM power on with user data
+// and stops it when the VM powers off or disappears.
+type Guests struct {
+	ctx context.Context
+	log logr.Logger
+	// HeartbeatInterval and JoinTimeout are handed to every guest booted from now on.
+	heartbeat, joinTimeout time.Duration
+
+	mu      sync.Mutex
+	running map[string]*runningGuest
+	faults  func(vmName string) guest.Faults
+	nextIP  map[string]int
+	booted  int
+}
+
+type runningGuest struct {
+	vmName string
+	*guest.Guest
+}
+
+func newGuests(ctx context.Context, log logr.Logger, heartbeat, joinTimeout time.Duration) *Guests {
+	return &Guests{ctx: ctx, log: log, heartbeat: heartbeat, joinTimeout: joinTimeout,
+		running: map[string]*runningGuest{}, nextIP: map[string]int{}}
+}
+
+// SetFaults decides the faults of guests booted from now on, by VM name (nil = none).
+func (g *Guests) SetFaults(f func(vmName string) guest.Faults) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.faults = f
+}
+
+// known reports whether a guest runs for the VM key.
+func (g *Guests) known(key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.running[key]
+	return ok
+}
+
+// address returns the next free address of a network prefix ("10.1"), as DHCP would.
+func (g *Guests) address(prefix string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := g.nextIP[prefix]
+	g.nextIP[prefix] = n + 1
+	return fmt.Sprintf("%s.%d.%d", prefix, n/250, n%250+1)
+}
+
+// boot starts the guest of a VM that powered on with user data; hostname is the instance
+// metadata's local-hostname (cloudbase-init names the computer after it).
+func (g *Guests) boot(key, vmName, hostname string, userData []byte, build uint16, address string, ch guest.Channel) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.running[key]; ok {
+		return
+	}
+	var faults guest.Faults
+	if g.faults != nil {
+		faults = g.faults(vmName)
+	}
+	g.log.V(1).Info("guest boots", "vm", vmName, "build", build, "address", address, "faults", faults)
+	g.running[key] = &runningGuest{vmName: vmName, Guest: guest.Boot(g.ctx, guest.Config{
+		UserData: userData, Hostname: hostname, Build: build, Address: address, Channel: ch, Faults: faults,
+		HeartbeatInterval: g.heartbeat, JoinTimeout: g.joinTimeout, Log: g.log.WithValues("vm", vmName),
+	})}
+	g.booted++
+}
+
+// stopMissing stops the guests of the hypervisor (key prefix) whose VMs are not in alive.
+func (g *Guests) stopMissing(prefix string, alive map[string]bool) {
+	g.mu.Lock()
+	var stop []*runningGuest
+	for key, r := range g.running {
+		if len(key) >= len(prefix) && key[:len(prefix)] == prefix && !alive[key] {
+			stop = append(stop, r)
+			delete(g.running, key)
+		}
+	}
+	g.mu.Unlock()
+	for _, r := range stop {
+		g.log.V(1).Info("guest stops (VM powered off or deleted)", "vm", r.vmName)
+		r.Stop()
+	}
+}
+
+// stopAll stops every guest (the harness stops).
+func (g *Guests) stopAll() { g.stopMissing("", nil) }
+
+// Running returns the VM names of the running guests, sorted.
+func (g *Guests) Running() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	names := make([]string, 0, len(g.running))
+	for _, r := range g.running {
+		names = append(names, r.vmName)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Booted is how many guests have booted since the harness started.
+func (g *Guests) Booted() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.booted
+}
+
+// Failed returns, by VM name, the errors of running guests whose bootstrap failed.
+func (g *Guests) Failed() map[string]error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]error{}
+	for _, r := range g.running {
+		select {
+		case <-r.Done():
+			if err := r.Err(); err != nil {
+				out[r.vmName] = err
+			}
+		default:
+		}
+	}
+	return out
+}
+
+// poll runs f every interval until ctx ends.
+func poll(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		f(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,147 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/test/hypervsim"
+	"github.com/capwin/capwin/test/hypervsim/wsman"
+)
+
+// Hyper-V hosts of the harness: three simulated hosts behind real WinRM (HTTPS, NTLM), each with
+// the golden disks of Images and one external switch.
+const (
+	HostUser      = "capwin"
+	HostPassword  = "Host-pw1"
+	VirtualSwitch = "external"
+)
+
+// HyperVHost is one simulated Hyper-V host and its WinRM endpoint.
+type HyperVHost struct {
+	*hypervsim.Host
+	Server *wsman.Server
+}
+
+func startHyperV(n int) ([]HyperVHost, error) {
+	if err := hypervsim.CheckScripts(); err != nil {
+		return nil, err
+	}
+	disks := map[string]int64{}
+	for _, img := range Images {
+		disks[img.HyperVDisk] = 30 << 30
+	}
+	var hosts []HyperVHost
+	for i := range n {
+		h := hypervsim.NewHost(fmt.Sprintf("hv%d", i+1), 256<<10, []string{VirtualSwitch}, disks)
+		h.SetJobDelay(200 * time.Millisecond)
+		srv, err := h.Serve(map[string]string{HostUser: HostPassword})
+		if err != nil {
+			stopHyperV(hosts)
+			return nil, err
+		}
+		hosts = append(hosts, HyperVHost{Host: h, Server: srv})
+	}
+	return hosts, nil
+}
+
+func stopHyperV(hosts []HyperVHost) {
+	for _, h := range hosts {
+		h.Server.Close()
+	}
+}
+
+// buildOfDisk maps a VM's golden disk to the Windows build its guest runs.
+func buildOfDisk(path string) uint16 {
+	for _, img := range Images {
+		if strings.EqualFold(img.HyperVDisk, path) {
+			return img.Build
+		}
+	}
+	return 0
+}
+
+// watchHyperV boots a guest for every running VM whose config drive (the cidata ISO, read by
+// its Joliet names as Windows reads it) carries user data, and stops guests of VMs that are off
+// or gone.
+func (h *Harness) watchHyperV(ctx context.Context) {
+	ignored := map[string]bool{}
+	poll(ctx, h.opts.GuestPoll, func(context.Context) {
+		alive := map[string]bool{}
+		for _, host := range h.HyperV {
+			for _, vm := range host.VMs() {
+				key := "hyperv/" + host.Name + "/" + vm.ID
+				if vm.State != "Running" {
+					continue
+				}
+				alive[key] = true
+				if ignored[key] || h.Guests.known(key) {
+					continue
+				}
+				if len(vm.DVDs) == 0 {
+					ignored[key] = true // no config drive: PowerShell Direct delivery is not simulated here
+					continue
+				}
+				files, err := hyperv.ReadConfigDrive(host.File(vm.DVDs[0]))
+				if err != nil || files["user-data"] == nil {
+					h.log.Error(err, "config drive without user data", "vm", vm.Name)
+					ignored[key] = true
+					continue
+				}
+				hostname, err := localHostname(files["meta-data"])
+				if err != nil {
+					h.log.Error(err, "config drive meta-data", "vm", vm.Name)
+				}
+				h.Guests.boot(key, vm.Name, hostname, files["user-data"], buildOfDisk(vm.Parent), h.Guests.address("10.2"),
+					&hypervChannel{host: host.Host, id: vm.ID})
+			}
+		}
+		h.Guests.stopMissing("hyperv/", alive)
+	})
+}
+
+// hypervChannel is Hyper-V integration services: the address through the network adapter's
+// guest-reported IPs, the bootstrap status as a KVP guest item.
+type hypervChannel struct {
+	host *hypervsim.Host
+	id   string
+}
+
+func (ch *hypervChannel) Address(_ context.Context, ip string) error {
+	return ch.host.Guest(ch.id, func(vm *hypervsim.VM) {
+		vm.Heartbeat = true
+		if len(vm.NICs) > 0 {
+			vm.NICs[0].IPs = []string{ip}
+		}
+	})
+}
+
+func (ch *hypervChannel) Status(_ context.Context, s userdata.Status, report []byte) error {
+	return ch.host.Guest(ch.id, func(vm *hypervsim.VM) { vm.KVP[s.KVPValue] = string(report) })
+}
+
+// countHyperV counts the VMs on all hosts and the files they left (everything but the golden
+// disks).
+func countHyperV(hosts []HyperVHost) (vms, files int) {
+	for _, h := range hosts {
+		vms += len(h.VMs())
+		for _, f := range h.Files() {
+			if buildOfDisk(f) == 0 {
+				files++
+			}
+		}
+	}
+	return vms, files
+}
+
+func (h *Harness) hypervisorCounts(ctx context.Context) (vms, files int, err error) {
+	if h.opts.Provider == HyperV {
+		vms, files = countHyperV(h.HyperV)
+		return vms, files, nil
+	}
+	vms, err = h.VSphere.countVMs(ctx)
+	return vms, 0, err
+}

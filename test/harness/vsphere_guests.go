@@ -1,0 +1,190 @@
+package harness
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+)
+
+// vimClient is a logged-in vSphere API session of the harness (never the provider's).
+type vimClient struct{ *vim25.Client }
+
+func newVimClient(ctx context.Context, u *url.URL) (*vimClient, error) {
+	c, err := vim25.NewClient(ctx, soap.NewClient(u, true))
+	if err != nil {
+		return nil, err
+	}
+	if err := session.NewManager(c).Login(ctx, u.User); err != nil {
+		return nil, err
+	}
+	return &vimClient{c}, nil
+}
+
+func (c *vimClient) logout(ctx context.Context) error {
+	return session.NewManager(c.Client).Logout(ctx)
+}
+
+func (c *vimClient) finder(ctx context.Context, datacenter string) (*find.Finder, error) {
+	f := find.NewFinder(c.Client, true)
+	dc, err := f.Datacenter(ctx, datacenter)
+	if err != nil {
+		return nil, err
+	}
+	return f.SetDatacenter(dc), nil
+}
+
+const vsphereKey = "vsphere/"
+
+// watchVSphere boots a guest for every powered-on VM that carries capwin user data in its
+// guestinfo (as cloudbase-init's VMware datasource reads it) and stops guests of VMs that are
+// powered off or gone. It uses its own vSphere session.
+func (h *Harness) watchVSphere(ctx context.Context, c *vimClient) {
+	ignored := map[string]bool{} // powered-on VMs without user data (the model's own VMs)
+	poll(ctx, h.opts.GuestPoll, func(ctx context.Context) {
+		var vms []mo.VirtualMachine
+		v, err := view.NewManager(c.Client).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+		if err == nil {
+			err = v.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "runtime.powerState", "config.instanceUuid", "config.guestId"}, &vms)
+			_ = v.Destroy(ctx)
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				h.log.Error(err, "vSphere guest watcher")
+			}
+			return
+		}
+		alive := map[string]bool{}
+		for _, vm := range vms {
+			if vm.Config == nil || vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+				continue
+			}
+			key := vsphereKey + vm.Config.InstanceUuid
+			alive[key] = true
+			if ignored[key] || h.Guests.known(key) {
+				continue
+			}
+			data, hostname, err := guestinfoUserData(ctx, c, vm.Self)
+			if err != nil {
+				h.log.Error(err, "read guestinfo", "vm", vm.Name)
+				continue
+			}
+			if data == nil {
+				ignored[key] = true
+				continue
+			}
+			build, _ := buildOfGuestID(vm.Config.GuestId)
+			h.Guests.boot(key, vm.Name, hostname, data, build, h.Guests.address("10.1"), &vsphereChannel{c: c, vm: object.NewVirtualMachine(c.Client, vm.Self)})
+		}
+		h.Guests.stopMissing(vsphereKey, alive)
+	})
+}
+
+// guestinfoUserData returns guestinfo.userdata without its transport encoding (nil if absent)
+// and the host name of guestinfo.metadata, as cloudbase-init's VMware datasource reads them.
+func guestinfoUserData(ctx context.Context, c *vimClient, ref types.ManagedObjectReference) ([]byte, string, error) {
+	var vm mo.VirtualMachine
+	if err := object.NewVirtualMachine(c.Client, ref).Properties(ctx, ref, []string{"config.extraConfig"}, &vm); err != nil {
+		return nil, "", err
+	}
+	ec := map[string]string{}
+	for _, o := range vm.Config.ExtraConfig {
+		if v := o.GetOptionValue(); v != nil {
+			ec[v.Key], _ = v.Value.(string)
+		}
+	}
+	if ec["guestinfo.userdata"] == "" {
+		return nil, "", nil
+	}
+	data, err := decodeGuestinfo(ec["guestinfo.userdata"], ec["guestinfo.userdata.encoding"])
+	if err != nil {
+		return nil, "", fmt.Errorf("guestinfo.userdata: %w", err)
+	}
+	meta, err := decodeGuestinfo(ec["guestinfo.metadata"], ec["guestinfo.metadata.encoding"])
+	if err != nil {
+		return nil, "", fmt.Errorf("guestinfo.metadata: %w", err)
+	}
+	hostname, err := localHostname(meta)
+	return data, hostname, err
+}
+
+// decodeGuestinfo removes a guestinfo value's transport encoding; gzip stays (cloudbase-init
+// detects it by its magic bytes, and so does the guest).
+func decodeGuestinfo(value, encoding string) ([]byte, error) {
+	switch encoding {
+	case "base64", "b64", "gzip+base64", "gz+b64":
+		return base64.StdEncoding.DecodeString(value)
+	case "":
+		return []byte(value), nil
+	default:
+		return nil, fmt.Errorf("unknown encoding %q", encoding)
+	}
+}
+
+// localHostname reads local-hostname from instance metadata (YAML or JSON).
+func localHostname(meta []byte) (string, error) {
+	var md guestmeta.Metadata
+	if err := yaml.Unmarshal(meta, &md); err != nil {
+		return "", fmt.Errorf("metadata: %w", err)
+	}
+	return md.LocalHostname, nil
+}
+
+// vsphereChannel is VMware Tools: the address through guest info, the bootstrap status
+// through `rpctool info-set guestinfo.<key>`.
+type vsphereChannel struct {
+	c  *vimClient
+	vm *object.VirtualMachine
+}
+
+func (ch *vsphereChannel) Address(ctx context.Context, ip string) error {
+	return ch.set(ctx, "SET.guest.ipAddress", ip)
+}
+
+func (ch *vsphereChannel) Status(ctx context.Context, s userdata.Status, report []byte) error {
+	return ch.set(ctx, s.GuestinfoKey, string(report))
+}
+
+func (ch *vsphereChannel) set(ctx context.Context, key, value string) error {
+	return reconfigure(ctx, ch.vm, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: key, Value: value}}})
+}
+
+// countVMs counts capwin's VMs in vcsim: every VM but the templates and the model's own
+// (named DC0_…).
+func (v *VSphere) countVMs(ctx context.Context) (int, error) {
+	c, err := newVimClient(ctx, v.Server.URL)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = c.logout(ctx) }()
+	var vms []mo.VirtualMachine
+	cv, err := view.NewManager(c.Client).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = cv.Destroy(ctx) }()
+	if err := cv.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "config.template"}, &vms); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, vm := range vms {
+		if (vm.Config == nil || !vm.Config.Template) && !strings.HasPrefix(vm.Name, "DC0_") {
+			n++
+		}
+	}
+	return n, nil
+}
