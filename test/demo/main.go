@@ -61,7 +61,9 @@ func run(ctx context.Context, provider, logDir string, o harness.DemoOptions, r 
 	defer func() { _ = logFile.Close() }()
 	log := zap.New(zap.WriteTo(logFile))
 	ctrl.SetLogger(log)
-	p := func(format string, args ...any) { fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...)) }
+	p := func(format string, args ...any) {
+		fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+	}
 
 	p("Starting the local environment (%s): management kube-apiserver + etcd with CAPI core and capwin's providers, workload cluster (kube-apiserver, etcd, kube-scheduler, kube-controller-manager), %s", provider, hypervisor(provider))
 	begin := time.Now()

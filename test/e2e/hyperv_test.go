@@ -47,6 +47,6 @@ func TestHyperV(t *testing.T) {
 
 	s, err = h.DeleteCluster(ctx, stepTimeout, p)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(s.VMs + s.Files + s.Tokens).To(BeZero(), "no VM, disk, config drive or token left")
+	g.Expect(s.VMs+s.Files+s.Tokens).To(BeZero(), "no VM, disk, config drive or token left")
 	p("6. Hyper-V delete: 0 VMs, 0 files, 0 tokens")
 }
