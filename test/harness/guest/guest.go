@@ -62,11 +62,19 @@ type Guest struct {
 	done   chan struct{}
 	once   sync.Once
 
-	mu       sync.Mutex
-	err      error
-	nodeName string
-	reports  []Report
-	closers  []func() // close the kubelet's connections on Stop
+	mu sync.Mutex
+	// containerdPath is where the bootstrap wrote containerd's config (read by the kubelet).
+	containerdPath string
+	err            error
+	nodeName       string
+	reports        []Report
+	closers        []func() // close the kubelet's connections on Stop
+}
+
+func (g *Guest) containerdConfig() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.containerdPath
 }
 
 // Boot powers the guest on. It returns at once; the guest runs until Stop or ctx ends.

@@ -59,6 +59,7 @@ func TestGuest(t *testing.T) {
 		t.Run("containerd step fails", f.testFailAt)
 		t.Run("ltsc2019 is refused", f.testOldBuild)
 		t.Run("never joins", f.testNeverJoin)
+		t.Run("process and Hyper-V isolation", f.testIsolation)
 	})
 	t.Run("many idle guests", f.testManyGuests)
 }

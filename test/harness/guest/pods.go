@@ -81,8 +81,19 @@ func (k *kubelet) syncPod(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	updated := pod.DeepCopy()
-	k.runningStatus(updated)
-	_, err := pods.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	reason, err := k.cannotRun(ctx, pod)
+	if err != nil {
+		return err
+	}
+	if reason != "" {
+		if waitingFor(pod) == reason {
+			return nil
+		}
+		k.failedStatus(updated, reason)
+	} else {
+		k.runningStatus(updated)
+	}
+	_, err = pods.UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // the watch brings the Pod's newer version
 	}
@@ -155,4 +166,35 @@ func setPodCondition(s *corev1.PodStatus, c corev1.PodCondition) {
 		}
 	}
 	s.Conditions = append(s.Conditions, c)
+}
+
+// failedStatus is the status of a Pod whose containers containerd refused to create.
+func (k *kubelet) failedStatus(pod *corev1.Pod, message string) {
+	now := metav1.Now()
+	s := &pod.Status
+	s.Phase = corev1.PodPending
+	s.HostIP, s.HostIPs = k.g.cfg.Address, []corev1.HostIP{{IP: k.g.cfg.Address}}
+	if s.StartTime == nil {
+		s.StartTime = &now
+	}
+	for _, t := range []corev1.PodConditionType{corev1.ContainersReady, corev1.PodReady} {
+		setPodCondition(s, corev1.PodCondition{Type: t, Status: corev1.ConditionFalse, Reason: "ContainersNotReady", LastTransitionTime: now})
+	}
+	s.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		st := containerStatus(pod, c)
+		st.ContainerID = ""
+		st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: message}}
+		s.ContainerStatuses = append(s.ContainerStatuses, st)
+	}
+}
+
+// waitingFor returns the message a Pod's first container waits with ("" if none).
+func waitingFor(pod *corev1.Pod) string {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.State.Waiting != nil {
+			return c.State.Waiting.Message
+		}
+	}
+	return ""
 }

@@ -44,6 +44,9 @@ func (s *script) do(ctx context.Context, name string) error {
 	case "containerd":
 		// The image has the containerd service; only a changed config is written.
 		c := doc.Containerd
+		s.g.mu.Lock()
+		s.g.containerdPath = c.ConfigPath
+		s.g.mu.Unlock()
 		if old, ok := s.g.fs.read(c.ConfigPath); !ok || string(old) != c.Config {
 			s.g.fs.write(c.ConfigPath, []byte(c.Config))
 		}
