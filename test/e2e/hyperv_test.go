@@ -11,8 +11,8 @@ import (
 	"github.com/capwin/capwin/test/harness"
 )
 
-// TestHyperV is scenario 6: create, blue/green upgrade and delete on three simulated Hyper-V
-// hosts (real WinRM, config drives read by their Joliet names).
+// TestHyperV is scenario 6: create (with a manager restart in the middle), blue/green upgrade and
+// delete on three simulated Hyper-V hosts (real WinRM, config drives read by their Joliet names).
 func TestHyperV(t *testing.T) {
 	h := start(t, harness.HyperV)
 	ctx, p := t.Context(), progress(t)
@@ -21,8 +21,18 @@ func TestHyperV(t *testing.T) {
 
 	g.Expect(h.CreateCluster(ctx)).To(Succeed())
 	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: workers, Image: "ltsc2022", Replicas: 3, HyperVIsolation: true})).To(Succeed())
-	_, err := h.WaitWorkers(ctx, "create 3", 3, "ltsc2022", stepTimeout, p)
+	// The providers and CAPI restart while the VMs are being created: no VM is created twice.
+	_, err := h.WaitFor(ctx, "first VM", stepTimeout, func(s harness.Snapshot) bool { return s.VMs > 0 }, nil)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(h.Management.RestartManager(ctx)).To(Succeed())
+	p("6. manager restarted during the create")
+	_, err = h.WaitWorkers(ctx, "create 3", 3, "ltsc2022", stepTimeout, p)
+	g.Expect(err).NotTo(HaveOccurred())
+	creates := 0
+	for _, host := range h.HyperV {
+		creates += host.Ops()["create"]
+	}
+	g.Expect(creates).To(Equal(3), "one create per VM across the restart")
 	hosts := map[string]int{}
 	for _, n := range windowsNodes(ctx, g, h) {
 		g.Expect(n.Spec.ProviderID).To(HavePrefix("hyperv://"))

@@ -2,12 +2,15 @@ package e2e_test
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/test/harness"
 	"github.com/capwin/capwin/test/harness/guest"
 )
@@ -127,30 +130,49 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	p("4. side by side: app moved to win25 by windows-build; win22 scaled to 0")
 }
 
-// remediation: the first guest of MachineDeployment "flaky" never joins; its MachineHealthCheck
-// (node startup timeout 45s, the shortest CAPI admits is 30s) has the Machine replaced.
+// remediation: of MachineDeployment "flaky", the first guest never joins and the second fails
+// at the containerd step (the VCenterMachine reports it); its MachineHealthCheck (node startup
+// timeout 45s, the shortest CAPI admits is 30s) has both Machines replaced.
 func remediation(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g := NewWithT(t)
 	ctx := t.Context()
-	broken := ""
+	var mu sync.Mutex
+	broken := map[string]guest.Faults{}
 	h.Guests.SetFaults(func(vm string) guest.Faults {
-		if strings.HasPrefix(vm, "flaky-") && (broken == "" || broken == vm) {
-			broken = vm
-			return guest.Faults{NeverJoin: true}
+		mu.Lock()
+		defer mu.Unlock()
+		f, ok := broken[vm]
+		if !ok && strings.HasPrefix(vm, "flaky-") && len(broken) < 2 {
+			f = []guest.Faults{{NeverJoin: true}, {FailAt: "containerd"}}[len(broken)]
+			broken[vm] = f
 		}
-		return guest.Faults{}
+		return f
 	})
 	defer h.Guests.SetFaults(nil)
 	g.Expect(h.CreateHealthCheck(ctx, "flaky", 45*time.Second, time.Minute)).To(Succeed())
-	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "flaky", Image: "ltsc2025", Replicas: 1})).To(Succeed())
-	begin := time.Now()
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "flaky", Image: "ltsc2025", Replicas: 2})).To(Succeed())
+	begin, failureReported := time.Now(), false
 	g.Eventually(func(g Gomega) {
+		mu.Lock()
+		defer mu.Unlock()
+		g.Expect(broken).To(HaveLen(2), "both broken guests booted")
+		for vm, f := range broken {
+			vc := &infrav1.VCenterMachine{}
+			if f.FailAt != "" && h.Management.Client.Get(ctx, client.ObjectKey{Namespace: harness.Namespace, Name: vm}, vc) == nil {
+				for _, c := range vc.Status.Conditions {
+					failureReported = failureReported || c.Type == infrav1.BootstrapSucceededCondition &&
+						c.Reason == infrav1.BootstrapFailedReason && strings.Contains(c.Message, "containerd")
+				}
+			}
+		}
 		ms := machinesOf(t, h, "flaky")
-		g.Expect(broken).NotTo(BeEmpty(), "the broken guest booted")
-		g.Expect(ms).To(HaveLen(1))
-		g.Expect(ms[0].Spec.InfrastructureRef.Name).NotTo(Equal(broken), "the Machine of the broken VM was replaced")
-		g.Expect(ms[0].Status.NodeRef.IsDefined()).To(BeTrue())
+		g.Expect(ms).To(HaveLen(2))
+		for _, m := range ms {
+			g.Expect(broken).NotTo(HaveKey(m.Spec.InfrastructureRef.Name), "the Machines of the broken VMs were replaced")
+			g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue())
+		}
 	}, 5*time.Minute, time.Second).Should(Succeed())
-	p("5. remediation: Machine %s (guest never joined) replaced after %.0fs", broken, time.Since(begin).Seconds())
+	g.Expect(failureReported).To(BeTrue(), "the failed step was reported on the VCenterMachine before remediation")
+	p("5. remediation: a never-joining and a failed (containerd) Machine replaced after %.0fs", time.Since(begin).Seconds())
 	g.Expect(h.ScaleWorkers(ctx, "flaky", 0)).To(Succeed())
 }

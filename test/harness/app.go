@@ -44,7 +44,7 @@ func (h *Harness) ensureRuntimeClass(ctx context.Context) error {
 		ObjectMeta: metav1.ObjectMeta{Name: RuntimeClassHyperV},
 		Handler:    "runhcs-wcow-hypervisor",
 		Scheduling: &nodev1.Scheduling{
-			NodeSelector: map[string]string{corev1.LabelOSStable: "windows"},
+			NodeSelector: map[string]string{corev1.LabelOSStable: "windows", HyperVIsolationLabel: "true"},
 			Tolerations:  []corev1.Toleration{{Key: "os", Operator: corev1.TolerationOpEqual, Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
 		},
 	}))

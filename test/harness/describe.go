@@ -56,6 +56,14 @@ func (h *Harness) Describe(ctx context.Context) string {
 	for _, n := range nodes.Items {
 		fmt.Fprintf(&b, "Node %s providerID=%q ready=%v build=%s\n", n.Name, n.Spec.ProviderID, nodeReady(&n), n.Labels[corev1.LabelWindowsBuild])
 	}
+	tokens := &corev1.SecretList{}
+	if err := h.WorkloadClient.List(ctx, tokens, client.InNamespace(metav1.NamespaceSystem)); err == nil {
+		for _, t := range tokens.Items {
+			if t.Type == corev1.SecretTypeBootstrapToken {
+				fmt.Fprintf(&b, "bootstrap token %s created %s expires %s\n", t.Name, t.CreationTimestamp.UTC().Format("15:04:05"), t.Data["expiration"])
+			}
+		}
+	}
 	for vm, err := range h.Guests.Failed() {
 		fmt.Fprintf(&b, "guest %s failed: %v\n", vm, err)
 	}

@@ -110,7 +110,7 @@ func (h *Harness) CreateWorkers(ctx context.Context, w Workers) error {
 	c := h.Management.Client
 	if err := c.Create(ctx, &bootstrapv1.WindowsConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: Namespace},
 		Spec: bootstrapv1.WindowsConfigTemplateSpec{Template: bootstrapv1.WindowsConfigTemplateResource{
-			Spec: bootstrapv1.WindowsConfigSpec{HyperVIsolation: w.HyperVIsolation},
+			Spec: w.bootstrapSpec(),
 		}}}); err != nil {
 		return err
 	}
@@ -137,6 +137,18 @@ func (h *Harness) CreateWorkers(ctx context.Context, w Workers) error {
 		},
 	}
 	return c.Create(ctx, md)
+}
+
+// HyperVIsolationLabel marks the Nodes whose containerd has the Hyper-V isolation handler; the
+// windows-hyperv RuntimeClass schedules onto them only.
+const HyperVIsolationLabel = "capwin.io/hyperv-isolation"
+
+func (w Workers) bootstrapSpec() bootstrapv1.WindowsConfigSpec {
+	if !w.HyperVIsolation {
+		return bootstrapv1.WindowsConfigSpec{}
+	}
+	return bootstrapv1.WindowsConfigSpec{HyperVIsolation: true,
+		NodeRegistration: bootstrapv1.NodeRegistration{Labels: map[string]string{HyperVIsolationLabel: "true"}}}
 }
 
 // CreateHealthCheck creates a MachineHealthCheck for a MachineDeployment's Machines: a Machine

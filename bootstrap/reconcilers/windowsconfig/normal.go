@@ -86,6 +86,9 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	// The finalizer is persisted with this reconcile's patch; until then a lost token only
 	// lives until it expires.
 	controllerutil.AddFinalizer(cfg, tokenFinalizer)
+	if adopted, err := r.adoptDataSecret(ctx, s, remote); err != nil || adopted {
+		return ctrl.Result{RequeueAfter: r.TokenTTL / 3}, err
+	}
 	token, err := createToken(ctx, remote, r.TokenTTL, r.now())
 	if err != nil {
 		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DataSecretNotCreatedReason, err.Error())
@@ -112,6 +115,28 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeNormal, "DataSecretCreated", "Render",
 		"Bootstrap data (%s) written to Secret %s", in.Format, cfg.Name)
 	return ctrl.Result{RequeueAfter: r.TokenTTL / 3}, nil
+}
+
+// adoptDataSecret takes over a data Secret this config already wrote whose token is still
+// valid: an earlier reconcile's result that this one does not see in the status yet (a stale
+// cache or a lost status patch). Issuing a second token would leave the first one behind.
+func (r *Reconciler) adoptDataSecret(ctx context.Context, s *scope, remote client.Client) (bool, error) {
+	cfg, ds := s.Config, &corev1.Secret{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cfg.Namespace, Name: cfg.Name}, ds); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	id := ds.Annotations[tokenIDAnnotation]
+	if id == "" || ds.Annotations[tokenRevokedAnnotation] != "" || !metav1.IsControlledBy(ds, cfg) {
+		return false, nil
+	}
+	found, err := refreshToken(ctx, remote, id, r.TokenTTL, r.now())
+	if err != nil || !found {
+		return false, err
+	}
+	cfg.Status.DataSecretName = ds.Name
+	cfg.Status.Initialization.DataSecretCreated = ptr.To(true)
+	setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
+	return true, nil
 }
 
 // keepTokenFresh extends the token while the Machine has no Node; if the token Secret is gone

@@ -286,3 +286,25 @@ func TestDeletedConfigRevokesItsToken(t *testing.T) {
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "config gone once its token is revoked: %v", err)
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 }
+
+func TestLostStatusAdoptsTheDataSecretInsteadOfASecondToken(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+	id := s.Annotations[tokenIDAnnotation]
+	before := &corev1.SecretList{}
+	g.Expect(k8s.List(ctx, before, client.InNamespace(metav1.NamespaceSystem))).To(Succeed())
+
+	// A reconcile that does not see the status (stale cache, lost patch) must not issue a new token.
+	cfg := f.get(g)
+	cfg.Status.DataSecretName, cfg.Status.Initialization.DataSecretCreated = "", nil
+	g.Expect(k8s.Status().Update(ctx, cfg)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(ptr.Deref(f.get(g).Status.Initialization.DataSecretCreated, false)).To(BeTrue())
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+	g.Expect(s.Annotations[tokenIDAnnotation]).To(Equal(id))
+	after := &corev1.SecretList{}
+	g.Expect(k8s.List(ctx, after, client.InNamespace(metav1.NamespaceSystem))).To(Succeed())
+	g.Expect(after.Items).To(HaveLen(len(before.Items)), "no second token")
+}

@@ -45,14 +45,18 @@ type Options struct {
 
 // Management is a running management cluster.
 type Management struct {
-	Env     *envtest.Environment
-	Client  client.Client // the manager's client
+	Env *envtest.Environment
+	// Client is the harness's own client: it reads through its own informers (never the
+	// manager's, so it keeps working across RestartManager) and writes to the apiserver.
+	Client  client.Client
 	Manager ctrl.Manager
 	// ClusterCache is CAPI core's (capwin's providers have their own, as in production).
 	ClusterCache clustercache.ClusterCache
 
 	sessions   *vcenter.Sessions
+	setup      func(context.Context, ctrl.Manager) error
 	cancel     context.CancelFunc
+	observer   context.CancelFunc
 	webhookDir string
 	stopOnce   sync.Once
 	stopErr    error
@@ -98,7 +102,7 @@ func Start(ctx context.Context, opts Options) (_ *Management, retErr error) {
 	}
 	infra, boot := opts.Infrastructure, opts.Bootstrap
 	infra.WatchFilterValue, boot.WatchFilterValue, infra.Sessions = opts.WatchFilter, opts.WatchFilter, m.sessions
-	m.Manager, m.cancel, err = m.Env.StartManager(Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
+	m.setup = func(ctx context.Context, mgr ctrl.Manager) error {
 		mgr = unvalidatedNames{mgr}
 		cc, err := setupCAPI(ctx, mgr, opts.WatchFilter)
 		if err != nil {
@@ -118,11 +122,13 @@ func Start(ctx context.Context, opts Options) (_ *Management, retErr error) {
 			return fmt.Errorf("bootstrap reconcilers: %w", err)
 		}
 		return setupControlPlane(ctx, mgr, opts.WatchFilter)
-	}, keepManagedFields)
-	if err != nil {
+	}
+	if m.Manager, m.cancel, err = m.Env.StartManager(Scheme(), m.setup, keepManagedFields); err != nil {
 		return nil, err
 	}
-	m.Client = m.Manager.GetClient()
+	if m.Client, err = m.startObserver(ctx); err != nil {
+		return nil, err
+	}
 	context.AfterFunc(ctx, func() { _ = m.Stop() })
 	return m, nil
 }
@@ -137,6 +143,9 @@ func (m *Management) Stop() error {
 	m.stopOnce.Do(func() {
 		if m.cancel != nil {
 			m.cancel()
+		}
+		if m.observer != nil {
+			m.observer()
 		}
 		if cc, ok := m.ClusterCache.(interface{ Shutdown() }); ok {
 			cc.Shutdown() // CAPI's test hook: ends its watches on workload apiservers

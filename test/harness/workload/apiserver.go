@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -35,6 +36,9 @@ func (c *Cluster) startControlPlane(opts Options, p *pki) error {
 	api := c.env.ControlPlane.GetAPIServer()
 	api.Path = apiPath
 	api.Out, api.Err = apiLog, apiLog
+	// A graceful stop waits for open watches (a management cluster's ClusterCaches may still hold
+	// some); a workload cluster of a test need not wait 20s for them.
+	api.StopTimeout = 5 * time.Second
 	api.CertDir = c.certDir
 	api.SecureServing.CA = p.caPEM
 	api.SecureServing.Authn = &caAuthn{pki: p}
