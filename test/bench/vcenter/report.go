@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sort"
 	"time"
 
 	"github.com/capwin/capwin/test/bench/benchutil"
@@ -40,11 +39,11 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintln(w, "| phase | wall time | vSphere calls / VM | TLS connections opened |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	for _, p := range r.phases {
-		fmt.Fprintf(w, "| %s | %s | %.1f | %d |\n", p.name, p.wall.Round(10*time.Millisecond), float64(total(p.calls))/float64(r.machines), p.dials)
+		fmt.Fprintf(w, "| %s | %s | %.1f | %d |\n", p.name, p.wall.Round(10*time.Millisecond), float64(benchutil.Sum(p.calls))/float64(r.machines), p.dials)
 	}
 	for _, p := range r.phases {
 		fmt.Fprintf(w, "\n%s, calls per VM by method:\n\n| method | calls / VM |\n|---|---|\n", p.name)
-		for _, m := range byCount(p.calls) {
+		for _, m := range benchutil.ByValue(p.calls) {
 			fmt.Fprintf(w, "| %s | %.2f |\n", m, float64(p.calls[m])/float64(r.machines))
 		}
 	}
@@ -52,26 +51,4 @@ func (r *report) print(w io.Writer) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(w, "\ncontroller process: RSS %s, peak RSS %s, Go heap in use %.1f MiB\n", rss, peak, float64(ms.HeapInuse)/(1<<20))
-}
-
-func total(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
-}
-
-func byCount(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if m[keys[i]] != m[keys[j]] {
-			return m[keys[i]] > m[keys[j]]
-		}
-		return keys[i] < keys[j]
-	})
-	return keys
 }

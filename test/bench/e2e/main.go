@@ -1,0 +1,52 @@
+// Command e2e measures capwin on the local end-to-end harness (test/harness): a management
+// kube-apiserver + etcd with CAPI's core controllers and capwin's providers in this process, a
+// real workload cluster, vcsim (or simulated Hyper-V hosts) and simulated Windows guests that
+// join for real. It creates a MachineDeployment of N Windows machines, then (with M > 0) scales
+// it to 0, creates M machines afresh and rolls them out to another Windows image, and finally
+// deletes the Cluster. It prints a markdown report: wall times, reconciles per controller,
+// hypervisor calls and management-apiserver requests per machine, and the process's memory.
+//
+//	go run ./test/bench/e2e -machines 100 -rollout-machines 50 -max-surge 10
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/capwin/capwin/test/harness"
+)
+
+type config struct {
+	machines, rolloutMachines, maxSurge int
+	provider                            string
+	concurrency                         int
+	timeout                             time.Duration
+	logDir                              string
+}
+
+func main() {
+	var c config
+	flag.IntVar(&c.machines, "machines", 100, "Windows machines of the create phase")
+	flag.IntVar(&c.rolloutMachines, "rollout-machines", 50, "machines of the rollout phase (0 = skip it)")
+	flag.IntVar(&c.maxSurge, "max-surge", 10, "maxSurge of the rollout (maxUnavailable is 0)")
+	flag.StringVar(&c.provider, "provider", harness.VCenter, "vcenter or hyperv")
+	flag.IntVar(&c.concurrency, "concurrency", 10, "--vcentermachine/--hypervmachine/--windowsconfig-concurrency (the managers' defaults)")
+	flag.DurationVar(&c.timeout, "timeout", 90*time.Minute, "give up after this long (whole run)")
+	flag.StringVar(&c.logDir, "log-dir", "", "controller and workload cluster logs (default: a new temporary directory, kept)")
+	flag.Parse()
+	if c.machines < 1 || c.rolloutMachines < 0 || c.maxSurge < 1 {
+		fmt.Fprintln(os.Stderr, "bench: need -machines >= 1, -rollout-machines >= 0, -max-surge >= 1")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	bootstrapsetup "github.com/capwin/capwin/bootstrap/setup"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	infrasetup "github.com/capwin/capwin/infrastructure/setup"
+	"github.com/capwin/capwin/internal/manager"
+	"github.com/capwin/capwin/test/harness"
+)
+
+// The settings of the run: the providers' poll intervals as the e2e tests set them, the
+// managers' default concurrency and workload-cluster client limits, and the guests' heartbeat.
+const (
+	pollInterval     = time.Second
+	taskPollInterval = 200 * time.Millisecond
+	guestPoll        = 250 * time.Millisecond // the harness's VM watcher (its default)
+	heartbeat        = 10 * time.Second
+	clusterConc      = 5
+)
+
+var clusterCache = manager.ClusterCacheOptions{Concurrency: 100, QPS: 20, Burst: 30}
+
+func run(ctx context.Context, c config) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	logDir := c.logDir
+	if logDir == "" {
+		dir, err := os.MkdirTemp("", "capwin-bench-e2e-")
+		if err != nil {
+			return err
+		}
+		logDir = dir
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	logFile, err := os.Create(filepath.Join(logDir, "controllers.log"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logFile.Close() }()
+	log := zap.New(zap.WriteTo(logFile))
+	ctrl.SetLogger(log)
+	klog.SetLogger(log) // client-go's own messages (client-side throttling) go to the file too
+
+	calls := &vcenter.Calls{}
+	sessions := &vcenter.Sessions{Calls: calls}
+	conns := &hyperv.Conns{}
+	r := &report{cfg: c, logDir: logDir, loadStart: loadAverage()}
+	progress("starting the harness (%s), logs in %s", c.provider, logDir)
+	begin := time.Now()
+	h, err := harness.Start(ctx, harness.Options{
+		Provider: c.provider, LogDir: logDir, Log: log.WithName("harness"), GuestPoll: guestPoll, Heartbeat: heartbeat,
+		Infrastructure: infrasetup.Options{
+			PollInterval: pollInterval, TaskPollInterval: taskPollInterval, Sessions: sessions, Conns: conns,
+			VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: clusterConc,
+			HyperVMachineConcurrency: c.concurrency, HyperVClusterConcurrency: clusterConc,
+			ClusterCache: clusterCache,
+		},
+		Bootstrap: bootstrapsetup.Options{WindowsConfigConcurrency: c.concurrency, ClusterCache: clusterCache},
+	})
+	if h != nil {
+		defer func() { _ = h.Stop() }()
+	}
+	if err != nil {
+		return err
+	}
+	r.startup = time.Since(begin)
+	src, err := newSources(h.Management.Env.Config, calls, sessions, conns)
+	if err != nil {
+		return err
+	}
+	b := &bench{h: h, src: src, r: r}
+	if err := b.scenario(ctx, c); err != nil {
+		r.failure = err
+	}
+	r.loadEnd = loadAverage()
+	r.print(os.Stdout)
+	return r.failure
+}
+
+// loadAverage is the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	var one, five, fifteen string
+	if _, err := fmt.Sscan(string(b), &one, &five, &fifteen); err != nil {
+		return "n/a"
+	}
+	return one + " " + five + " " + fifteen
+}
+
+// progress prints a timestamped line to stderr (the report goes to stdout).
+func progress(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
