@@ -26,7 +26,10 @@ func TestHyperV(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(h.Management.RestartManager(ctx)).To(Succeed())
 	p("6. manager restarted during the create")
-	_, err = h.WaitWorkers(ctx, "create 3", 3, "ltsc2022", stepTimeout, p)
+	// A Machine whose create intent was recorded but whose answer the restart lost waits the
+	// provider's create grace (5 minutes: a clone may still be running on vCenter) before it
+	// sends the create again, so this step may take that long.
+	_, err = h.WaitWorkers(ctx, "create 3", 3, "ltsc2022", stepTimeout+6*time.Minute, p)
 	g.Expect(err).NotTo(HaveOccurred())
 	creates := 0
 	for _, host := range h.HyperV {
