@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/harness"
@@ -51,16 +49,11 @@ func main() {
 }
 
 func run(ctx context.Context, provider, logDir string, o harness.DemoOptions, r *harness.Result) error {
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return err
-	}
-	logFile, err := os.Create(filepath.Join(logDir, "controllers.log"))
+	log, logFile, err := harness.LogToFile(logDir)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = logFile.Close() }()
-	log := zap.New(zap.WriteTo(logFile))
-	ctrl.SetLogger(log)
 	p := func(format string, args ...any) {
 		fmt.Printf("%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 	}

@@ -21,32 +21,20 @@ func (h *Harness) Describe(ctx context.Context) string {
 	}
 	for _, m := range machines.Items {
 		fmt.Fprintf(&b, "Machine %s providerID=%q node=%q deleting=%v\n", m.Name, m.Spec.ProviderID, m.Status.NodeRef.Name, !m.DeletionTimestamp.IsZero())
-		for _, c := range m.Status.Conditions {
-			if c.Status != metav1.ConditionTrue {
-				fmt.Fprintf(&b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
-			}
-		}
+		writeNotTrue(&b, m.Status.Conditions)
 	}
 	mds := &clusterv1.MachineDeploymentList{}
 	if err := h.Management.Client.List(ctx, mds, client.InNamespace(Namespace)); err == nil {
 		for _, md := range mds.Items {
 			fmt.Fprintf(&b, "MachineDeployment %s replicas=%d/%d generation=%d observed=%d\n", md.Name, ptrValue(md.Status.Replicas), ptrValue(md.Spec.Replicas), md.Generation, md.Status.ObservedGeneration)
-			for _, c := range md.Status.Conditions {
-				if c.Status != metav1.ConditionTrue {
-					fmt.Fprintf(&b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
-				}
-			}
+			writeNotTrue(&b, md.Status.Conditions)
 		}
 	}
 	sets := &clusterv1.MachineSetList{}
 	if err := h.Management.Client.List(ctx, sets, client.InNamespace(Namespace)); err == nil {
 		for _, ms := range sets.Items {
 			fmt.Fprintf(&b, "MachineSet %s replicas=%d/%d\n", ms.Name, ptrValue(ms.Status.Replicas), ptrValue(ms.Spec.Replicas))
-			for _, c := range ms.Status.Conditions {
-				if c.Status != metav1.ConditionTrue {
-					fmt.Fprintf(&b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
-				}
-			}
+			writeNotTrue(&b, ms.Status.Conditions)
 		}
 	}
 	nodes := &corev1.NodeList{}
@@ -75,4 +63,13 @@ func ptrValue(p *int32) int32 {
 		return -1
 	}
 	return *p
+}
+
+// writeNotTrue writes the conditions that are not True, one per line.
+func writeNotTrue(b *strings.Builder, conds []metav1.Condition) {
+	for _, c := range conds {
+		if c.Status != metav1.ConditionTrue {
+			fmt.Fprintf(b, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
 }

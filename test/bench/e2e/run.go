@@ -4,12 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
-
-	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	bootstrapsetup "github.com/capwin/capwin/bootstrap/setup"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
@@ -41,17 +36,12 @@ func run(ctx context.Context, c config) error {
 			return err
 		}
 		logDir = dir
-	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return err
 	}
-	logFile, err := os.Create(filepath.Join(logDir, "controllers.log"))
+	log, logFile, err := harness.LogToFile(logDir)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = logFile.Close() }()
-	log := zap.New(zap.WriteTo(logFile))
-	ctrl.SetLogger(log)
-	klog.SetLogger(log) // client-go's own messages (client-side throttling) go to the file too
 
 	calls := &vcenter.Calls{}
 	sessions := &vcenter.Sessions{Calls: calls}
