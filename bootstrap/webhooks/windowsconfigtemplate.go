@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/internal/topology"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-bootstrap-cluster-x-k8s-io-v1beta1-windowsconfigtemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigtemplates,versions=v1beta1,name=validation.windowsconfigtemplate.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -47,7 +48,10 @@ func (w *WindowsConfigTemplate) ValidateCreate(_ context.Context, t *bootstrapv1
 // ValidateUpdate rejects any change of spec.template.spec (defaults aside). An unchanged spec is
 // not validated again, so metadata updates (owner references, labels) keep working on templates
 // stored before a validation rule was added.
-func (w *WindowsConfigTemplate) ValidateUpdate(_ context.Context, old, t *bootstrapv1.WindowsConfigTemplate) (admission.Warnings, error) {
+func (w *WindowsConfigTemplate) ValidateUpdate(ctx context.Context, old, t *bootstrapv1.WindowsConfigTemplate) (admission.Warnings, error) {
+	if topology.DryRun(ctx, t) {
+		return nil, nil // CAPI's ClusterClass controller comparing desired and current
+	}
 	before, after := old.Spec.Template.Spec.DeepCopy(), t.Spec.Template.Spec.DeepCopy()
 	DefaultSpec(before)
 	DefaultSpec(after)

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/topology"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta1-hypervclustertemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=hypervclustertemplates,versions=v1beta1,name=validation.hypervclustertemplate.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -33,7 +34,10 @@ func (w *HyperVClusterTemplate) ValidateCreate(_ context.Context, t *infrav1.Hyp
 
 // ValidateUpdate rejects any change of spec.template.spec; an unchanged spec is not validated
 // again (see VCenterMachineTemplate.ValidateUpdate).
-func (w *HyperVClusterTemplate) ValidateUpdate(_ context.Context, old, t *infrav1.HyperVClusterTemplate) (admission.Warnings, error) {
+func (w *HyperVClusterTemplate) ValidateUpdate(ctx context.Context, old, t *infrav1.HyperVClusterTemplate) (admission.Warnings, error) {
+	if topology.DryRun(ctx, t) {
+		return nil, nil // CAPI's ClusterClass controller comparing desired and current
+	}
 	return nil, invalid("HyperVClusterTemplate", t.Name, immutable(old.Spec.Template.Spec, t.Spec.Template.Spec,
 		field.NewPath("spec", "template", "spec"), hyperVClusterTemplateImmutable))
 }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/topology"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta1-hypervmachinetemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=hypervmachinetemplates,versions=v1beta1,name=validation.hypervmachinetemplate.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -53,7 +54,10 @@ func ValidateHyperVMachineTemplateSpec(spec infrav1.HyperVMachineSpec, path *fie
 
 // ValidateUpdate rejects any change of spec.template.spec (defaults aside); an unchanged spec is
 // not validated again (see VCenterMachineTemplate.ValidateUpdate).
-func (w *HyperVMachineTemplate) ValidateUpdate(_ context.Context, old, t *infrav1.HyperVMachineTemplate) (admission.Warnings, error) {
+func (w *HyperVMachineTemplate) ValidateUpdate(ctx context.Context, old, t *infrav1.HyperVMachineTemplate) (admission.Warnings, error) {
+	if topology.DryRun(ctx, t) {
+		return nil, nil // CAPI's ClusterClass controller comparing desired and current
+	}
 	before, after := old.Spec.Template.Spec.DeepCopy(), t.Spec.Template.Spec.DeepCopy()
 	DefaultHyperVMachineSpec(before)
 	DefaultHyperVMachineSpec(after)

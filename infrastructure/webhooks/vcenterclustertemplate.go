@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/topology"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta1-vcenterclustertemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=vcenterclustertemplates,versions=v1beta1,name=validation.vcenterclustertemplate.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -33,7 +34,10 @@ func (w *VCenterClusterTemplate) ValidateCreate(_ context.Context, t *infrav1.VC
 
 // ValidateUpdate rejects any change of spec.template.spec; an unchanged spec is not validated
 // again (see VCenterMachineTemplate.ValidateUpdate).
-func (w *VCenterClusterTemplate) ValidateUpdate(_ context.Context, old, t *infrav1.VCenterClusterTemplate) (admission.Warnings, error) {
+func (w *VCenterClusterTemplate) ValidateUpdate(ctx context.Context, old, t *infrav1.VCenterClusterTemplate) (admission.Warnings, error) {
+	if topology.DryRun(ctx, t) {
+		return nil, nil // CAPI's ClusterClass controller comparing desired and current
+	}
 	return nil, clusterTemplateInvalid(t, immutable(old.Spec.Template.Spec, t.Spec.Template.Spec,
 		field.NewPath("spec", "template", "spec"), clusterTemplateImmutable))
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/topology"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/validate-infrastructure-cluster-x-k8s-io-v1beta1-vcentermachinetemplate,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=infrastructure.cluster.x-k8s.io,resources=vcentermachinetemplates,versions=v1beta1,name=validation.vcentermachinetemplate.infrastructure.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -53,7 +54,10 @@ func ValidateMachineTemplateSpec(spec infrav1.VCenterMachineSpec, path *field.Pa
 // ValidateUpdate rejects any change of spec.template.spec (defaults aside). An unchanged spec is
 // not validated again, so metadata updates (owner references, labels) keep working on templates
 // stored before a validation rule was added.
-func (w *VCenterMachineTemplate) ValidateUpdate(_ context.Context, old, t *infrav1.VCenterMachineTemplate) (admission.Warnings, error) {
+func (w *VCenterMachineTemplate) ValidateUpdate(ctx context.Context, old, t *infrav1.VCenterMachineTemplate) (admission.Warnings, error) {
+	if topology.DryRun(ctx, t) {
+		return nil, nil // CAPI's ClusterClass controller comparing desired and current
+	}
 	before, after := old.Spec.Template.Spec.DeepCopy(), t.Spec.Template.Spec.DeepCopy()
 	DefaultMachineSpec(before)
 	DefaultMachineSpec(after)
