@@ -7,7 +7,7 @@ export GOTOOLCHAIN := local
 .PHONY: all
 all: generate lint test
 
-## generate: regenerate deepcopy, CRDs, RBAC and webhook manifests (checked in).
+## generate: regenerate deepcopy, CRDs, RBAC, webhook manifests, the cluster templates and docs/variables.md (checked in).
 .PHONY: generate
 generate:
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
@@ -17,11 +17,12 @@ generate:
 	$(CONTROLLER_GEN) webhook paths=./bootstrap/... output:webhook:artifacts:config=bootstrap/config/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./infrastructure/... output:rbac:artifacts:config=infrastructure/config/rbac
 	$(CONTROLLER_GEN) webhook paths=./infrastructure/webhooks/... output:webhook:artifacts:config=infrastructure/config/webhook
+	$(GO) run ./hack/release
 
 ## verify-generate: fail when generated files are stale.
 .PHONY: verify-generate
 verify-generate: generate
-	@git diff --exit-code -- api bootstrap/config infrastructure/config || \
+	@git diff --exit-code -- api bootstrap/config infrastructure/config templates docs/variables.md || \
 	  { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
 ## envtest: build kube-apiserver, etcd, kube-scheduler and kube-controller-manager from source once (cached in ~/.cache/capwin).
@@ -40,10 +41,16 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
 
-## test: unit, envtest and PowerShell parse tests; installs what it needs.
+## test: unit, envtest, clusterctl and PowerShell parse tests, and a compile check of the kind e2e; installs what it needs.
 .PHONY: test
-test: envtest npm
+test: envtest npm e2e-vet
 	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh) $(GO) test ./... -count=1 -timeout 30m
+
+## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses).
+.PHONY: release-manifests
+release-manifests:
+	rm -rf out
+	$(GO) run ./hack/release -out out
 
 ## fuzz: run the user data fuzzer (FUZZTIME=10m for a long run).
 FUZZTIME ?= 60s
@@ -68,3 +75,33 @@ demo:
 	@echo "Building the demo (the first build of CAPI and Kubernetes packages takes a few minutes)"
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) build -o bin/demo ./test/demo
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo
+
+# --- kind e2e (test/e2e/kind): a kind management cluster, clusterctl init, vcsim ---------------
+E2E_CONFIG ?= $(CURDIR)/test/e2e/config/capwin.yaml
+E2E_ARTIFACTS ?= $(CURDIR)/_artifacts
+E2E_ARGS ?=
+DOCKER ?= docker
+CAPWIN_IMAGE_REGISTRY ?= ghcr.io/capwin
+CAPWIN_IMAGE_TAG ?= dev
+
+## e2e-vet: compile and vet the e2e packages (build tag e2e) without running them; needs no Docker.
+.PHONY: e2e-vet
+e2e-vet:
+	$(GO) vet -tags e2e ./test/e2e/...
+
+## docker-build: build the manager images and the e2e guest simulator's (needs a Docker engine).
+.PHONY: docker-build
+docker-build:
+	$(DOCKER) build --build-arg PACKAGE=./bootstrap -t $(CAPWIN_IMAGE_REGISTRY)/capwin-bootstrap:$(CAPWIN_IMAGE_TAG) .
+	$(DOCKER) build --build-arg PACKAGE=./infrastructure -t $(CAPWIN_IMAGE_REGISTRY)/capwin-infrastructure:$(CAPWIN_IMAGE_TAG) .
+	$(DOCKER) build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t $(CAPWIN_IMAGE_REGISTRY)/capwin-e2e-sim:$(CAPWIN_IMAGE_TAG) .
+
+## test-e2e: the kind e2e (quick start with the windows flavor, Windows template rollout); needs a Docker engine. E2E_ARGS=-e2e.skip-resource-cleanup keeps everything.
+.PHONY: test-e2e
+test-e2e:
+	@$(DOCKER) info >/dev/null 2>&1 || { echo "make test-e2e needs a Docker engine; none found (docker info failed). The local end-to-end harness runs without Docker: make test / make demo" >&2; exit 1; }
+	@$(MAKE) --no-print-directory docker-build
+	@$(MAKE) --no-print-directory release-manifests
+	$(GO) test -tags e2e ./test/e2e/kind/sim -count=1
+	$(GO) test -tags e2e ./test/e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
+	  -e2e.config=$(E2E_CONFIG) -e2e.artifacts-folder=$(E2E_ARTIFACTS) $(E2E_ARGS)

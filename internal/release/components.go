@@ -1,0 +1,43 @@
+package release
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// Components are the provider components files by name, with clusterctl's ${VAR:=default}
+// placeholders for the settings operators choose at clusterctl init.
+var Components = map[string]string{
+	"bootstrap-components.yaml":      "bootstrap/config/default",
+	"infrastructure-components.yaml": "infrastructure/config/default",
+}
+
+// Write writes a release into dir: both components files, metadata.yaml, every cluster
+// template and ClusterClass - the files of one clusterctl provider repository version.
+func Write(root, dir string) error {
+	files, err := Templates(root)
+	if err != nil {
+		return err
+	}
+	for name, src := range Components {
+		objs, err := build(root, src)
+		if err != nil {
+			return err
+		}
+		if files[name], err = encode(objs); err != nil {
+			return err
+		}
+	}
+	if files["metadata.yaml"], err = os.ReadFile(filepath.Join(root, "metadata.yaml")); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package clusterctl_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capwin/capwin/internal/release"
+)
+
+// required are the variables each flavor cannot do without: what clusterctl sets from its
+// flags, where the VMs go, the login, the images and the API address. Everything else has a
+// default; adding a required variable is a deliberate change of this list.
+var required = map[string][]string{
+	"windows": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "KUBERNETES_VERSION",
+		"VSPHERE_DATACENTER", "VSPHERE_NETWORK", "VSPHERE_PASSWORD", "VSPHERE_SERVER", "VSPHERE_TEMPLATE",
+		"VSPHERE_TLS_THUMBPRINT", "VSPHERE_USERNAME", "WINDOWS_TEMPLATE", "WORKER_MACHINE_COUNT"},
+	"hyperv-windows": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "HYPERV_HOSTS",
+		"HYPERV_LINUX_PARENT_DISK", "HYPERV_PASSWORD", "HYPERV_SWITCH", "HYPERV_USERNAME",
+		"HYPERV_WINDOWS_PARENT_DISK", "KUBERNETES_VERSION", "WORKER_MACHINE_COUNT"},
+	"windows-topology": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "KUBERNETES_VERSION",
+		"VSPHERE_DATACENTER", "VSPHERE_NETWORK", "VSPHERE_PASSWORD", "VSPHERE_SERVER", "VSPHERE_TEMPLATE",
+		"VSPHERE_TLS_THUMBPRINT", "VSPHERE_USERNAME", "WINDOWS_2022_TEMPLATE", "WORKER_MACHINE_COUNT"},
+}
+
+func TestListVariables(t *testing.T) {
+	g := NewWithT(t)
+	cfg := localRepo(t, nil)
+	for _, flavor := range release.Flavors {
+		tmpl, err := generate(context.Background(), cfg, kubeconfig, "default", flavor, true)
+		g.Expect(err).NotTo(HaveOccurred())
+		var req []string
+		for name, def := range tmpl.VariableMap() {
+			if def == nil {
+				req = append(req, name)
+			}
+		}
+		slices.Sort(req)
+		g.Expect(req).To(Equal(required[flavor]), "required variables of flavor %s", flavor)
+	}
+}
+
+// TestRenderAndDryRun renders the non-topology flavors and applies every object with
+// server-side dry run: CRD schemas, CEL rules and the admission webhooks of CAPI and capwin.
+func TestRenderAndDryRun(t *testing.T) {
+	cfg := localRepo(t, nil)
+	for _, flavor := range []string{"windows", "hyperv-windows"} {
+		t.Run(flavor, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			ns := namespace(ctx, t, "render-"+flavor)
+			tmpl, err := generate(ctx, cfg, kubeconfig, ns, flavor, false)
+			g.Expect(err).NotTo(HaveOccurred())
+			objs := tmpl.Objs()
+			for i := range objs {
+				g.Expect(apply(ctx, &objs[i], client.DryRunAll)).To(Succeed(), "%s %s", objs[i].GetKind(), objs[i].GetName())
+			}
+			checkRendered(g, objs)
+		})
+	}
+}
+
+// checkRendered checks what the values must become: strings stay strings, the MachineDeployment
+// points at the template of WINDOWS_VERSION, the control plane carries kube-vip on the endpoint.
+func checkRendered(g Gomega, objs []unstructured.Unstructured) {
+	byKind := map[string][]unstructured.Unstructured{}
+	for _, o := range objs {
+		byKind[o.GetKind()] = append(byKind[o.GetKind()], o)
+	}
+	g.Expect(slices.Sorted(maps.Keys(byKind))).To(ContainElements("Cluster", "KubeadmControlPlane",
+		"MachineDeployment", "MachineHealthCheck", "WindowsConfigTemplate", "Secret", "ClusterResourceSet", "ConfigMap"))
+	cluster := byKind["Cluster"][0]
+	g.Expect(cluster.GetLabels()).To(HaveKeyWithValue("capwin.io/cni", "calico"))
+	g.Expect(cluster.GetLabels()).To(HaveKeyWithValue("cluster.x-k8s.io/cluster-name", "win1"))
+	md := byKind["MachineDeployment"][0]
+	ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+	g.Expect(ref).To(Equal("win1-windows-ltsc2022"))
+	replicas, _, _ := unstructured.NestedFieldNoCopy(md.Object, "spec", "replicas")
+	g.Expect(replicas).To(BeEquivalentTo(2), "spec.replicas is the number WORKER_MACHINE_COUNT, not a string")
+	files, _, _ := unstructured.NestedSlice(byKind["KubeadmControlPlane"][0].Object, "spec", "kubeadmConfigSpec", "files")
+	g.Expect(files).To(HaveLen(1))
+	content := files[0].(map[string]any)["content"].(string)
+	g.Expect(content).To(ContainSubstring(`value: "10.0.0.10"`))
+	g.Expect(content).To(ContainSubstring(`{name: vip_interface, value: ""}`))
+	for _, s := range byKind["Secret"] {
+		var secret corev1.Secret
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(s.Object, &secret)).To(Succeed())
+		g.Expect(secret.StringData["password"]).To(BeElementOf(testValues["VSPHERE_PASSWORD"], testValues["HYPERV_PASSWORD"]))
+		g.Expect(secret.StringData["username"]).To(BeElementOf(testValues["VSPHERE_USERNAME"], testValues["HYPERV_USERNAME"]))
+	}
+}
+
+// namespace creates a namespace for one rendering.
+func namespace(ctx context.Context, t *testing.T, name string) string {
+	t.Helper()
+	ns := &corev1.Namespace{}
+	ns.Name = strings.ToLower(name)
+	if err := mgmt.Client.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// apply server-side applies a copy of an object, as kubectl apply --server-side would.
+func apply(ctx context.Context, obj *unstructured.Unstructured, opts ...client.ApplyOption) error {
+	opts = append(opts, client.FieldOwner("clusterctl-test"), client.ForceOwnership)
+	return mgmt.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), opts...)
+}

@@ -1,0 +1,100 @@
+// Package clusterctl_test drives capwin's release through the clusterctl library: a local
+// repository built from the release files, clusterctl generate cluster for every flavor, and
+// the result applied to a real management apiserver with CAPI's and capwin's CRDs and webhooks.
+package clusterctl_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/cluster-api/feature"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/capwin/capwin/test/harness/management"
+)
+
+var (
+	mgmt       *management.Management
+	kubeconfig string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	// ClusterClass is behind CAPI's ClusterTopology gate (clusterctl init: CLUSTER_TOPOLOGY=true).
+	if err := feature.MutableGates.Set(string(feature.ClusterTopology) + "=true"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var err error
+	// The harness's controllers only reconcile objects with this watch-filter label, so the
+	// rendered clusters stay as applied; its webhooks (CAPI's and capwin's) see every request.
+	mgmt, err = management.Start(ctx, management.Options{WatchFilter: "clusterctl-test-none"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "management cluster:", err)
+		return 1
+	}
+	defer func() { _ = mgmt.Stop() }()
+	if err := labelContracts(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "CRD contract labels:", err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "capwin-clusterctl")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if kubeconfig, err = writeKubeconfig(mgmt.Env.Environment, filepath.Join(dir, "kubeconfig")); err != nil {
+		fmt.Fprintln(os.Stderr, "kubeconfig:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// labelContracts gives CAPI's kubeadm CRDs the contract label that their release components
+// carry (the harness installs the bare CRD bases); the ClusterClass controller resolves
+// template API versions by it.
+func labelContracts(ctx context.Context) error {
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	if err := mgmt.Client.List(ctx, &crds); err != nil {
+		return err
+	}
+	for i := range crds.Items {
+		crd := &crds.Items[i]
+		if _, ok := crd.Labels[contractLabel]; ok || !strings.HasSuffix(crd.Spec.Group, ".cluster.x-k8s.io") {
+			continue
+		}
+		patch := client.MergeFrom(crd.DeepCopy())
+		if crd.Labels == nil {
+			crd.Labels = map[string]string{}
+		}
+		crd.Labels[contractLabel] = "v1beta2"
+		if err := mgmt.Client.Patch(ctx, crd, patch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const contractLabel = "cluster.x-k8s.io/v1beta2"
+
+func writeKubeconfig(env *crenvtest.Environment, path string) (string, error) {
+	user, err := env.AddUser(crenvtest.User{Name: "clusterctl", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	b, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, b, 0o600)
+}

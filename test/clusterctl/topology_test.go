@@ -1,0 +1,161 @@
+package clusterctl_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/core/reconcilers/clusterclass"
+	topologycluster "sigs.k8s.io/cluster-api/core/reconcilers/topology/cluster"
+	"sigs.k8s.io/cluster-api/util/index"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/test/harness/management"
+)
+
+// TestTopology renders the windows-topology flavor (clusterctl adds clusterclass-windows.yaml),
+// lets CAPI's ClusterClass and topology controllers build the cluster, and changes one
+// variable, windowsVersion: the Windows MachineDeployment must move to a new
+// VCenterMachineTemplate with the 2025 template and a WindowsConfigTemplate that labels ltsc2025.
+func TestTopology(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	startTopologyControllers(ctx, t)
+	ns := namespace(ctx, t, "topology")
+	tmpl, err := generate(ctx, localRepo(t, nil), kubeconfig, ns, "windows-topology", false)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	var cluster *unstructured.Unstructured
+	objs := tmpl.Objs()
+	for i := range objs {
+		if objs[i].GetKind() == "Cluster" {
+			cluster = &objs[i]
+			continue
+		}
+		g.Expect(apply(ctx, &objs[i])).To(Succeed(), "%s %s", objs[i].GetKind(), objs[i].GetName())
+	}
+	g.Expect(cluster).NotTo(BeNil(), "the flavor renders a Cluster")
+	// The Cluster webhook checks the topology variables against the ClusterClass's status.
+	g.Eventually(func(g Gomega) {
+		var cc clusterv1.ClusterClass
+		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "windows"}, &cc)).To(Succeed())
+		g.Expect(cc.Status.Variables).NotTo(BeEmpty())
+		g.Expect(cc.Status.ObservedGeneration).To(Equal(cc.Generation), "ClusterClass conditions: %+v", cc.Status.Conditions)
+	}, time.Minute).Should(Succeed())
+	g.Expect(apply(ctx, cluster, client.DryRunAll)).To(Succeed())
+	g.Expect(apply(ctx, cluster)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		var vc infrav1.VCenterCluster
+		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: clusterInfraName(ctx, g, ns)}, &vc)).To(Succeed())
+		g.Expect(vc.Spec.Server).To(Equal("https://vcenter.example.com"))
+		g.Expect(vc.Spec.IdentityRef.Name).To(Equal("win1-vcenter"))
+		g.Expect(vc.Spec.ControlPlaneEndpoint.Host).To(Equal("10.0.0.10"))
+	}, time.Minute).Should(Succeed())
+	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
+
+	// The upgrade: one variable.
+	g.Expect(setVariable(ctx, ns, "win1", "windowsVersion", `"ltsc2025"`)).To(Succeed())
+	g.Eventually(windowsWorkers(ctx, ns), time.Minute).Should(Equal(workers{"windows-2025-kube-v1.36.3", "ltsc2025"}),
+		func() string { return topologyReconciled(ctx, ns) })
+}
+
+// topologyReconciled is the Cluster's TopologyReconciled condition, for failure messages.
+func topologyReconciled(ctx context.Context, ns string) string {
+	var c clusterv1.Cluster
+	if err := mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "win1"}, &c); err != nil {
+		return err.Error()
+	}
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == clusterv1.ClusterTopologyReconciledCondition {
+			return fmt.Sprintf("Cluster %s: %s %s", cond.Type, cond.Reason, cond.Message)
+		}
+	}
+	return "Cluster has no TopologyReconciled condition"
+}
+
+// workers is what the Windows MachineDeployment's templates say.
+type workers struct{ Template, VersionLabel string }
+
+func windowsWorkers(ctx context.Context, ns string) func(g Gomega) workers {
+	return func(g Gomega) workers {
+		var mds clusterv1.MachineDeploymentList
+		g.Expect(mgmt.Client.List(ctx, &mds, client.InNamespace(ns), client.MatchingLabels{
+			clusterv1.ClusterTopologyMachineDeploymentNameLabel: "windows"})).To(Succeed())
+		g.Expect(mds.Items).To(HaveLen(1))
+		spec := mds.Items[0].Spec.Template.Spec
+		var vm infrav1.VCenterMachineTemplate
+		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.InfrastructureRef.Name}, &vm)).To(Succeed())
+		g.Expect(vm.Spec.Template.Spec.OS).To(Equal(infrav1.OSWindows))
+		boot := &unstructured.Unstructured{}
+		boot.SetGroupVersionKind(schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Kind: "WindowsConfigTemplate"})
+		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Bootstrap.ConfigRef.Name}, boot)).To(Succeed())
+		label, _, _ := unstructured.NestedString(boot.Object, "spec", "template", "spec", "nodeRegistration", "labels", "capwin.io/windows-version")
+		return workers{vm.Spec.Template.Spec.Template, label}
+	}
+}
+
+func clusterInfraName(ctx context.Context, g Gomega, ns string) string {
+	var c clusterv1.Cluster
+	g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "win1"}, &c)).To(Succeed())
+	g.Expect(c.Spec.InfrastructureRef.Name).NotTo(BeEmpty())
+	return c.Spec.InfrastructureRef.Name
+}
+
+// setVariable sets one topology variable of a Cluster (value is JSON).
+func setVariable(ctx context.Context, ns, name, variable, value string) error {
+	var c clusterv1.Cluster
+	if err := mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &c); err != nil {
+		return err
+	}
+	patch := client.MergeFrom(c.DeepCopy())
+	for i := range c.Spec.Topology.Variables {
+		if c.Spec.Topology.Variables[i].Name == variable {
+			c.Spec.Topology.Variables[i].Value.Raw = []byte(value)
+		}
+	}
+	return mgmt.Client.Patch(ctx, &c, patch)
+}
+
+// startTopologyControllers runs CAPI's ClusterClass and Cluster topology controllers, which
+// the harness does not run, in a manager of their own.
+func startTopologyControllers(ctx context.Context, t *testing.T) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(mgmt.Env.Config, ctrl.Options{
+		Scheme:  management.Scheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+		t.Fatal(err)
+	}
+	opts := controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptrTrue()}
+	if err := (&clusterclass.Reconciler{Client: mgr.GetClient()}).SetupWithManager(ctx, mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	var cc clustercache.ClusterCache = mgmt.ClusterCache
+	if err := (&topologycluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterCache: cc}).
+		SetupWithManager(ctx, mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+}
+
+func ptrTrue() *bool { b := true; return &b }
