@@ -150,6 +150,11 @@ func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result,
 	if id == "" || !metav1.IsControlledBy(ds, s.Config) {
 		return ctrl.Result{}, nil // not ours to refresh (e.g. a user-provided data secret)
 	}
+	if ds.Annotations[tokenRevokedAnnotation] != "" {
+		// The node joined and its token was revoked; the Machine has no nodeRef only because its
+		// status was lost (clusterctl move, restore) and CAPI has not restored it yet.
+		return ctrl.Result{}, nil
+	}
 	remote, res, err := r.remoteClient(ctx, s)
 	if remote == nil {
 		return res, err

@@ -308,3 +308,49 @@ func TestLostStatusAdoptsTheDataSecretInsteadOfASecondToken(t *testing.T) {
 	g.Expect(k8s.List(ctx, after, client.InNamespace(metav1.NamespaceSystem))).To(Succeed())
 	g.Expect(after.Items).To(HaveLen(len(before.Items)), "no second token")
 }
+
+// TestMovedJoinedMachineGetsNoNewToken: after clusterctl move the WindowsConfig and the Machine
+// arrive without status. The config's status comes back from the Machine at once, its nodeRef
+// only once CAPI has reached the workload cluster again; in between the config must not take
+// the revoked token of its joined node for a lost one (regression: it issued a new token and
+// re-rendered the bootstrap data of a node that had joined long ago).
+func TestMovedJoinedMachineGetsNoNewToken(t *testing.T) {
+	g := NewWithT(t)
+	f := newFixture(t, readyCluster())
+	s := f.dataSecret(t)
+	id, value := s.Annotations[tokenIDAnnotation], s.Data["value"]
+	m := &clusterv1.Machine{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.machine), m)).To(Succeed())
+	m.Spec.Bootstrap.DataSecretName = ptr.To(s.Name) // as CAPI's Machine controller sets it
+	g.Expect(k8s.Update(ctx, m)).To(Succeed())
+	m.Status.NodeRef = clusterv1.MachineNodeReference{Name: "win-md-0-abcde"}
+	g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+	g.Eventually(func(g Gomega) { touch(g, f) }, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		g.Expect(s.Annotations).To(HaveKey(tokenRevokedAnnotation))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	// The move: both statuses lost, the Machine's nodeRef not restored yet.
+	m.Status = clusterv1.MachineStatus{}
+	g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+	g.Eventually(func(g Gomega) { // the reconciler writes the config too: retry on conflicts
+		cfg := f.get(g)
+		cfg.Status = bootstrapv1.WindowsConfigStatus{}
+		g.Expect(k8s.Status().Update(ctx, cfg)).To(Succeed())
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(ptr.Deref(f.get(g).Status.Initialization.DataSecretCreated, false)).To(BeTrue())
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) { touch(g, f) }, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
+		g.Expect(s.Annotations[tokenIDAnnotation]).To(Equal(id), "no new token for a joined node")
+		g.Expect(s.Annotations).To(HaveKey(tokenRevokedAnnotation))
+		g.Expect(s.Data["value"]).To(Equal(value), "bootstrap data not re-rendered")
+		// The suite's other configs issue tokens in the same apiserver: the token of this one is
+		// the one its data Secret names, so an unchanged Secret means no token was issued.
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: "bootstrap-token-" + id}, &corev1.Secret{})
+		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the revoked token stays revoked: %v", err)
+	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
+}

@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -102,7 +105,7 @@ func OwnSecret(ctx context.Context, c client.Client, owner client.Object, name s
 }
 
 // Setup registers a cluster reconciler for obj's kind: filtered by the watch label, and woken
-// when its Cluster is unpaused.
+// when its Cluster is created unpaused or is paused or unpaused (clusterEvents).
 func Setup(ctx context.Context, mgr ctrl.Manager, name string, obj Object, watchFilter string, options controller.Options, r reconcile.Reconciler) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("controller", name)
 	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
@@ -114,6 +117,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, name string, obj Object, watch
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, watchFilter)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, gvk, mgr.GetClient(), obj)),
-			predicates.ClusterUnpaused(mgr.GetScheme(), log)).
+			clusterEvents(mgr.GetScheme(), log)).
 		Complete(ctx, r)
+}
+
+// clusterEvents are the Cluster events an infrastructure cluster is reconciled for: the Cluster
+// created unpaused or unpaused (work resumes), and paused, so the Paused condition says True
+// while e.g. clusterctl move holds the Cluster (without it, it stayed False until the next
+// periodic check).
+func clusterEvents(scheme *runtime.Scheme, log logr.Logger) predicate.Funcs {
+	return predicates.Any(scheme, log, predicates.ClusterUnpaused(scheme, log), predicates.ClusterPausedTransitions(scheme, log))
 }
