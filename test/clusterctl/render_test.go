@@ -83,6 +83,16 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	md := byKind["MachineDeployment"][0]
 	ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
 	g.Expect(ref).To(Equal("win1-windows-ltsc2022"))
+	ref, _, _ = unstructured.NestedString(md.Object, "spec", "template", "spec", "bootstrap", "configRef", "name")
+	g.Expect(ref).To(Equal("win1-windows-ltsc2022"))
+	labels, _, _ := unstructured.NestedStringMap(byKind["WindowsConfigTemplate"][0].Object, "spec", "template", "spec", "nodeRegistration", "labels")
+	g.Expect(labels).To(Equal(map[string]string{"capwin.io/windows-version": "ltsc2022", "capwin.io/hyperv-isolation": "false"}))
+	for _, kind := range []string{"VCenterMachineTemplate", "HyperVMachineTemplate"} {
+		for _, t := range byKind[kind] {
+			nics, _, _ := unstructured.NestedSlice(t.Object, "spec", "template", "spec", "network")
+			g.Expect(nics).To(ConsistOf(HaveKeyWithValue("dhcp4", true)), "%s %s: the NIC asks for an address", kind, t.GetName())
+		}
+	}
 	replicas, _, _ := unstructured.NestedFieldNoCopy(md.Object, "spec", "replicas")
 	g.Expect(replicas).To(BeEquivalentTo(2), "spec.replicas is the number WORKER_MACHINE_COUNT, not a string")
 	files, _, _ := unstructured.NestedSlice(byKind["KubeadmControlPlane"][0].Object, "spec", "kubeadmConfigSpec", "files")
