@@ -45,6 +45,7 @@ lint:
 .PHONY: test
 test: envtest npm e2e-vet
 	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh) $(GO) test ./... -count=1 -timeout 30m
+	$(GO) test -tags e2e ./test/e2e/kind/sim -count=1
 
 ## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses).
 .PHONY: release-manifests
@@ -92,7 +93,7 @@ e2e-vet:
 ## docker-build: build the manager images and the e2e guest simulator's (needs a Docker engine).
 .PHONY: docker-build
 docker-build:
-	$(DOCKER) build --build-arg PACKAGE=./bootstrap -t $(CAPWIN_IMAGE_REGISTRY)/capwin-bootstrap:$(CAPWIN_IMAGE_TAG) .
+	$(DOCKER) build --build-arg PACKAGE=./bootstrap -t $(CAPWIN_IMAGE_REGISTRY)/capwin-bootstrap-windows:$(CAPWIN_IMAGE_TAG) .
 	$(DOCKER) build --build-arg PACKAGE=./infrastructure -t $(CAPWIN_IMAGE_REGISTRY)/capwin-infrastructure:$(CAPWIN_IMAGE_TAG) .
 	$(DOCKER) build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t $(CAPWIN_IMAGE_REGISTRY)/capwin-e2e-sim:$(CAPWIN_IMAGE_TAG) .
 

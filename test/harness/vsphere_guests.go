@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strings"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/test/guestjoin"
 )
 
 // vimClient is a logged-in vSphere API session of the harness (never the provider's).
@@ -110,29 +110,12 @@ func guestinfoUserData(ctx context.Context, c *vimClient, ref types.ManagedObjec
 	if ec["guestinfo.userdata"] == "" {
 		return nil, "", nil
 	}
-	data, err := decodeGuestinfo(ec["guestinfo.userdata"], ec["guestinfo.userdata.encoding"])
+	data, meta, err := guestjoin.GuestinfoData(ec)
 	if err != nil {
-		return nil, "", fmt.Errorf("guestinfo.userdata: %w", err)
-	}
-	meta, err := decodeGuestinfo(ec["guestinfo.metadata"], ec["guestinfo.metadata.encoding"])
-	if err != nil {
-		return nil, "", fmt.Errorf("guestinfo.metadata: %w", err)
+		return nil, "", err
 	}
 	hostname, err := localHostname(meta)
 	return data, hostname, err
-}
-
-// decodeGuestinfo removes a guestinfo value's transport encoding; gzip stays (cloudbase-init
-// detects it by its magic bytes, and so does the guest).
-func decodeGuestinfo(value, encoding string) ([]byte, error) {
-	switch encoding {
-	case "base64", "b64", "gzip+base64", "gz+b64":
-		return base64.StdEncoding.DecodeString(value)
-	case "":
-		return []byte(value), nil
-	default:
-		return nil, fmt.Errorf("unknown encoding %q", encoding)
-	}
 }
 
 // localHostname reads local-hostname from instance metadata (YAML or JSON).

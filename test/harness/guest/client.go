@@ -3,7 +3,6 @@ package guest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -100,12 +99,4 @@ func defaultHostname(address string) string {
 		return "win-guest"
 	}
 	return "win-" + strings.NewReplacer(".", "-", ":", "-").Replace(address)
-}
-
-// endpointURL turns kubeadm's host:port into the apiserver URL.
-func endpointURL(endpoint string) (string, error) {
-	if _, _, err := net.SplitHostPort(endpoint); err != nil {
-		return "", fmt.Errorf("apiServerEndpoint %q: %w", endpoint, err)
-	}
-	return "https://" + endpoint, nil
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	"github.com/capwin/capwin/test/guestjoin"
 )
 
 // caPath is where kubeadm join stores the CA it discovered.
@@ -63,13 +64,13 @@ func (s *script) joinPhases(parent context.Context, out func(string)) (phase str
 	if bt == nil {
 		return "preflight", errors.New("only bootstrap token discovery is simulated")
 	}
-	flags, err := parseKubeletFlags(s.kubeletArgs)
+	flags, err := guestjoin.ParseKubeletFlags(s.kubeletArgs)
 	if err != nil {
 		return "preflight", err
 	}
 	name := nodeName(s.g.cfg.Hostname, jc, flags)
 	s.g.setNodeName(name)
-	flags.taints = mergeTaints(flags.taints, jc.NodeRegistration.Taints)
+	flags.Taints = guestjoin.MergeTaints(flags.Taints, jc.NodeRegistration.Taints)
 
 	ctx, cancel := context.WithTimeout(parent, s.g.cfg.JoinTimeout)
 	defer cancel()
@@ -82,7 +83,7 @@ func (s *script) joinPhases(parent context.Context, out func(string)) (phase str
 	if token == "" {
 		token = bt.Token
 	}
-	server, _ := endpointURL(bt.APIServerEndpoint)
+	server, _ := guestjoin.EndpointURL(bt.APIServerEndpoint)
 	cs, closeConns, err := s.g.newClient(&rest.Config{Host: server, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: ca}})
 	if err != nil {
 		return "preflight", err
@@ -115,19 +116,19 @@ func (s *script) joinPhases(parent context.Context, out func(string)) (phase str
 	}
 
 	s.g.fs.write(caPath, ca)
-	out(fmt.Sprintf("[kubelet-start] Writing kubelet configuration to file %q", flags.config))
-	s.g.fs.write(flags.config, []byte(kubeletConfig.Data["kubelet"]))
+	out(fmt.Sprintf("[kubelet-start] Writing kubelet configuration to file %q", flags.Config))
+	s.g.fs.write(flags.Config, []byte(kubeletConfig.Data["kubelet"]))
 	boot, err := bootstrapKubeconfig(server, ca, token)
 	if err != nil {
 		return "kubelet-start", err
 	}
-	s.g.fs.write(flags.bootstrapKubeconfig, boot)
+	s.g.fs.write(flags.BootstrapKubeconfig, boot)
 	out("[kubelet-start] Starting the kubelet")
 	out("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap")
 	if err := s.g.startKubelet(ctx, name, s.doc.KubernetesVersion, flags); err != nil {
 		return "kubelet-start", err
 	}
-	s.g.fs.remove(flags.bootstrapKubeconfig)
+	s.g.fs.remove(flags.BootstrapKubeconfig)
 	out("This node has joined the cluster")
 	return "", nil
 }
@@ -135,9 +136,9 @@ func (s *script) joinPhases(parent context.Context, out func(string)) (phase str
 // nodeName is the name the kubelet registers: --hostname-override, else kubeadm's
 // nodeRegistration.name, else the lowercased computer name. The kubelet's wins because it is
 // the one in the CSR and the Node.
-func nodeName(hostname string, jc *upstreamv1beta4.JoinConfiguration, flags kubeletFlags) string {
+func nodeName(hostname string, jc *upstreamv1beta4.JoinConfiguration, flags guestjoin.KubeletFlags) string {
 	name := strings.ToLower(hostname)
-	for _, n := range []string{jc.NodeRegistration.Name, flags.hostnameOverride} {
+	for _, n := range []string{jc.NodeRegistration.Name, flags.HostnameOverride} {
 		if n != "" {
 			name = n
 		}
@@ -148,7 +149,7 @@ func nodeName(hostname string, jc *upstreamv1beta4.JoinConfiguration, flags kube
 // plannedNodeName is nodeName as the user data says it, before any step ran ("" if unreadable).
 func plannedNodeName(hostname string, doc *userdata.Document) string {
 	jc := &upstreamv1beta4.JoinConfiguration{}
-	flags, err := parseKubeletFlags(doc.Kubelet.Args)
+	flags, err := guestjoin.ParseKubeletFlags(doc.Kubelet.Args)
 	if yaml.Unmarshal([]byte(doc.Join.Config), jc) != nil || err != nil {
 		return ""
 	}

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/capwin/capwin/test/guestjoin"
 )
 
 // What the simulated Windows reports about itself.
@@ -32,7 +34,7 @@ type kubelet struct {
 	g       *Guest
 	name    string
 	version string
-	flags   kubeletFlags
+	flags   guestjoin.KubeletFlags
 	client  kubernetes.Interface
 	nodeUID types.UID
 	pods    podNetwork
@@ -46,7 +48,7 @@ type kubelet struct {
 
 // startKubelet does the TLS bootstrap and the registration within ctx (kubeadm join's
 // deadline), then keeps the Lease and the Pods of the node going until the guest stops.
-func (g *Guest) startKubelet(ctx context.Context, name, version string, flags kubeletFlags) error {
+func (g *Guest) startKubelet(ctx context.Context, name, version string, flags guestjoin.KubeletFlags) error {
 	cfg, err := g.tlsBootstrap(ctx, name, flags)
 	if err != nil {
 		return err
@@ -87,7 +89,7 @@ func (g *Guest) startKubelet(ctx context.Context, name, version string, flags ku
 // guest rejoined under its old name), adopts it.
 func (k *kubelet) register(ctx context.Context) error {
 	nodes := k.client.CoreV1().Nodes()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.name, Labels: k.labels()}, Spec: corev1.NodeSpec{Taints: k.flags.taints}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.name, Labels: k.labels()}, Spec: corev1.NodeSpec{Taints: k.flags.Taints}}
 	node.Status = k.status(nil)
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -118,7 +120,7 @@ func (k *kubelet) patchStatus(ctx context.Context, old *corev1.NodeStatus) error
 // labels are --node-labels plus the ones a Windows kubelet always sets.
 func (k *kubelet) labels() map[string]string {
 	l := map[string]string{}
-	for key, v := range k.flags.nodeLabels {
+	for key, v := range k.flags.NodeLabels {
 		l[key] = v
 	}
 	l[corev1.LabelHostname] = k.name

@@ -17,6 +17,8 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/capwin/capwin/test/guestjoin"
 )
 
 // tlsBootstrap is the kubelet's TLS bootstrap: with the bootstrap kubeconfig kubeadm wrote, it
@@ -24,10 +26,10 @@ import (
 // and waits until the controller-manager approves (csrapproving, authorised by kubeadm's
 // RBAC) and signs it. It writes the certificate and the kubelet's kubeconfig and returns the
 // REST config of the node's own identity.
-func (g *Guest) tlsBootstrap(ctx context.Context, name string, flags kubeletFlags) (*rest.Config, error) {
-	data, ok := g.fs.read(flags.bootstrapKubeconfig)
+func (g *Guest) tlsBootstrap(ctx context.Context, name string, flags guestjoin.KubeletFlags) (*rest.Config, error) {
+	data, ok := g.fs.read(flags.BootstrapKubeconfig)
 	if !ok {
-		return nil, fmt.Errorf("kubelet: no bootstrap kubeconfig at %s", flags.bootstrapKubeconfig)
+		return nil, fmt.Errorf("kubelet: no bootstrap kubeconfig at %s", flags.BootstrapKubeconfig)
 	}
 	boot, err := clientcmd.RESTConfigFromKubeConfig(data)
 	if err != nil {
@@ -72,7 +74,7 @@ func (g *Guest) tlsBootstrap(ctx context.Context, name string, flags kubeletFlag
 	if err != nil {
 		return nil, err
 	}
-	g.fs.write(flags.certDir+`\kubelet-client-current.pem`, append(append([]byte(nil), certPEM...), keyPEM...))
+	g.fs.write(flags.CertDir+`\kubelet-client-current.pem`, append(append([]byte(nil), certPEM...), keyPEM...))
 
 	// The kubeconfig embeds the credentials (the real kubelet points at the .pem file), so the
 	// harness can use it as it is.
@@ -85,6 +87,6 @@ func (g *Guest) tlsBootstrap(ctx context.Context, name string, flags kubeletFlag
 	if err != nil {
 		return nil, err
 	}
-	g.fs.write(flags.kubeconfig, kubeconfig)
+	g.fs.write(flags.Kubeconfig, kubeconfig)
 	return &rest.Config{Host: boot.Host, TLSClientConfig: rest.TLSClientConfig{CAData: boot.CAData, CertData: certPEM, KeyData: keyPEM}}, nil
 }

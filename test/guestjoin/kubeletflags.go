@@ -1,4 +1,4 @@
-package guest
+package guestjoin
 
 import (
 	"fmt"
@@ -7,54 +7,54 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// kubeletFlags is what the simulated kubelet takes from its service command line.
-type kubeletFlags struct {
-	hostnameOverride    string
-	nodeLabels          map[string]string
-	taints              []corev1.Taint
-	config              string // KubeletConfiguration written by kubeadm join
-	kubeconfig          string // written by the kubelet after its TLS bootstrap
-	bootstrapKubeconfig string // written by kubeadm join, removed after the TLS bootstrap
-	certDir             string
+// KubeletFlags is what a simulated kubelet takes from its service command line.
+type KubeletFlags struct {
+	HostnameOverride    string
+	NodeLabels          map[string]string
+	Taints              []corev1.Taint
+	Config              string // KubeletConfiguration written by kubeadm join
+	Kubeconfig          string // written by the kubelet after its TLS bootstrap
+	BootstrapKubeconfig string // written by kubeadm join, removed after the TLS bootstrap
+	CertDir             string
 }
 
-// parseKubeletFlags reads "--name=value" flags; the defaults are the kubelet's on Windows.
-func parseKubeletFlags(args []string) (kubeletFlags, error) {
-	f := kubeletFlags{
-		config:              `C:\var\lib\kubelet\config.yaml`,
-		kubeconfig:          `C:\etc\kubernetes\kubelet.conf`,
-		bootstrapKubeconfig: `C:\etc\kubernetes\bootstrap-kubelet.conf`,
-		certDir:             `C:\var\lib\kubelet\pki`,
-		nodeLabels:          map[string]string{},
+// ParseKubeletFlags reads "--name=value" flags; the defaults are the kubelet's on Windows.
+func ParseKubeletFlags(args []string) (KubeletFlags, error) {
+	f := KubeletFlags{
+		Config:              `C:\var\lib\kubelet\config.yaml`,
+		Kubeconfig:          `C:\etc\kubernetes\kubelet.conf`,
+		BootstrapKubeconfig: `C:\etc\kubernetes\bootstrap-kubelet.conf`,
+		CertDir:             `C:\var\lib\kubelet\pki`,
+		NodeLabels:          map[string]string{},
 	}
 	for _, a := range args {
 		name, value, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		switch name {
 		case "hostname-override":
-			f.hostnameOverride = value
+			f.HostnameOverride = value
 		case "config":
-			f.config = value
+			f.Config = value
 		case "kubeconfig":
-			f.kubeconfig = value
+			f.Kubeconfig = value
 		case "bootstrap-kubeconfig":
-			f.bootstrapKubeconfig = value
+			f.BootstrapKubeconfig = value
 		case "cert-dir":
-			f.certDir = value
+			f.CertDir = value
 		case "node-labels":
 			for _, kv := range splitList(value) {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok || k == "" {
 					return f, fmt.Errorf("kubelet: invalid --node-labels entry %q", kv)
 				}
-				f.nodeLabels[k] = v
+				f.NodeLabels[k] = v
 			}
 		case "register-with-taints":
 			for _, spec := range splitList(value) {
-				t, err := parseTaint(spec)
+				t, err := ParseTaint(spec)
 				if err != nil {
 					return f, fmt.Errorf("kubelet: --register-with-taints: %w", err)
 				}
-				f.taints = append(f.taints, t)
+				f.Taints = append(f.Taints, t)
 			}
 		}
 	}
@@ -71,8 +71,8 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseTaint reads key[=value]:Effect.
-func parseTaint(spec string) (corev1.Taint, error) {
+// ParseTaint reads key[=value]:Effect.
+func ParseTaint(spec string) (corev1.Taint, error) {
 	kv, effect, ok := strings.Cut(spec, ":")
 	key, value, _ := strings.Cut(kv, "=")
 	t := corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
@@ -87,8 +87,8 @@ func parseTaint(spec string) (corev1.Taint, error) {
 	return t, nil
 }
 
-// mergeTaints adds the taints of b that a lacks (same key and effect).
-func mergeTaints(a, b []corev1.Taint) []corev1.Taint {
+// MergeTaints adds the taints of b that a lacks (same key and effect).
+func MergeTaints(a, b []corev1.Taint) []corev1.Taint {
 	out := append([]corev1.Taint(nil), a...)
 	for _, t := range b {
 		found := false

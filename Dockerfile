@@ -1,0 +1,37 @@
+# syntax=docker/dockerfile:1
+#
+# One image per capwin manager, binary /manager:
+#   docker build --build-arg PACKAGE=./bootstrap      -t ghcr.io/capwin/capwin-bootstrap:dev .
+#   docker build --build-arg PACKAGE=./infrastructure -t ghcr.io/capwin/capwin-infrastructure:dev .
+# and the kind e2e suite's guest simulator (build tag e2e):
+#   docker build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t ghcr.io/capwin/capwin-e2e-sim:dev .
+# `make docker-build` builds all three.
+
+ARG GO_IMAGE=golang:1.26.8
+ARG BASE_IMAGE=gcr.io/distroless/static:nonroot
+
+FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS build
+ARG TARGETOS
+ARG TARGETARCH
+ARG PACKAGE=./bootstrap
+ARG TAGS=
+ENV GOTOOLCHAIN=local CGO_ENABLED=0
+WORKDIR /src
+# Modules first: the layer and the cache mount survive source changes.
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+# The Go source the managers and the simulator are built from (no templates, docs or tools).
+COPY api/ api/
+COPY bootstrap/ bootstrap/
+COPY infrastructure/ infrastructure/
+COPY internal/ internal/
+COPY test/ test/
+RUN --mount=type=cache,target=/go/pkg/mod \
+    --mount=type=cache,target=/root/.cache/go-build \
+    GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
+    go build -trimpath -tags "${TAGS}" -ldflags "-s -w" -o /out/manager "${PACKAGE}"
+
+FROM ${BASE_IMAGE}
+COPY --from=build /out/manager /manager
+USER 65532:65532
+ENTRYPOINT ["/manager"]

@@ -1,0 +1,116 @@
+//go:build e2e
+
+// Command sim gives the kind e2e suite what vcsim cannot: VMs that boot. It runs in the
+// management cluster next to vcsim and
+//
+//   - prepares vcsim: clones the model's first VM into the Linux and Windows templates the
+//     cluster templates name (each with its guest OS identifier);
+//   - serves every workload cluster's API at the control plane endpoint the e2e config gives
+//     (CONTROL_PLANE_ENDPOINT_IP, the ClusterIP of this pod's Service), with Cluster API's
+//     in-memory API server and etcd (sigs.k8s.io/cluster-api/test/infrastructure/inmemory), as
+//     Cluster API's own in-memory provider does;
+//   - boots the guest of every VM that powers on with user data in its guestinfo: a Linux
+//     control plane machine becomes a Node with the static pods and etcd member
+//     KubeadmControlPlane checks; a Windows machine unpacks capwin's user data as cloudbase-init
+//     would, checks the join against the workload cluster (endpoint, bootstrap token, CA pin),
+//     reports its progress through guestinfo as bootstrap.ps1 does and registers its Node.
+//
+// It changes nothing in the management cluster: the providers under test do all of that.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// options are the simulator's flags; the suite fills them from the e2e config's variables.
+type options struct {
+	vcenter      string
+	datacenter   string
+	sourceVM     string
+	resourcePool string
+	templates    pairs // template name -> guest OS identifier
+	builds       pairs // guest OS identifier -> Windows build
+	endpointHost string
+	addressBase  string
+	poll         time.Duration
+	joinTimeout  time.Duration
+	healthAddr   string
+	debugPort    int32
+}
+
+// pairs is a repeatable name=value flag.
+type pairs map[string]string
+
+func (p pairs) String() string { return fmt.Sprint(map[string]string(p)) }
+
+func (p pairs) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || k == "" || val == "" {
+		return fmt.Errorf("want name=value, got %q", v)
+	}
+	p[k] = val
+	return nil
+}
+
+func main() {
+	o := options{templates: pairs{}, builds: pairs{}}
+	flag.StringVar(&o.vcenter, "vcenter", "", "vCenter SDK URL with credentials (https://user:pass@host/sdk)")
+	flag.StringVar(&o.datacenter, "datacenter", "DC0", "datacenter of the templates")
+	flag.StringVar(&o.sourceVM, "source-vm", "DC0_C0_RP0_VM0", "VM of the vcsim model the templates are cloned from")
+	flag.StringVar(&o.resourcePool, "resource-pool", "/DC0/host/DC0_C0/Resources", "resource pool of the templates")
+	flag.Var(o.templates, "template", "a template to create, name=guestId (repeatable)")
+	flag.Var(o.builds, "windows-build", "the Windows build of a guest OS identifier, guestId=build (repeatable)")
+	flag.StringVar(&o.endpointHost, "endpoint-host", "", "the control plane endpoint host the workload clusters are served at (the Service's ClusterIP)")
+	flag.StringVar(&o.addressBase, "address-base", "10.1", "first two octets of the addresses guests get, as DHCP would give them")
+	flag.DurationVar(&o.poll, "poll", time.Second, "how often vcsim and the management cluster are read")
+	flag.DurationVar(&o.joinTimeout, "join-timeout", 2*time.Minute, "how long a Windows guest retries discovery before its join fails")
+	flag.StringVar(&o.healthAddr, "health-addr", ":8081", "address of /healthz and /readyz (ready once the templates exist)")
+	var debugPort int
+	flag.IntVar(&debugPort, "debug-port", 19000, "port of the in-memory API server's debug endpoint (0: any free port)")
+	klog.InitFlags(nil)
+	flag.Parse()
+	ctrl.SetLogger(klog.Background())
+	o.debugPort = int32(debugPort)
+
+	if err := o.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "sim:", err)
+		os.Exit(2)
+	}
+	if err := run(ctrl.SetupSignalHandler(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "sim:", err)
+		os.Exit(1)
+	}
+}
+
+func (o options) validate() error {
+	if _, err := url.Parse(o.vcenter); err != nil || o.vcenter == "" {
+		return fmt.Errorf("--vcenter: %q is not a URL", o.vcenter)
+	}
+	if o.endpointHost == "" {
+		return fmt.Errorf("--endpoint-host is required")
+	}
+	if len(o.templates) == 0 {
+		return fmt.Errorf("at least one --template is required")
+	}
+	for id, b := range o.builds {
+		if _, err := strconv.ParseUint(b, 10, 16); err != nil {
+			return fmt.Errorf("--windows-build %s=%s: %w", id, b, err)
+		}
+	}
+	return nil
+}
+
+// build is the Windows build of a guest OS identifier (0 if unknown).
+func (o options) build(guestID string) int {
+	b, _ := strconv.Atoi(o.builds[guestID])
+	return b
+}

@@ -1,0 +1,389 @@
+//go:build e2e
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	cloudv1 "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/cloud/api/v1alpha1"
+	inmemoryruntime "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/runtime"
+	inmemoryserver "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+)
+
+// sim is the simulator's state. One goroutine (the poll loop) owns it.
+type sim struct {
+	o    options
+	log  logr.Logger
+	mgmt client.Client
+	vc   *vcenter
+	mem  inmemoryruntime.Manager
+	mux  *inmemoryserver.WorkloadClustersMux
+
+	workloads map[client.ObjectKey]*workload // served workload clusters, by Cluster
+	refused   map[client.ObjectKey]string    // Clusters that cannot be served, with the reason (logged once)
+	guests    map[string]*guest              // booted (or booting) guests, by VM instance UUID
+	addresses int                            // addresses handed out so far
+}
+
+// workload is one workload cluster served by the in-memory API server.
+type workload struct {
+	cluster client.ObjectKey
+	name    string // listener and resource group
+	port    int32
+}
+
+// guest is the guest OS of one powered-on VM.
+type guest struct {
+	vm           vm
+	cluster      client.ObjectKey
+	node         string
+	address      string
+	controlPlane bool
+	booted       bool      // the guest finished booting (joined, or failed for good)
+	since        time.Time // first boot attempt
+}
+
+func run(ctx context.Context, o options) error {
+	mgmtScheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme} {
+		if err := add(mgmtScheme); err != nil {
+			return err
+		}
+	}
+	mgmt, err := client.New(ctrl.GetConfigOrDie(), client.Options{Scheme: mgmtScheme})
+	if err != nil {
+		return fmt.Errorf("management cluster client: %w", err)
+	}
+	s, err := newSim(ctx, o, mgmt)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+
+	var ready atomic.Bool
+	go serveHealth(ctx, s.log, o.healthAddr, &ready)
+	t := time.NewTicker(o.poll)
+	defer t.Stop()
+	for {
+		if !ready.Load() {
+			if err := s.vc.ensureTemplates(ctx, o); err != nil {
+				s.log.Error(err, "prepare vcsim templates")
+			} else {
+				s.log.Info("vcsim templates ready", "templates", o.templates)
+				ready.Store(true)
+			}
+		}
+		if ready.Load() {
+			if err := s.step(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error(err, "poll")
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// newSim starts the in-memory API server of the workload clusters.
+func newSim(ctx context.Context, o options, mgmt client.Client) (*sim, error) {
+	u, err := url.Parse(o.vcenter)
+	if err != nil {
+		return nil, err
+	}
+	// The workload clusters' API: the kinds Cluster API's in-memory provider serves.
+	memScheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{cloudv1.AddToScheme, corev1.AddToScheme, appsv1.AddToScheme,
+		rbacv1.AddToScheme, storagev1.AddToScheme, apiextensionsv1.AddToScheme, policyv1.AddToScheme} {
+		if err := add(memScheme); err != nil {
+			return nil, err
+		}
+	}
+	mem := inmemoryruntime.NewManager(memScheme)
+	if err := mem.Start(ctx); err != nil {
+		return nil, fmt.Errorf("in-memory API: %w", err)
+	}
+	// The mux signs each API server certificate for endpointHost, so clients that dial the
+	// Service's ClusterIP verify it against the cluster CA as they would a real kube-apiserver.
+	mux, err := inmemoryserver.NewWorkloadClustersMux(mem, o.endpointHost, inmemoryserver.CustomPorts{
+		MinPort: inmemoryserver.DefaultMinPort, MaxPort: inmemoryserver.DefaultMaxPort, DebugPort: o.debugPort,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("in-memory API server: %w", err)
+	}
+	return &sim{o: o, log: ctrl.Log.WithName("sim"), mgmt: mgmt, vc: &vcenter{u: u}, mem: mem, mux: mux,
+		workloads: map[client.ObjectKey]*workload{}, refused: map[client.ObjectKey]string{}, guests: map[string]*guest{}}, nil
+}
+
+// close stops serving the workload clusters and logs out of vcsim.
+func (s *sim) close() {
+	_ = s.mux.Shutdown(context.Background())
+	if s.vc.c != nil {
+		_ = s.vc.c.Logout(context.Background())
+	}
+}
+
+// serveHealth answers /healthz always and /readyz once vcsim has the templates: the suite
+// waits for the Deployment to be available before it creates clusters.
+func serveHealth(ctx context.Context, log logr.Logger, addr string, ready *atomic.Bool) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "vcsim templates not ready", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error(err, "health server")
+	}
+}
+
+// step reads vcsim and the management cluster once and moves every workload cluster and guest
+// one step towards what they show.
+func (s *sim) step(ctx context.Context) error {
+	vms, err := s.vc.vms(ctx)
+	if err != nil {
+		return err
+	}
+	var clusters clusterv1.ClusterList
+	if err := s.mgmt.List(ctx, &clusters); err != nil {
+		return fmt.Errorf("list Clusters: %w", err)
+	}
+	s.syncWorkloads(ctx, clusters.Items)
+
+	var infraMachines infrav1.VCenterMachineList
+	if err := s.mgmt.List(ctx, &infraMachines); err != nil {
+		return fmt.Errorf("list VCenterMachines: %w", err)
+	}
+	seen := map[string]bool{}
+	for i := range infraMachines.Items {
+		im := &infraMachines.Items[i]
+		uuid := string(im.UID)
+		v, ok := vms[uuid]
+		if !ok {
+			continue
+		}
+		seen[uuid] = true
+		g := s.guests[uuid]
+		if !v.poweredOn {
+			if g != nil {
+				s.powerOff(ctx, uuid, g, false)
+			}
+			continue
+		}
+		if g != nil && g.booted {
+			continue
+		}
+		if err := s.boot(ctx, im, v, g); err != nil && !errors.Is(err, errRetry) {
+			s.log.Error(err, "guest boot", "vm", v.name, "machine", klog.KObj(im))
+		}
+	}
+	for uuid, g := range s.guests {
+		if !seen[uuid] {
+			s.powerOff(ctx, uuid, g, true)
+		}
+	}
+	return nil
+}
+
+// syncWorkloads serves the workload cluster of every Cluster whose control plane endpoint is
+// ours and stops serving those of Clusters that are gone.
+func (s *sim) syncWorkloads(ctx context.Context, clusters []clusterv1.Cluster) {
+	live := map[client.ObjectKey]bool{}
+	for i := range clusters {
+		c := &clusters[i]
+		ep := c.Spec.ControlPlaneEndpoint
+		if ep.Host != s.o.endpointHost || ep.Port == 0 {
+			continue
+		}
+		key := client.ObjectKeyFromObject(c)
+		live[key] = true
+		if s.workloads[key] != nil {
+			continue
+		}
+		if err := s.addWorkload(ctx, key, ep.Port); err != nil {
+			if s.refused[key] != err.Error() {
+				s.log.Error(err, "serve workload cluster", "cluster", key)
+			}
+			s.refused[key] = err.Error()
+			continue
+		}
+		delete(s.refused, key)
+	}
+	for key := range s.refused {
+		if !live[key] {
+			delete(s.refused, key)
+		}
+	}
+	for key, w := range s.workloads {
+		if live[key] {
+			continue
+		}
+		if err := s.mux.DeleteWorkloadClusterListener(w.name); err != nil {
+			s.log.Error(err, "stop serving workload cluster", "cluster", key)
+			continue
+		}
+		s.mem.DeleteResourceGroup(w.name)
+		delete(s.workloads, key)
+		for uuid, g := range s.guests {
+			if g.cluster == key {
+				delete(s.guests, uuid)
+			}
+		}
+		s.log.Info("workload cluster gone", "cluster", key)
+	}
+}
+
+// addWorkload creates the workload cluster's store and reserves its listener; the listener
+// starts serving when the first control plane guest brings up its API server.
+func (s *sim) addWorkload(ctx context.Context, key client.ObjectKey, port int32) error {
+	for other, w := range s.workloads {
+		if w.port == port {
+			// The in-memory API server tells workload clusters apart by port only.
+			return fmt.Errorf("port %d already serves Cluster %s; run one cluster at a time or give each its own port", port, other)
+		}
+	}
+	name := key.String()
+	s.mem.AddResourceGroup(name)
+	if err := s.createNamespaces(ctx, s.mem.GetResourceGroup(name).GetClient()); err != nil {
+		return err
+	}
+	if _, err := s.mux.InitWorkloadClusterListener(name, port); err != nil {
+		return err
+	}
+	if err := s.mux.RegisterResourceGroup(name, name); err != nil {
+		return err
+	}
+	s.workloads[key] = &workload{cluster: key, name: name, port: port}
+	s.log.Info("serving workload cluster", "cluster", key, "endpoint", net.JoinHostPort(s.o.endpointHost, fmt.Sprint(port)))
+	return nil
+}
+
+// boot starts (or continues starting) the guest of a powered-on VM.
+func (s *sim) boot(ctx context.Context, im *infrav1.VCenterMachine, v vm, g *guest) error {
+	if g == nil {
+		data, hostname, err := v.userData()
+		if err != nil {
+			return err
+		}
+		if data == nil {
+			return nil // not (yet) delivered: the guest's OS has nothing to run
+		}
+		clusterName := im.Labels[clusterv1.ClusterNameLabel]
+		key := client.ObjectKey{Namespace: im.Namespace, Name: clusterName}
+		if clusterName == "" || s.workloads[key] == nil {
+			return fmt.Errorf("no workload cluster served for Cluster %s (control plane endpoint not %s?)", key, s.o.endpointHost)
+		}
+		g = &guest{vm: v, cluster: key, node: guestmeta.NodeName(hostname), address: s.nextAddress(), since: time.Now()}
+		// DHCP and VMware Tools: the address is what the provider waits for first.
+		if err := s.vc.setExtraConfig(ctx, v.ref, map[string]string{"SET.guest.ipAddress": g.address}); err != nil {
+			return fmt.Errorf("report address: %w", err)
+		}
+		s.guests[string(im.UID)] = g
+		s.log.Info("guest powered on", "vm", v.name, "node", g.node, "address", g.address, "os", im.Spec.OS)
+	}
+	g.vm = v
+	w := s.workloads[g.cluster]
+	if w == nil {
+		return fmt.Errorf("workload cluster %s is gone", g.cluster)
+	}
+	machine, err := s.ownerMachine(ctx, im)
+	if err != nil || machine == nil {
+		return err
+	}
+	data, _, err := v.userData()
+	if err != nil {
+		return err
+	}
+	if im.Spec.OS == infrav1.OSLinux {
+		g.controlPlane = isControlPlane(machine)
+		err = s.bootLinux(ctx, w, machine, g, data)
+	} else {
+		err = s.bootWindows(ctx, w, g, data)
+	}
+	if err != nil {
+		return err
+	}
+	g.booted = true
+	return nil
+}
+
+// powerOff stops a guest: a control plane's static pods and etcd member go with it; a deleted
+// VM's Node goes too (Cluster API deletes it as well, after the Machine's infrastructure is gone).
+func (s *sim) powerOff(ctx context.Context, uuid string, g *guest, gone bool) {
+	w := s.workloads[g.cluster]
+	if w != nil {
+		c := s.mem.GetResourceGroup(w.name).GetClient()
+		if g.controlPlane {
+			if err := s.stopControlPlane(ctx, w, c, g.node); err != nil {
+				s.log.Error(err, "stop control plane guest", "node", g.node)
+				return
+			}
+		}
+		if err := s.nodeDown(ctx, c, g.node, gone); err != nil {
+			s.log.Error(err, "node of powered-off guest", "node", g.node)
+			return
+		}
+	}
+	delete(s.guests, uuid)
+	s.log.Info("guest powered off", "vm", g.vm.name, "node", g.node, "vmDeleted", gone)
+}
+
+// ownerMachine is the Cluster API Machine that owns the VCenterMachine (nil until it is set).
+func (s *sim) ownerMachine(ctx context.Context, im *infrav1.VCenterMachine) (*clusterv1.Machine, error) {
+	for _, ref := range im.OwnerReferences {
+		if ref.Kind != "Machine" {
+			continue
+		}
+		m := &clusterv1.Machine{}
+		if err := s.mgmt.Get(ctx, client.ObjectKey{Namespace: im.Namespace, Name: ref.Name}, m); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		return m, nil
+	}
+	return nil, nil
+}
+
+func isControlPlane(m *clusterv1.Machine) bool {
+	_, ok := m.Labels[clusterv1.MachineControlPlaneLabel]
+	return ok
+}
+
+// nextAddress is the next address of the guests' network, as DHCP would hand it out.
+func (s *sim) nextAddress() string {
+	n := s.addresses
+	s.addresses++
+	return fmt.Sprintf("%s.%d.%d", s.o.addressBase, n/250, n%250+1)
+}

@@ -1,0 +1,204 @@
+//go:build e2e
+
+package kind
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/test/framework"
+	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/patch"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// WindowsTemplateRolloutSpecInput is the input of WindowsTemplateRolloutSpec.
+type WindowsTemplateRolloutSpecInput struct {
+	E2EConfig             *clusterctl.E2EConfig
+	ClusterctlConfigPath  string
+	BootstrapClusterProxy framework.ClusterProxy
+	ArtifactFolder        string
+	SkipCleanup           bool
+	Flavor                string
+	WorkerMachineCount    int64
+}
+
+// WindowsTemplateRolloutSpec is Cluster API's MachineDeployment rollout (KCPAndMachineDeployment
+// RolloutSpec / UpgradeMachineDeploymentInfrastructureRefAndWait) adapted to a Windows Server
+// upgrade: the upstream helper copies the MachineDeployment's infrastructure template as it is,
+// while an upgrade is a new VCenterMachineTemplate naming another Windows template. The spec
+// creates it, points the Windows MachineDeployment at it and waits until every Machine runs on
+// the new template with a Ready Node of the new Windows build, and every old Machine, its
+// VCenterMachine (and so its VM) and its Node are gone.
+func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsTemplateRolloutSpecInput) {
+	var (
+		specName         = "windows-rollout"
+		input            WindowsTemplateRolloutSpecInput
+		namespace        *corev1.Namespace
+		cancelWatches    context.CancelFunc
+		clusterResources *clusterctl.ApplyClusterTemplateAndWaitResult
+	)
+
+	BeforeEach(func() {
+		input = inputGetter()
+		Expect(input.E2EConfig).ToNot(BeNil())
+		Expect(input.ClusterctlConfigPath).To(BeAnExistingFile())
+		Expect(input.BootstrapClusterProxy).ToNot(BeNil())
+		Expect(os.MkdirAll(input.ArtifactFolder, 0o750)).To(Succeed())
+		for _, v := range []string{kubernetesVersion, windowsBuild, windowsVersionUpgradeTo, windowsTemplateUpgradeTo, windowsTemplateUpgradeToBuild} {
+			Expect(input.E2EConfig.HasVariable(v)).To(BeTrue(), "the e2e config needs %s", v)
+		}
+		namespace, cancelWatches = framework.SetupSpecNamespace(ctx, specName, input.BootstrapClusterProxy, input.ArtifactFolder, nil)
+		clusterResources = new(clusterctl.ApplyClusterTemplateAndWaitResult)
+	})
+
+	It("Should replace every Windows node with one on the new Windows template", func() {
+		clusterName := fmt.Sprintf("%s-%s", specName, util.RandomString(6))
+		clusterctl.ApplyClusterTemplateAndWait(ctx, clusterctl.ApplyClusterTemplateAndWaitInput{
+			ClusterProxy: input.BootstrapClusterProxy,
+			ConfigCluster: clusterctl.ConfigClusterInput{
+				LogFolder:                filepath.Join(input.ArtifactFolder, "clusters", input.BootstrapClusterProxy.GetName()),
+				ClusterctlConfigPath:     input.ClusterctlConfigPath,
+				KubeconfigPath:           input.BootstrapClusterProxy.GetKubeconfigPath(),
+				InfrastructureProvider:   "capwin",
+				Flavor:                   input.Flavor,
+				Namespace:                namespace.Name,
+				ClusterName:              clusterName,
+				KubernetesVersion:        input.E2EConfig.MustGetVariable(kubernetesVersion),
+				ControlPlaneMachineCount: ptr.To[int64](1),
+				WorkerMachineCount:       ptr.To(input.WorkerMachineCount),
+			},
+			WaitForClusterIntervals:      input.E2EConfig.GetIntervals(specName, "wait-cluster"),
+			WaitForControlPlaneIntervals: input.E2EConfig.GetIntervals(specName, "wait-control-plane"),
+			WaitForMachineDeployments:    input.E2EConfig.GetIntervals(specName, "wait-worker-nodes"),
+		}, clusterResources)
+
+		proxy, mgmt := input.BootstrapClusterProxy, input.BootstrapClusterProxy.GetClient()
+		By("Checking the Windows workers on the first template")
+		verifyWindowsWorkers(ctx, proxy, namespace.Name, clusterName, input.E2EConfig.MustGetVariable(windowsBuild))
+
+		md := windowsMachineDeployment(ctx, mgmt, namespace.Name, clusterName)
+		oldMachines := machineNames(framework.GetMachinesByMachineDeployments(ctx, framework.GetMachinesByMachineDeploymentsInput{
+			Lister: mgmt, ClusterName: clusterName, Namespace: namespace.Name, MachineDeployment: *md,
+		}))
+
+		By("Creating a VCenterMachineTemplate with the new Windows template")
+		version := input.E2EConfig.MustGetVariable(windowsVersionUpgradeTo)
+		newTemplate := newWindowsTemplate(ctx, mgmt, md, windowsTemplateName(clusterName, version), input.E2EConfig.MustGetVariable(windowsTemplateUpgradeTo))
+
+		Byf("Rolling MachineDeployment %s out to %s", klog.KObj(md), newTemplate.Name)
+		helper, err := patch.NewHelper(md, mgmt)
+		Expect(err).ToNot(HaveOccurred())
+		md.Spec.Template.Spec.InfrastructureRef.Name = newTemplate.Name
+		if md.Spec.Template.Labels != nil {
+			md.Spec.Template.Labels["capwin.io/windows-version"] = version
+		}
+		Eventually(func() error { return helper.Patch(ctx, md) }, "1m", "5s").Should(Succeed())
+
+		By("Waiting for every Windows Machine to be replaced")
+		workload := proxy.GetWorkloadCluster(ctx, namespace.Name, clusterName).GetClient()
+		Eventually(func(g Gomega) {
+			machines := framework.GetMachinesByMachineDeployments(ctx, framework.GetMachinesByMachineDeploymentsInput{
+				Lister: mgmt, ClusterName: clusterName, Namespace: namespace.Name, MachineDeployment: *md,
+			})
+			g.Expect(machines).To(HaveLen(int(input.WorkerMachineCount)))
+			for i := range machines {
+				m := &machines[i]
+				g.Expect(oldMachines.Has(m.Name)).To(BeFalse(), "old Machine %s is still there", m.Name)
+				g.Expect(m.Spec.InfrastructureRef.Name).ToNot(BeEmpty())
+				g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue(), "Machine %s has no Node yet", m.Name)
+			}
+			all := &clusterv1.MachineList{}
+			g.Expect(mgmt.List(ctx, all, client.InNamespace(namespace.Name), client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName})).To(Succeed())
+			for _, m := range all.Items {
+				g.Expect(oldMachines.Has(m.Name)).To(BeFalse(), "old Machine %s is still being deleted", m.Name)
+			}
+			refreshed := &clusterv1.MachineDeployment{}
+			g.Expect(mgmt.Get(ctx, client.ObjectKeyFromObject(md), refreshed)).To(Succeed())
+			g.Expect(ptr.Deref(refreshed.Status.ReadyReplicas, 0)).To(Equal(int32(input.WorkerMachineCount)))
+			g.Expect(ptr.Deref(refreshed.Status.UpToDateReplicas, 0)).To(Equal(int32(input.WorkerMachineCount)))
+		}, input.E2EConfig.GetIntervals(specName, "wait-machine-upgrade")...).Should(Succeed())
+
+		By("Checking the Windows workers on the new template")
+		verifyWindowsWorkers(ctx, proxy, namespace.Name, clusterName, input.E2EConfig.MustGetVariable(windowsTemplateUpgradeToBuild))
+		By("Checking that no Node of the old Windows build is left")
+		oldBuild := "10.0." + input.E2EConfig.MustGetVariable(windowsBuild)
+		nodes := &corev1.NodeList{}
+		Expect(workload.List(ctx, nodes, client.MatchingLabels{corev1.LabelWindowsBuild: oldBuild})).To(Succeed())
+		Expect(nodes.Items).To(BeEmpty(), "Nodes of Windows build %s are left after the rollout", oldBuild)
+
+		By("Checking that the old VCenterMachines (and so their VMs) are gone")
+		vcms := &infrav1.VCenterMachineList{}
+		Expect(mgmt.List(ctx, vcms, client.InNamespace(namespace.Name))).To(Succeed())
+		for _, vcm := range vcms.Items {
+			Expect(vcm.Spec.Template).ToNot(Equal(input.E2EConfig.MustGetVariable(windowsTemplate)),
+				"VCenterMachine %s of the old template still exists", vcm.Name)
+		}
+		By("PASSED!")
+	})
+
+	AfterEach(func() {
+		framework.DumpSpecResourcesAndCleanup(ctx, specName, input.BootstrapClusterProxy, input.ClusterctlConfigPath, input.ArtifactFolder,
+			namespace, cancelWatches, clusterResources.Cluster, input.E2EConfig.GetIntervals, input.SkipCleanup)
+	})
+}
+
+// newWindowsTemplate copies the MachineDeployment's VCenterMachineTemplate under a new name with
+// another Windows template (VCenterMachineTemplates are immutable: an OS upgrade is a new one).
+func newWindowsTemplate(ctx context.Context, c client.Client, md *clusterv1.MachineDeployment, name, windowsTemplate string) *infrav1.VCenterMachineTemplate {
+	current := &infrav1.VCenterMachineTemplate{}
+	key := client.ObjectKey{Namespace: md.Namespace, Name: md.Spec.Template.Spec.InfrastructureRef.Name}
+	Eventually(func() error { return c.Get(ctx, key, current) }, "1m", "5s").Should(Succeed(), "get VCenterMachineTemplate %s", key)
+	Expect(current.Spec.Template.Spec.Template).ToNot(Equal(windowsTemplate), "the MachineDeployment already uses %s", windowsTemplate)
+
+	next := &infrav1.VCenterMachineTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: md.Namespace, Name: name, Labels: current.Labels},
+		Spec:       *current.Spec.DeepCopy(),
+	}
+	next.Spec.Template.Spec.Template = windowsTemplate
+	Eventually(func() error {
+		err := c.Create(ctx, next)
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return err
+	}, "1m", "5s").Should(Succeed(), "create VCenterMachineTemplate %s", name)
+	return next
+}
+
+func machineNames(machines []clusterv1.Machine) sets.Set[string] {
+	s := sets.New[string]()
+	for _, m := range machines {
+		s.Insert(m.Name)
+	}
+	return s
+}
+
+var _ = Describe("When rolling the Windows MachineDeployment out to a new Windows Server template", func() {
+	WindowsTemplateRolloutSpec(ctx, func() WindowsTemplateRolloutSpecInput {
+		return WindowsTemplateRolloutSpecInput{
+			E2EConfig:             e2eConfig,
+			ClusterctlConfigPath:  clusterctlConfigPath,
+			BootstrapClusterProxy: bootstrapClusterProxy,
+			ArtifactFolder:        artifactFolder,
+			SkipCleanup:           skipCleanup,
+			Flavor:                "windows",
+			WorkerMachineCount:    2,
+		}
+	})
+})
