@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/patch"
 
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 )
 
@@ -101,10 +102,14 @@ func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsT
 		version := input.E2EConfig.MustGetVariable(windowsVersionUpgradeTo)
 		newTemplate := newWindowsTemplate(ctx, mgmt, md, windowsTemplateName(clusterName, version), input.E2EConfig.MustGetVariable(windowsTemplateUpgradeTo))
 
+		By("Creating a WindowsConfigTemplate that labels the nodes with the new Windows version")
+		newBootstrap := newWindowsConfigTemplate(ctx, mgmt, md, newTemplate.Name, version)
+
 		Byf("Rolling MachineDeployment %s out to %s", klog.KObj(md), newTemplate.Name)
 		helper, err := patch.NewHelper(md, mgmt)
 		Expect(err).ToNot(HaveOccurred())
 		md.Spec.Template.Spec.InfrastructureRef.Name = newTemplate.Name
+		md.Spec.Template.Spec.Bootstrap.ConfigRef.Name = newBootstrap.Name
 		if md.Spec.Template.Labels != nil {
 			md.Spec.Template.Labels["capwin.io/windows-version"] = version
 		}
@@ -178,6 +183,29 @@ func newWindowsTemplate(ctx context.Context, c client.Client, md *clusterv1.Mach
 		}
 		return err
 	}, "1m", "5s").Should(Succeed(), "create VCenterMachineTemplate %s", name)
+	return next
+}
+
+// newWindowsConfigTemplate copies the MachineDeployment's WindowsConfigTemplate under a new name
+// with the node label capwin.io/windows-version of the new release (templates are immutable).
+func newWindowsConfigTemplate(ctx context.Context, c client.Client, md *clusterv1.MachineDeployment, name, version string) *bootstrapv1.WindowsConfigTemplate {
+	current := &bootstrapv1.WindowsConfigTemplate{}
+	key := client.ObjectKey{Namespace: md.Namespace, Name: md.Spec.Template.Spec.Bootstrap.ConfigRef.Name}
+	Eventually(func() error { return c.Get(ctx, key, current) }, "1m", "5s").Should(Succeed(), "get WindowsConfigTemplate %s", key)
+	next := &bootstrapv1.WindowsConfigTemplate{
+		ObjectMeta: metav1.ObjectMeta{Namespace: md.Namespace, Name: name, Labels: current.Labels},
+		Spec:       *current.Spec.DeepCopy(),
+	}
+	if next.Spec.Template.Spec.NodeRegistration.Labels == nil {
+		next.Spec.Template.Spec.NodeRegistration.Labels = map[string]string{}
+	}
+	next.Spec.Template.Spec.NodeRegistration.Labels["capwin.io/windows-version"] = version
+	Eventually(func() error {
+		if err := c.Create(ctx, next); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	}, "1m", "5s").Should(Succeed(), "create WindowsConfigTemplate %s", name)
 	return next
 }
 
