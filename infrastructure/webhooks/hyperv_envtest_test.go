@@ -67,6 +67,10 @@ func TestHyperVMachineAdmission(t *testing.T) {
 		{"memory outside dynamic range (CRD)", func(s *infrav1.HyperVMachineSpec) {
 			s.DynamicMemory = &infrav1.HyperVDynamicMemory{MinimumMiB: 512, MaximumMiB: 2048}
 		}, "spec", "dynamicMemory needs minimumMiB <= memoryMiB <= maximumMiB"},
+		{"nested virtualization with dynamic memory (CRD)", func(s *infrav1.HyperVMachineSpec) {
+			s.NestedVirtualization = true
+			s.DynamicMemory = &infrav1.HyperVDynamicMemory{MinimumMiB: 1024, MaximumMiB: 8192}
+		}, "spec", "nestedVirtualization needs static memory"},
 		{"VLAN 4095 (CRD)", func(s *infrav1.HyperVMachineSpec) { s.Network[0].VLANID = ptr.To[int32](4095) },
 			"spec.network[0].vlanID", "less than or equal to 4094"},
 		{"nine adapters (CRD)", func(s *infrav1.HyperVMachineSpec) {

@@ -154,6 +154,11 @@ func TestHyperVMachineUpdate(t *testing.T) {
 	_, err = w.ValidateUpdate(ctx, m, changed)
 	g.Expect(causes(g, err)).To(Equal([]string{"spec.network[0].networkName", "spec.processors", "spec.secureBoot.enabled"}))
 	g.Expect(err.Error()).To(ContainSubstring("spec.processors: Invalid value: field is immutable: create a new HyperVMachineTemplate and roll out the MachineDeployment"))
+
+	changed = m.DeepCopy()
+	changed.Spec.NestedVirtualization = true
+	_, err = w.ValidateUpdate(ctx, m, changed)
+	g.Expect(causes(g, err)).To(Equal([]string{"spec.nestedVirtualization"}), "Hyper-V sets it only while the VM is off")
 }
 
 func validHyperVClusterSpec() infrav1.HyperVClusterSpec {

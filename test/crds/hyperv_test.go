@@ -35,6 +35,11 @@ func TestHyperVMachineSchema(t *testing.T) {
 			s.MemoryMiB, s.DynamicMemory = 2048, &infrav1.HyperVDynamicMemory{MinimumMiB: 512, MaximumMiB: 2048}
 		}, ""},
 		{"pinned host", func(s *infrav1.HyperVMachineSpec) { s.Host = "hv-01" }, ""},
+		{"nested virtualization", func(s *infrav1.HyperVMachineSpec) { s.NestedVirtualization = true }, ""},
+		{"nested virtualization with dynamic memory", func(s *infrav1.HyperVMachineSpec) {
+			s.NestedVirtualization = true
+			s.MemoryMiB, s.DynamicMemory = 2048, &infrav1.HyperVDynamicMemory{MinimumMiB: 512, MaximumMiB: 2048}
+		}, "nestedVirtualization needs static memory"},
 		{"memory below dynamic minimum", func(s *infrav1.HyperVMachineSpec) {
 			s.DynamicMemory = &infrav1.HyperVDynamicMemory{MinimumMiB: 8192, MaximumMiB: 16384}
 		}, "dynamicMemory needs minimumMiB <= memoryMiB <= maximumMiB"},

@@ -41,6 +41,7 @@ func TestLifecycle(t *testing.T) {
 	g.Expect(vm.MemoryBytes).To(BeEquivalentTo(4096 << 20))
 	g.Expect(vm.SecureBoot).To(BeTrue())
 	g.Expect(vm.SecureBootTemplate).To(Equal("MicrosoftWindows"))
+	g.Expect(vm.NestedVirtualization).To(BeFalse())
 	g.Expect(vm.Disk).To(Equal(hyperv.DefaultDiskPath + `\` + string(m.UID) + ".vhdx"))
 	g.Expect(vm.NICs).To(HaveLen(1))
 	g.Expect(vm.NICs[0].Switch).To(Equal(vswitch))
@@ -101,6 +102,24 @@ func TestLifecycle(t *testing.T) {
 	for _, p := range h.Files() {
 		g.Expect(p).NotTo(ContainSubstring(strings.ToLower(string(m.UID))))
 	}
+}
+
+// TestNestedVirtualization: nestedVirtualization (for Hyper-V isolated containers) reaches the
+// host at create: the VM exposes the processor's virtualization extensions, with static memory.
+func TestNestedVirtualization(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec := defaultSpec()
+	spec.NestedVirtualization = true
+	mc := f.addMachine(t, "win-md-0-nested-"+randSuffix(), "", userData, spec)
+	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	g.Expect(m.Spec.NestedVirtualization).To(BeTrue())
+	vm, ok := vmOf(host(m.Status.VM.Host), string(m.UID))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(vm.NestedVirtualization).To(BeTrue())
+	g.Expect(vm.DynamicMemory).To(BeFalse())
+	g.Expect(vm.State).To(Equal("Running"))
 }
 
 // TestLinuxControlPlane: a Linux VM keeps the Machine name as host name, boots with the UEFI CA

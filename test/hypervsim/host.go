@@ -43,9 +43,11 @@ type VM struct {
 	Processors             int32
 	MemoryBytes            int64
 	DynamicMemory          bool
-	SecureBoot             bool
-	SecureBootTemplate     string
-	Disk                   string
+	// NestedVirtualization is Set-VMProcessor -ExposeVirtualizationExtensions.
+	NestedVirtualization bool
+	SecureBoot           bool
+	SecureBootTemplate   string
+	Disk                 string
 	// Parent is the golden disk the VM's differencing disk was created from.
 	Parent string
 	DVDs   []string

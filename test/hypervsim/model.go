@@ -77,7 +77,7 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 		}
 	}
 	vm := &VM{ID: h.newID(), Name: in.Name, Notes: "capwin-uid:" + in.UID, State: "Off", Processors: in.Processors,
-		MemoryBytes: in.MemoryBytes, DynamicMemory: in.DynamicMemory != nil, SecureBoot: in.SecureBoot.Enabled,
+		MemoryBytes: in.MemoryBytes, DynamicMemory: in.DynamicMemory != nil, NestedVirtualization: in.NestedVirtualization, SecureBoot: in.SecureBoot.Enabled,
 		SecureBootTemplate: in.SecureBoot.Template, Disk: disk, Parent: in.ParentDisk, KVP: map[string]string{}, GuestFiles: map[string][]byte{}}
 	if len(iso) > 0 {
 		if err := h.write(isoPath(in.VMKey), int64(len(iso))); err != nil {

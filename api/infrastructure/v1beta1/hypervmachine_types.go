@@ -10,6 +10,7 @@ import (
 // choose a generation.
 // +kubebuilder:validation:XValidation:rule="self.powerOffMode == 'trySoft' || !has(self.guestSoftPowerOffTimeout)",message="guestSoftPowerOffTimeout is only used with powerOffMode trySoft"
 // +kubebuilder:validation:XValidation:rule="!has(self.dynamicMemory) || !has(self.memoryMiB) || (self.dynamicMemory.minimumMiB <= self.memoryMiB && self.memoryMiB <= self.dynamicMemory.maximumMiB)",message="dynamicMemory needs minimumMiB <= memoryMiB <= maximumMiB (memoryMiB is the startup memory)"
+// +kubebuilder:validation:XValidation:rule="!has(self.nestedVirtualization) || !self.nestedVirtualization || !has(self.dynamicMemory)",message="nestedVirtualization needs static memory: Hyper-V does not expose virtualization extensions to a VM with dynamic memory; remove dynamicMemory"
 type HyperVMachineSpec struct {
 	// providerID is hyperv://<host>/<VM id>, set by the provider.
 	// +optional
@@ -59,6 +60,14 @@ type HyperVMachineSpec struct {
 	// Unset, the VM has a fixed memoryMiB.
 	// +optional
 	DynamicMemory *HyperVDynamicMemory `json:"dynamicMemory,omitempty"`
+
+	// nestedVirtualization exposes the host processor's virtualization extensions to the guest
+	// (Set-VMProcessor -ExposeVirtualizationExtensions), so the guest can run Hyper-V itself: Windows
+	// workers need it for Hyper-V isolated containers (RuntimeClass handler
+	// runhcs-wcow-hypervisor). Hyper-V requires static memory for it, so it excludes dynamicMemory,
+	// and sets it only while the VM is off: capwin sets it when it creates the VM.
+	// +optional
+	NestedVirtualization bool `json:"nestedVirtualization,omitempty"`
 
 	// secureBoot configures UEFI Secure Boot. Unset, it is on, with the template that fits os.
 	// +optional

@@ -53,7 +53,8 @@ func (b *backend) createInput(s *machine.Scope) (CreateInput, error) {
 	uid := string(s.InfraMachine.GetUID())
 	nics := append([]guest.NIC(nil), s.NICs...)
 	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
-		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20}
+		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20,
+		NestedVirtualization: spec.NestedVirtualization}
 	if in.Processors == 0 {
 		in.Processors = 2
 	}

@@ -58,8 +58,10 @@ type CreateInput struct {
 	Processors    int32          `json:"processors"`
 	MemoryBytes   int64          `json:"memoryBytes"`
 	DynamicMemory *DynamicMemory `json:"dynamicMemory,omitempty"`
-	SecureBoot    SecureBoot     `json:"secureBoot"`
-	NICs          []NICInput     `json:"nics"`
+	// NestedVirtualization exposes the host's virtualization extensions to the guest.
+	NestedVirtualization bool       `json:"nestedVirtualization,omitempty"`
+	SecureBoot           SecureBoot `json:"secureBoot"`
+	NICs                 []NICInput `json:"nics"`
 	// ConfigDrive is the NoCloud ISO, base64.
 	ConfigDrive string `json:"configDrive,omitempty"`
 }

@@ -42,6 +42,9 @@ if ($In.secureBoot.enabled) {
 } else {
     Set-VMFirmware -VM $vm -EnableSecureBoot Off
 }
+if ($In.nestedVirtualization) {
+    Set-VMProcessor -VM $vm -ExposeVirtualizationExtensions $true
+}
 Get-VMNetworkAdapter -VM $vm | Remove-VMNetworkAdapter
 foreach ($nic in $In.nics) {
     $adapter = Add-VMNetworkAdapter -VM $vm -SwitchName $nic.switch -StaticMacAddress $nic.mac -Passthru
