@@ -29,6 +29,10 @@ func Templates(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return templates(root, vars)
+}
+
+func templates(root string, vars variables) (map[string][]byte, error) {
 	kubeVip, err := kubeVipManifest(root)
 	if err != nil {
 		return nil, err
@@ -73,7 +77,11 @@ func Templates(root string) (map[string][]byte, error) {
 
 // WriteTemplates writes the templates into templates/ (checked in, verified by make verify-generate).
 func WriteTemplates(root string) error {
-	files, err := Templates(root)
+	vars, err := loadVariables(root)
+	if err != nil {
+		return err
+	}
+	files, err := templates(root, vars)
 	if err != nil {
 		return err
 	}
@@ -81,10 +89,6 @@ func WriteTemplates(root string) error {
 		if err := os.WriteFile(filepath.Join(root, "templates", name), body, 0o644); err != nil {
 			return err
 		}
-	}
-	vars, err := loadVariables(root)
-	if err != nil {
-		return err
 	}
 	doc, err := variablesDoc(vars, files)
 	if err != nil {

@@ -14,7 +14,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/cluster-api/feature"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/capwin/capwin/test/harness/management"
 )
@@ -53,7 +52,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if kubeconfig, err = writeKubeconfig(mgmt.Env.Environment, filepath.Join(dir, "kubeconfig")); err != nil {
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	if err := mgmt.Env.WriteAdminKubeconfig("clusterctl", kubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeconfig:", err)
 		return 1
 	}
@@ -86,15 +86,3 @@ func labelContracts(ctx context.Context) error {
 }
 
 const contractLabel = "cluster.x-k8s.io/v1beta2"
-
-func writeKubeconfig(env *crenvtest.Environment, path string) (string, error) {
-	user, err := env.AddUser(crenvtest.User{Name: "clusterctl", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return "", err
-	}
-	b, err := user.KubeConfig()
-	if err != nil {
-		return "", err
-	}
-	return path, os.WriteFile(path, b, 0o600)
-}

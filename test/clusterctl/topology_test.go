@@ -9,8 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/reconcilers/clusterclass"
 	topologycluster "sigs.k8s.io/cluster-api/core/reconcilers/topology/cluster"
 	"sigs.k8s.io/cluster-api/util/index"
@@ -142,12 +142,11 @@ func startTopologyControllers(ctx context.Context, t *testing.T) {
 	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
 		t.Fatal(err)
 	}
-	opts := controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptrTrue()}
+	opts := controller.Options{MaxConcurrentReconciles: 2, SkipNameValidation: ptr.To(true)}
 	if err := (&clusterclass.Reconciler{Client: mgr.GetClient()}).SetupWithManager(ctx, mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	var cc clustercache.ClusterCache = mgmt.ClusterCache
-	if err := (&topologycluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterCache: cc}).
+	if err := (&topologycluster.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), ClusterCache: mgmt.ClusterCache}).
 		SetupWithManager(ctx, mgr, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -157,5 +156,3 @@ func startTopologyControllers(ctx context.Context, t *testing.T) {
 		}
 	}()
 }
-
-func ptrTrue() *bool { b := true; return &b }

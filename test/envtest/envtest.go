@@ -105,3 +105,17 @@ func Start(webhookDirs ...string) (*Environment, error) {
 	}
 	return &Environment{Environment: env, Config: cfg}, nil
 }
+
+// WriteAdminKubeconfig writes a kubeconfig for a user in system:masters (what a management
+// cluster's admin has, e.g. for the clusterctl library) to path.
+func (e *Environment) WriteAdminKubeconfig(user, path string) error {
+	u, err := e.AddUser(envtest.User{Name: user, Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kc, err := u.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, kc, 0o600)
+}

@@ -12,7 +12,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
-	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -87,21 +86,6 @@ func moduleVersion(path string) (string, error) {
 		return v, nil
 	}
 	return "", fmt.Errorf("go list -m %s: no version", path)
-}
-
-// writeKubeconfig writes an admin kubeconfig of an envtest apiserver (a user in
-// system:masters, as a management cluster's admin is) and returns its path.
-func writeKubeconfig(env *crenvtest.Environment, dir, name string) (string, error) {
-	user, err := env.AddUser(crenvtest.User{Name: "clusterctl-" + name, Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return "", err
-	}
-	kc, err := user.KubeConfig()
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, name+".kubeconfig")
-	return path, os.WriteFile(path, kc, 0o600)
 }
 
 // writeClusterctlConfig writes an empty clusterctl configuration, so the developer's

@@ -88,7 +88,8 @@ func TestMove(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	cfg, err := config.New(ctx, cfgPath)
 	g.Expect(err).NotTo(HaveOccurred())
-	srcKubeconfig, err := writeKubeconfig(src.Env.Environment, logDir, "source")
+	srcKubeconfig := filepath.Join(logDir, "source.kubeconfig")
+	err = src.Env.WriteAdminKubeconfig("clusterctl-source", srcKubeconfig)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(clusterctlInit(ctx, srcKubeconfig, cfg, srcDirect)).To(Succeed(), "clusterctl init of the source")
 
@@ -111,7 +112,8 @@ func TestMove(t *testing.T) {
 	}
 	g.Expect(err).NotTo(HaveOccurred())
 	dstDirect := directClient(t, dst)
-	dstKubeconfig, err := writeKubeconfig(dst.Env.Environment, logDir, "target")
+	dstKubeconfig := filepath.Join(logDir, "target.kubeconfig")
+	err = dst.Env.WriteAdminKubeconfig("clusterctl-target", dstKubeconfig)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(clusterctlInit(ctx, dstKubeconfig, cfg, dstDirect)).To(Succeed(), "clusterctl init of the target")
 	for name, c := range map[string]crclient.Client{"source": srcDirect, "target": dstDirect} {
