@@ -1,11 +1,12 @@
-# syntax=docker/dockerfile:1
-#
 # One image per capwin manager, binary /manager:
-#   docker build --build-arg PACKAGE=./bootstrap      -t ghcr.io/capwin/capwin-bootstrap:dev .
+#   docker build --build-arg PACKAGE=./bootstrap      -t ghcr.io/capwin/capwin-bootstrap-windows:dev .
 #   docker build --build-arg PACKAGE=./infrastructure -t ghcr.io/capwin/capwin-infrastructure:dev .
 # and the kind e2e suite's guest simulator (build tag e2e):
 #   docker build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t ghcr.io/capwin/capwin-e2e-sim:dev .
-# `make docker-build` builds all three.
+# `make docker-build` builds all three. Needs BuildKit (RUN --mount): docker buildx, or
+# DOCKER_BUILDKIT=1 with a client that has it built in. No `# syntax=` line: the builder's own
+# Dockerfile frontend is used, so nothing is pulled for it. Offline, GO_IMAGE and BASE_IMAGE can
+# name locally built images (scripts/e2e-images.sh does).
 
 ARG GO_IMAGE=golang:1.26.8
 ARG BASE_IMAGE=gcr.io/distroless/static:nonroot

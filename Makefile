@@ -90,18 +90,22 @@ CAPWIN_IMAGE_TAG ?= dev
 e2e-vet:
 	$(GO) vet -tags e2e ./test/e2e/...
 
-## docker-build: build the manager images and the e2e guest simulator's (needs a Docker engine).
+## docker-build: build the manager images and the e2e guest simulator's from the public base images (needs a Docker engine with BuildKit and a registry; offline, make e2e-images builds them on local bases).
 .PHONY: docker-build
 docker-build:
 	$(DOCKER) build --build-arg PACKAGE=./bootstrap -t $(CAPWIN_IMAGE_REGISTRY)/capwin-bootstrap-windows:$(CAPWIN_IMAGE_TAG) .
 	$(DOCKER) build --build-arg PACKAGE=./infrastructure -t $(CAPWIN_IMAGE_REGISTRY)/capwin-infrastructure:$(CAPWIN_IMAGE_TAG) .
 	$(DOCKER) build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t $(CAPWIN_IMAGE_REGISTRY)/capwin-e2e-sim:$(CAPWIN_IMAGE_TAG) .
 
-## test-e2e: the kind e2e (quick start with the windows flavor, Windows template rollout); needs a Docker engine. E2E_ARGS=-e2e.skip-resource-cleanup keeps everything.
+## e2e-images: build, without pulling, every image and manifest the kind e2e needs (kind node image, cert-manager, Cluster API, vcsim, capwin); cached in ~/.cache/capwin/e2e, installs and starts Docker where it can.
+.PHONY: e2e-images
+e2e-images:
+	@scripts/e2e-images.sh
+
+## test-e2e: the kind e2e on the images of `make e2e-images` (rebuilds capwin's when the source changed); nothing is pulled. E2E_ARGS=-e2e.skip-resource-cleanup keeps everything.
 .PHONY: test-e2e
 test-e2e:
-	@$(DOCKER) info >/dev/null 2>&1 || { echo "make test-e2e needs a Docker engine; none found (docker info failed). The local end-to-end harness runs without Docker: make test / make demo" >&2; exit 1; }
-	@$(MAKE) --no-print-directory docker-build
+	@scripts/e2e-images.sh
 	@$(MAKE) --no-print-directory release-manifests
 	$(GO) test -tags e2e ./test/e2e/kind/sim -count=1
 	$(GO) test -tags e2e ./test/e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \

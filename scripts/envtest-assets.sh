@@ -4,6 +4,7 @@
 #
 #   scripts/envtest-assets.sh                      kube-apiserver + etcd
 #   scripts/envtest-assets.sh --workload           + kube-scheduler + kube-controller-manager
+#   scripts/envtest-assets.sh --node               + kubelet, kubeadm, kubectl, kube-proxy (the kind node image)
 #   scripts/envtest-assets.sh [--workload] --check  exit 1 when a binary is missing (no build)
 #
 # A second run with the binaries present does nothing but print the path.
@@ -19,6 +20,7 @@ check=false
 for arg in "$@"; do
   case "$arg" in
     --workload) components+=(kube-scheduler kube-controller-manager) ;;
+    --node) components+=(kubelet kubeadm kubectl kube-proxy) ;;
     --check) check=true ;;
     *) echo "envtest-assets: unknown argument $arg" >&2; exit 2 ;;
   esac
@@ -39,6 +41,15 @@ mkdir -p "$OUT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0
+
+# kube_pkg is the package whose dependencies a binary needs (kubectl and kubeadm have no app package at cmd/NAME/app).
+kube_pkg() {
+  case "$1" in
+    kubectl) echo "k8s.io/kubectl/pkg/cmd" ;;
+    kubeadm) echo "k8s.io/kubernetes/cmd/kubeadm/app" ;;
+    *) echo "k8s.io/kubernetes/cmd/$1/app" ;;
+  esac
+}
 
 build_kube() {
   local bins=("$@")
@@ -62,7 +73,7 @@ build_kube() {
   {
     echo "package main"
     echo "import ("
-    for b in "${bins[@]}"; do echo "	_ \"k8s.io/kubernetes/cmd/$b/app\""; done
+    for b in "${bins[@]}"; do echo "	_ \"$(kube_pkg "$b")\""; done
     echo ")"
     echo "func main() {}"
   } > tools.go

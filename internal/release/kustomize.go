@@ -54,3 +54,13 @@ func only(objs []*yaml.RNode, kind string) (*yaml.RNode, error) {
 	}
 	return found[0], nil
 }
+
+// Kustomize builds the kustomization in dir (absolute, or relative to the working directory)
+// into one YAML stream, as `kustomize build dir` does.
+func Kustomize(dir string) ([]byte, error) {
+	objs, err := build("", dir)
+	if err != nil {
+		return nil, err
+	}
+	return encode(objs)
+}

@@ -162,13 +162,19 @@ func setupBootstrapCluster(config *clusterctl.E2EConfig, scheme *runtime.Scheme,
 	var provider bootstrap.ClusterProvider
 	kubeconfigPath := ""
 	if !useExisting {
-		provider = bootstrap.CreateKindBootstrapClusterAndLoadImages(ctx, bootstrap.CreateKindBootstrapClusterAndLoadImagesInput{
-			Name:              config.ManagementClusterName,
-			KubernetesVersion: config.MustGetVariable(kubernetesVersionManagement),
-			Images:            config.Images,
-			IPFamily:          config.MustGetVariable(ipFamily),
-			LogFolder:         filepath.Join(artifactFolder, "kind"),
-		})
+		input := bootstrap.CreateKindBootstrapClusterAndLoadImagesInput{
+			Name:      config.ManagementClusterName,
+			Images:    config.Images,
+			IPFamily:  config.MustGetVariable(ipFamily),
+			LogFolder: filepath.Join(artifactFolder, "kind"),
+		}
+		// The node image built here (make e2e-images), else kind's for the management version.
+		if config.HasVariable(kindNodeImage) && config.MustGetVariable(kindNodeImage) != "" {
+			input.CustomNodeImage = config.MustGetVariable(kindNodeImage)
+		} else {
+			input.KubernetesVersion = config.MustGetVariable(kubernetesVersionManagement)
+		}
+		provider = bootstrap.CreateKindBootstrapClusterAndLoadImages(ctx, input)
 		Expect(provider).ToNot(BeNil(), "failed to create the kind cluster")
 		kubeconfigPath = provider.GetKubeconfigPath()
 		Expect(kubeconfigPath).To(BeAnExistingFile(), "failed to get the kind cluster's kubeconfig")

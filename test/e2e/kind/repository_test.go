@@ -17,7 +17,10 @@ import (
 const (
 	kubernetesVersion           = "KUBERNETES_VERSION"
 	kubernetesVersionManagement = "KUBERNETES_VERSION_MANAGEMENT"
+	kindNodeImage               = "KIND_NODE_IMAGE"
 	ipFamily                    = "IP_FAMILY"
+	certManagerManifest         = "CERT_MANAGER_MANIFEST" // relative to the e2e config
+	certManagerVersion          = "CERT_MANAGER_VERSION"
 )
 
 // additionalProviders is the part of the e2e config Cluster API's E2EConfig has no room for:
@@ -110,8 +113,32 @@ func createClusterctlLocalRepository(config *clusterctl.E2EConfig, configFile, r
 		})
 	}
 	values["providers"] = providers
+	if url := localCertManager(config, configFile, repositoryFolder); url != "" {
+		values["cert-manager"] = map[string]any{"url": url, "version": config.MustGetVariable(certManagerVersion)}
+	}
 	out, err := yaml.Marshal(values)
 	Expect(err).ToNot(HaveOccurred())
 	Expect(os.WriteFile(clusterctlConfig, out, 0o600)).To(Succeed())
 	return clusterctlConfig
+}
+
+// localCertManager puts the cert-manager manifest the e2e config names (CERT_MANAGER_MANIFEST,
+// built by make e2e-images) into the local repository, laid out as clusterctl reads a
+// cert-manager repository ({repository}/cert-manager/{version}/cert-manager.yaml), and returns
+// its path for the clusterctl config; "" where the config names none (clusterctl's default).
+func localCertManager(config *clusterctl.E2EConfig, configFile, repositoryFolder string) string {
+	if !config.HasVariable(certManagerManifest) || config.MustGetVariable(certManagerManifest) == "" {
+		return ""
+	}
+	src := config.MustGetVariable(certManagerManifest)
+	if !filepath.IsAbs(src) {
+		src = filepath.Join(filepath.Dir(configFile), src)
+	}
+	content, err := os.ReadFile(src) //nolint:gosec // named by the e2e config
+	Expect(err).ToNot(HaveOccurred(), "%s: run `make e2e-images` first", certManagerManifest)
+	dir := filepath.Join(repositoryFolder, "cert-manager", config.MustGetVariable(certManagerVersion))
+	Expect(os.MkdirAll(dir, 0o750)).To(Succeed())
+	dst := filepath.Join(dir, "cert-manager.yaml")
+	Expect(os.WriteFile(dst, content, 0o600)).To(Succeed())
+	return dst
 }

@@ -1,0 +1,90 @@
+// Command capicomponents writes Cluster API's clusterctl repository files for the kind e2e
+// (core, kubeadm bootstrap and kubeadm control plane components and metadata.yaml) from the
+// sigs.k8s.io/cluster-api module's own config/ folders with kustomize, as Cluster API's
+// `make release-manifests` does, with the manager images scripts/e2e-images.sh built here.
+//
+//	go run ./hack/e2e/capicomponents -module-dir DIR -version v1.14.2 -image-prefix e2e.capwin.local/ -out OUT
+//
+// OUT gets cluster-api/VERSION/core-components.yaml, bootstrap-kubeadm/VERSION/
+// bootstrap-components.yaml and control-plane-kubeadm/VERSION/control-plane-components.yaml,
+// each folder with metadata.yaml.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/capwin/capwin/internal/release"
+)
+
+// component is one provider of the Cluster API module.
+type component struct {
+	folder, file, config string
+}
+
+var components = []component{
+	{"cluster-api", "core-components.yaml", "core/config/default"},
+	{"bootstrap-kubeadm", "bootstrap-components.yaml", "bootstrap/kubeadm/config/default"},
+	{"control-plane-kubeadm", "control-plane-components.yaml", "controlplane/kubeadm/config/default"},
+}
+
+// stagingImage is the image reference Cluster API's config carries before its release sets one.
+var stagingImage = regexp.MustCompile(`gcr\.io/k8s-staging-cluster-api/([a-z-]+):main`)
+
+func main() {
+	moduleDir := flag.String("module-dir", "", "the sigs.k8s.io/cluster-api module (go mod download -json)")
+	version := flag.String("version", "", "the Cluster API version, the images' tag")
+	prefix := flag.String("image-prefix", "", "registry prefix of the images, e.g. e2e.capwin.local/")
+	out := flag.String("out", "", "output folder")
+	flag.Parse()
+	if *moduleDir == "" || *version == "" || *out == "" {
+		fmt.Fprintln(os.Stderr, "capicomponents: -module-dir, -version and -out are required")
+		os.Exit(2)
+	}
+	if err := write(*moduleDir, *version, *prefix, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "capicomponents:", err)
+		os.Exit(1)
+	}
+}
+
+func write(moduleDir, version, prefix, out string) error {
+	metadata, err := os.ReadFile(filepath.Join(moduleDir, "metadata.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, c := range components {
+		body, err := release.Kustomize(filepath.Join(moduleDir, c.config))
+		if err != nil {
+			return err
+		}
+		body, err = localImages(body, prefix, version)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.file, err)
+		}
+		dir := filepath.Join(out, c.folder, version)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.file), body, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, "metadata.yaml"), metadata, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// localImages points the manager at the image built here and never pulls it, as a release with
+// PULL_POLICY=IfNotPresent does.
+func localImages(body []byte, prefix, version string) ([]byte, error) {
+	if !stagingImage.Match(body) {
+		return nil, fmt.Errorf("no %s image reference to replace", stagingImage)
+	}
+	body = stagingImage.ReplaceAll(body, []byte(prefix+"${1}:"+version))
+	return bytes.ReplaceAll(body, []byte("imagePullPolicy: Always"), []byte("imagePullPolicy: IfNotPresent")), nil
+}

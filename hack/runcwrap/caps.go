@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// capNames are the Linux capabilities by number, as OCI specs name them.
+var capNames = []string{
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID",
+	"CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP", "CAP_LINUX_IMMUTABLE",
+	"CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK",
+	"CAP_IPC_OWNER", "CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT", "CAP_SYS_PTRACE",
+	"CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE", "CAP_SYS_RESOURCE",
+	"CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD", "CAP_LEASE", "CAP_AUDIT_WRITE",
+	"CAP_AUDIT_CONTROL", "CAP_SETFCAP", "CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG",
+	"CAP_WAKE_ALARM", "CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON", "CAP_BPF",
+	"CAP_CHECKPOINT_RESTORE",
+}
+
+// missingCaps are the capabilities this kernel knows that are not in this process's bounding set.
+func missingCaps() map[string]bool {
+	bnd, err := boundingSet()
+	if err != nil {
+		return nil
+	}
+	last := len(capNames) - 1
+	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n < last {
+			last = n
+		}
+	}
+	missing := map[string]bool{}
+	for i := 0; i <= last; i++ {
+		if bnd&(1<<uint(i)) == 0 {
+			missing[capNames[i]] = true
+		}
+	}
+	return missing
+}
+
+func boundingSet() (uint64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "CapBnd:"); ok {
+			return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		}
+	}
+	return 0, fmt.Errorf("no CapBnd in /proc/self/status")
+}
+
+// dropCaps removes the missing capabilities from every capability set of the process in file
+// (an OCI runtime config.json, whose process is under "process", or a process.json). The rest
+// of the document is kept as it is.
+func dropCaps(file string, missing map[string]bool) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	process := doc
+	if p, ok := doc["process"].(map[string]any); ok {
+		process = p
+	}
+	caps, ok := process["capabilities"].(map[string]any)
+	if !ok || !filterCaps(caps, missing) {
+		return nil
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, out, st.Mode().Perm())
+}
+
+// filterCaps drops the missing capabilities from each set; it reports whether anything changed.
+func filterCaps(caps map[string]any, missing map[string]bool) bool {
+	changed := false
+	for set, v := range caps {
+		list, ok := v.([]any)
+		if !ok {
+			continue
+		}
+		kept := list[:0:0]
+		for _, c := range list {
+			if name, ok := c.(string); ok && missing[name] {
+				changed = true
+				continue
+			}
+			kept = append(kept, c)
+		}
+		caps[set] = kept
+	}
+	return changed
+}
