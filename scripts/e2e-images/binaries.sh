@@ -63,9 +63,9 @@ build_binaries() {
   local capild="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=${minor%%.*}"
   go_module_build cluster-api "sigs.k8s.io/cluster-api@$CAPI_VERSION" "$capild" 0 \
     sigs.k8s.io/cluster-api/core sigs.k8s.io/cluster-api/bootstrap/kubeadm:bootstrap sigs.k8s.io/cluster-api/controlplane/kubeadm:controlplane
-  go_module_build vcsim "github.com/vmware/govmomi@$GOVMOMI_VERSION" "-s -w" 0 github.com/vmware/govmomi/vcsim
+  build_own vcsim ./hack/e2e/vcsim
   build_pause
-  build_runcwrap
+  build_own runcwrap ./hack/runcwrap
   build_cert_manager
   log "binaries: $((SECONDS - t)) s"
 }
@@ -85,9 +85,10 @@ build_pause() {
   stamp bin-pause "$k"
 }
 
-build_runcwrap() {
-  mkdir -p "$BIN"
-  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/runcwrap" ./hack/runcwrap) || die "building hack/runcwrap failed"
+# build_own NAME PACKAGE: a command of this repository (capwin's go.mod) into $BIN/NAME/NAME.
+build_own() {
+  mkdir -p "$BIN/$1"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/$1/$1" "$2") || die "building $2 failed"
 }
 
 build_cert_manager() {

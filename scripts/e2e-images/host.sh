@@ -54,9 +54,10 @@ start_docker() {
     return
   fi
   command -v dockerd >/dev/null || die "no Docker engine: docker info fails and dockerd is not installed"
-  local args=() wrap="$CACHE/bin/runcwrap"
+  local args=() wrap="$CACHE/bin/runcwrap/runcwrap"
   if [[ -n "$(missing_caps)" ]]; then
     log "the capability bounding set lacks capabilities $(missing_caps | tr '\n' ' '): dockerd will run containers through hack/runcwrap"
+    mkdir -p "$(dirname "$wrap")"
     (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$wrap" ./hack/runcwrap) || die "building hack/runcwrap failed"
     args+=(--add-runtime "capwin-runc=$wrap" --default-runtime capwin-runc)
   fi

@@ -74,7 +74,7 @@ EOF
 base_image() {
   local k ctx
   KIND_FILES=$(kind_files)
-  k=$(key "$CACHE/stamps/rootfs-node" "$KIND_FILES" "$BIN/containerd" "$BIN/runc" "$BIN/runcwrap" "$BIN/cni" \
+  k=$(key "$CACHE/stamps/rootfs-node" "$KIND_FILES" "$BIN/containerd" "$BIN/runc" "$BIN/runcwrap/runcwrap" "$BIN/cni" \
     "$ROOT/scripts/e2e-images/node.sh" "$POD_SUBNET")
   if image_fresh "$BASE_IMAGE" "$k"; then return; fi
   log "building $BASE_IMAGE (kind $KIND_VERSION base files, containerd $CONTAINERD_VERSION, runc $RUNC_VERSION, CNI plugins $CNI_PLUGINS_VERSION)"
@@ -87,7 +87,7 @@ base_image() {
   chmod 0755 "$ctx/files/usr/local/bin/"* "$ctx/files/kind/bin/"*
   mkdir -p "$ctx/bin" "$ctx/sbin" "$ctx/cni"
   cp "$BIN/containerd/"* "$ctx/bin/"
-  cp "$BIN/runc/runc" "$BIN/runcwrap" "$ctx/sbin/"
+  cp "$BIN/runc/runc" "$BIN/runcwrap/runcwrap" "$ctx/sbin/"
   cp "$BIN/cni/"* "$ctx/cni/"
   cat > "$ctx/Dockerfile" <<EOF
 FROM ${PREFIX}kind-rootfs:$DEBIAN_SUITE

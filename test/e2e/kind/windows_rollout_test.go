@@ -115,6 +115,17 @@ func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsT
 		}
 		Eventually(func() error { return helper.Patch(ctx, md) }, "1m", "5s").Should(Succeed())
 
+		By("Deleting the managers' leader Pods once the rollout has begun")
+		Eventually(func(g Gomega) {
+			machines := framework.GetMachinesByMachineDeployments(ctx, framework.GetMachinesByMachineDeploymentsInput{
+				Lister: mgmt, ClusterName: clusterName, Namespace: namespace.Name, MachineDeployment: *md,
+			})
+			g.Expect(machineNames(machines).Difference(oldMachines).Len()).To(BeNumerically(">", 0))
+		}, "5m", "2s").Should(Succeed(), "the rollout created no new Machine")
+		for _, m := range capwinManagers {
+			deleteLeader(ctx, mgmt, m)
+		}
+
 		By("Waiting for every Windows Machine to be replaced")
 		workload := proxy.GetWorkloadCluster(ctx, namespace.Name, clusterName).GetClient()
 		Eventually(func(g Gomega) {
@@ -147,13 +158,21 @@ func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsT
 		Expect(workload.List(ctx, nodes, client.MatchingLabels{corev1.LabelWindowsBuild: oldBuild})).To(Succeed())
 		Expect(nodes.Items).To(BeEmpty(), "Nodes of Windows build %s are left after the rollout", oldBuild)
 
-		By("Checking that the old VCenterMachines (and so their VMs) are gone")
+		By("Checking that the old VCenterMachines are gone and vcsim holds one VM per VCenterMachine")
 		vcms := &infrav1.VCenterMachineList{}
 		Expect(mgmt.List(ctx, vcms, client.InNamespace(namespace.Name))).To(Succeed())
+		want := sets.New[string]()
 		for _, vcm := range vcms.Items {
 			Expect(vcm.Spec.Template).ToNot(Equal(input.E2EConfig.MustGetVariable(windowsTemplate)),
 				"VCenterMachine %s of the old template still exists", vcm.Name)
+			want.Insert(vcm.Name)
 		}
+		templates := sets.New(input.E2EConfig.MustGetVariable(windowsTemplate), input.E2EConfig.MustGetVariable(windowsTemplateUpgradeTo),
+			input.E2EConfig.MustGetVariable("VSPHERE_TEMPLATE"))
+		Eventually(func(g Gomega) {
+			vms := sets.New(vcsimMachineVMs(ctx, proxy, input.E2EConfig.MustGetVariable(simulatorsNamespace))...).Difference(templates)
+			g.Expect(sets.List(vms)).To(Equal(sets.List(want)), "VMs in vcsim (no duplicate, none left behind)")
+		}, "2m", "5s").Should(Succeed())
 		By("PASSED!")
 	})
 

@@ -1,0 +1,145 @@
+//go:build e2e
+
+package kind
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"sigs.k8s.io/cluster-api/test/framework"
+	inmemoryproxy "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server/proxy"
+)
+
+// capwinManager is one of capwin's managers as clusterctl init installs it.
+type capwinManager struct {
+	namespace, leaseName string
+}
+
+var capwinManagers = []capwinManager{
+	{namespace: "capwin-infrastructure-system", leaseName: "capwin-infrastructure-manager-leader-election"},
+	{namespace: "capwin-bootstrap-system", leaseName: "capwin-bootstrap-windows-manager-leader-election"},
+}
+
+// metricsPort is the managers' --diagnostics-address port (the release's default, :8443).
+const metricsPort = 8443
+
+// leaderPod is the Pod that holds a manager's leader election Lease (its holder identity is
+// the Pod name, an underscore and a random suffix, as controller-runtime writes it).
+func leaderPod(ctx context.Context, c client.Client, m capwinManager) (*corev1.Pod, string) {
+	lease := &coordinationv1.Lease{}
+	Eventually(func(g Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: m.namespace, Name: m.leaseName}, lease)).To(Succeed())
+		g.Expect(ptr.Deref(lease.Spec.HolderIdentity, "")).ToNot(BeEmpty())
+	}, "2m", "2s").Should(Succeed(), "no leader for Lease %s/%s", m.namespace, m.leaseName)
+	holder := *lease.Spec.HolderIdentity
+	name, _, _ := strings.Cut(holder, "_")
+	pod := &corev1.Pod{}
+	Expect(c.Get(ctx, client.ObjectKey{Namespace: m.namespace, Name: name}, pod)).To(Succeed(), "leader %s", holder)
+	return pod, holder
+}
+
+// deleteLeader deletes the Pod that leads manager m and waits until another one leads.
+func deleteLeader(ctx context.Context, c client.Client, m capwinManager) {
+	pod, holder := leaderPod(ctx, c, m)
+	Byf("Deleting the leader Pod %s/%s of %s", pod.Namespace, pod.Name, m.leaseName)
+	Expect(c.Delete(ctx, pod)).To(Succeed())
+	Eventually(func(g Gomega) {
+		lease := &coordinationv1.Lease{}
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: m.namespace, Name: m.leaseName}, lease)).To(Succeed())
+		g.Expect(ptr.Deref(lease.Spec.HolderIdentity, "")).ToNot(BeEmpty())
+		g.Expect(*lease.Spec.HolderIdentity).ToNot(Equal(holder))
+	}, "3m", "2s").Should(Succeed(), "no new leader for %s after deleting %s", m.leaseName, pod.Name)
+}
+
+// scrapeMetrics GETs /metrics of the Pod over HTTPS through a port-forward, with a bearer token.
+func scrapeMetrics(ctx context.Context, proxy framework.ClusterProxy, pod *corev1.Pod, token string) (int, string) {
+	dialer, err := inmemoryproxy.NewDialer(inmemoryproxy.Proxy{
+		Kind: "pods", Namespace: pod.Namespace, ResourceName: pod.Name,
+		KubeConfig: proxy.GetRESTConfig(), Port: metricsPort,
+	})
+	Expect(err).ToNot(HaveOccurred())
+	transport := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dialer.DialContextWithAddr(ctx, pod.Name)
+		},
+		// The serving certificate is the manager's self-signed one, as Prometheus would be told to accept.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // test scrape of a self-signed endpoint
+	}
+	defer transport.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("https://%s:%d/metrics", pod.Name, metricsPort), http.NoBody)
+	Expect(err).ToNot(HaveOccurred())
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Transport: transport}).Do(req)
+	Expect(err).ToNot(HaveOccurred(), "scrape %s/%s", pod.Namespace, pod.Name)
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	Expect(err).ToNot(HaveOccurred())
+	return resp.StatusCode, string(body)
+}
+
+// serviceAccountToken creates a ServiceAccount (bound to role when it is not empty) and returns
+// a token for it from the TokenRequest API.
+func serviceAccountToken(ctx context.Context, proxy framework.ClusterProxy, namespace, name, role string) string {
+	c := proxy.GetClient()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		Expect(err).ToNot(HaveOccurred())
+	}
+	if role != "" {
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: namespace + "-" + name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
+		}
+		if err := c.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
+			Expect(err).ToNot(HaveOccurred())
+		}
+	}
+	tr, err := proxy.GetClientSet().CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	Expect(err).ToNot(HaveOccurred())
+	return tr.Status.Token
+}
+
+var _ = Describe("capwin's managers as clusterctl installed them", func() {
+	It("serve /metrics to a ServiceAccount allowed to read them, and to no other", func() {
+		proxy := bootstrapClusterProxy
+		c := proxy.GetClient()
+		ns := e2eConfig.MustGetVariable(simulatorsNamespace)
+		const reader = "capwin-e2e-metrics-reader"
+		role := &rbacv1.ClusterRole{
+			ObjectMeta: metav1.ObjectMeta{Name: reader},
+			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+		}
+		if err := c.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+			Expect(err).ToNot(HaveOccurred())
+		}
+		allowed := serviceAccountToken(ctx, proxy, ns, reader, reader)
+		denied := serviceAccountToken(ctx, proxy, ns, "capwin-e2e-no-metrics", "")
+		for _, m := range capwinManagers {
+			pod, _ := leaderPod(ctx, c, m)
+			Byf("Scraping %s/%s", pod.Namespace, pod.Name)
+			code, body := scrapeMetrics(ctx, proxy, pod, allowed)
+			Expect(code).To(Equal(http.StatusOK), "metrics of %s with a reader's token: %s", pod.Name, body)
+			Expect(body).To(ContainSubstring("controller_runtime_reconcile_total"))
+			code, body = scrapeMetrics(ctx, proxy, pod, denied)
+			Expect(code).To(Equal(http.StatusForbidden), "metrics of %s with a token without the role: %s", pod.Name, body)
+		}
+	})
+})
