@@ -68,18 +68,21 @@ rootfs_images() {
   log "root filesystems and base images: $((SECONDS - t)) s"
 }
 
-# go_image: the Dockerfile's GO_IMAGE, this host's Go toolchain on the slim Debian root.
+# go_image: the Dockerfile's GO_IMAGE, this host's Go toolchain and CA certificates on the slim Debian root.
 go_image() {
   local k goroot ctx
   goroot=$(go env GOROOT)
-  k=$(key "$DEBIAN_IMAGE" "$(docker image inspect -f '{{.Id}}' "$DEBIAN_IMAGE")" "$GO_VERSION" "$(go env GOPROXY)")
+  k=$(key "$DEBIAN_IMAGE" "$(docker image inspect -f '{{.Id}}' "$DEBIAN_IMAGE")" "$GO_VERSION" "$(go env GOPROXY)" /etc/ssl/certs/ca-certificates.crt)
   if image_fresh "$GO_IMAGE" "$k"; then return; fi
   log "building $GO_IMAGE from $goroot"
   ctx=$(mktemp -d)
   cp -a "$goroot" "$ctx/go"
   rm -rf "$ctx/go/pkg/tool/"*/{api,bisect,doc,fix} "$ctx/go/test" "$ctx/go/api"
+  # The host's CA bundle: the module proxy is reached the way this host reaches it.
+  cp /etc/ssl/certs/ca-certificates.crt "$ctx/"
   cat > "$ctx/Dockerfile" <<EOF
 FROM $DEBIAN_IMAGE
+COPY ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY go /usr/local/go
 ENV PATH=/usr/local/go/bin:/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin GOPATH=/go GOPROXY=$(go env GOPROXY) GOTOOLCHAIN=local
 LABEL capwin.e2e.key=$k
