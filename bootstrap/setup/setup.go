@@ -19,6 +19,11 @@ import (
 	"github.com/capwin/capwin/internal/manager"
 )
 
+// The secured diagnostics endpoint (internal/manager, CAPI's flags.GetManagerOptions) checks
+// each scrape's bearer token with a TokenReview and its access with a SubjectAccessReview.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // ControllerName is the manager's name in user agents, events and leader election.
 const ControllerName = "capwin-bootstrap-windows-manager"
 

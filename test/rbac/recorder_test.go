@@ -1,0 +1,147 @@
+package rbac_test
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// access is one authorization decision as RBAC sees a request: verb, group, resource (with
+// subresource) and namespace, or a non-resource path.
+type access struct {
+	Verb, Group, Resource, Namespace string
+	Path                             string // non-resource URL (discovery, /version)
+}
+
+func (a access) String() string {
+	if a.Resource == "" {
+		return a.Verb + " " + a.Path
+	}
+	res := a.Resource
+	if a.Group != "" {
+		res = a.Group + "/" + res
+	}
+	switch {
+	case a.Namespace != "":
+		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)
+	case a.Verb == "list" || a.Verb == "watch":
+		return fmt.Sprintf("%s %s (all namespaces or cluster-scoped)", a.Verb, res)
+	}
+	return a.Verb + " " + res
+}
+
+// accessOf derives the RBAC verb and resource of a request to the apiserver's REST paths.
+func accessOf(req *http.Request) access {
+	p := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	var a access
+	var rest []string
+	switch {
+	case len(p) > 2 && p[0] == "api":
+		rest = p[2:]
+	case len(p) > 3 && p[0] == "apis":
+		a.Group, rest = p[1], p[3:]
+	default:
+		return access{Verb: strings.ToLower(req.Method), Path: req.URL.Path}
+	}
+	if rest[0] == "namespaces" && len(rest) > 2 {
+		a.Namespace, rest = rest[1], rest[2:]
+	}
+	a.Resource = rest[0]
+	named := len(rest) > 1
+	if len(rest) > 2 {
+		a.Resource += "/" + rest[2]
+	}
+	q := req.URL.Query()
+	switch req.Method {
+	case http.MethodGet, http.MethodHead:
+		a.Verb = "list"
+		if named {
+			a.Verb = "get"
+		}
+		if w := q.Get("watch"); w == "true" || w == "1" {
+			a.Verb = "watch"
+		}
+	case http.MethodPost:
+		a.Verb = "create"
+	case http.MethodPut:
+		a.Verb = "update"
+	case http.MethodPatch:
+		a.Verb = "patch"
+	case http.MethodDelete:
+		a.Verb = "deletecollection"
+		if named {
+			a.Verb = "delete"
+		}
+	default:
+		a.Verb = strings.ToLower(req.Method)
+	}
+	return a
+}
+
+// recorder sees every request one manager sends to the management apiserver (it wraps the
+// transport under client-go's impersonation headers) and keeps what was allowed and denied.
+type recorder struct {
+	mu      sync.Mutex
+	allowed map[access]int
+	denied  map[access]int
+}
+
+func newRecorder() *recorder {
+	return &recorder{allowed: map[access]int{}, denied: map[access]int{}}
+}
+
+// wrap is a transport.WrapperFunc for rest.Config.Wrap.
+func (r *recorder) wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err != nil {
+			return resp, err
+		}
+		a := accessOf(req)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		switch resp.StatusCode {
+		case http.StatusForbidden:
+			r.denied[a]++
+		case http.StatusUnauthorized:
+			r.denied[access{Verb: "authenticate", Path: req.URL.Path}]++
+		default: // 404 and 409 are answers past authorization, too
+			r.allowed[a]++
+			if a.Verb == "watch" && req.URL.Query().Get("sendInitialEvents") == "true" {
+				a.Verb = "list" // a watch-list request (client-go's informers) lists, too
+				r.allowed[a]++
+			}
+		}
+		return resp, nil
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// denials lists the denied accesses with their counts, sorted.
+func (r *recorder) denials() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for a, n := range r.denied {
+		out = append(out, fmt.Sprintf("%s (%dx)", a, n))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// used reports whether any allowed request had this verb on group/resource.
+func (r *recorder) used(verb, group, resource string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for a := range r.allowed {
+		if a.Verb == verb && a.Group == group && a.Resource == resource {
+			return true
+		}
+	}
+	return false
+}
