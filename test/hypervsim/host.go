@@ -33,6 +33,8 @@ type Host struct {
 	guestPassword string
 	// lose counts, per operation, answers to drop after the operation was applied.
 	lose map[string]int
+	// skipSyntax accepts capwin's scripts by content hash alone (SkipSyntaxCheck).
+	skipSyntax bool
 	// OnGuestRun is called (without the host lock) after guest.ps1 started a launcher in a VM.
 	OnGuestRun func(h *Host, vmID string, files map[string][]byte)
 }
@@ -94,6 +96,11 @@ func (h *Host) SetJobDelay(d time.Duration) { h.mu.Lock(); h.jobDelay = d; h.mu.
 // LoseAnswers makes the next n runs of an operation take effect on the host but end without a
 // result, as when the connection breaks after the host did the work.
 func (h *Host) LoseAnswers(op string, n int) { h.mu.Lock(); h.lose[op] = n; h.mu.Unlock() }
+
+// SkipSyntaxCheck makes the host accept capwin's scripts by their content hash alone, without
+// parsing them: for a simulator that runs where no PowerShell parser is installed (the kind
+// e2e's simulator image). The scripts are still only capwin's own, which the unit tests parse.
+func (h *Host) SkipSyntaxCheck() { h.mu.Lock(); h.skipSyntax = true; h.mu.Unlock() }
 
 // SetGuestPassword sets the password PowerShell Direct accepts.
 func (h *Host) SetGuestPassword(p string) { h.mu.Lock(); h.guestPassword = p; h.mu.Unlock() }

@@ -18,10 +18,10 @@ import (
 // maxBody limits request bodies.
 const maxBody = 16 << 20
 
-// Server is a running WS-Management endpoint on 127.0.0.1.
+// Server is a running WS-Management endpoint (on 127.0.0.1 unless Options.Addr says otherwise).
 type Server struct {
 	URL  *url.URL // https://127.0.0.1:port/wsman
-	Host string   // 127.0.0.1
+	Host string   // 127.0.0.1 (also when listening on all addresses)
 	Port int
 
 	opts   Options
@@ -43,8 +43,8 @@ type Server struct {
 	requests, shellCount, commands, authFailures atomic.Int64
 }
 
-// Start listens on 127.0.0.1:0 with a new self-signed CA and a server
-// certificate for 127.0.0.1 and localhost.
+// Start listens on Options.Addr (default 127.0.0.1:0) with Options.Certificate
+// (default a new self-signed CA and a server certificate for 127.0.0.1 and localhost).
 func Start(opts Options) (*Server, error) {
 	if opts.Handler == nil {
 		return nil, errors.New("wsman: Options.Handler is required")
@@ -55,20 +55,33 @@ func Start(opts Options) (*Server, error) {
 	if opts.StdinWait <= 0 {
 		opts.StdinWait = defaultStdinWait
 	}
-	c, err := newCerts()
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	var c *certs
+	var err error
+	if opts.Certificate != nil {
+		c, err = givenCerts(*opts.Certificate)
+	} else {
+		c, err = newCerts()
+	}
 	if err != nil {
 		return nil, err
 	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	tcp, err := net.Listen("tcp", opts.Addr)
 	if err != nil {
 		return nil, err
 	}
-	port := tcp.Addr().(*net.TCPAddr).Port
+	addr := tcp.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		URL:     &url.URL{Scheme: "https", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Path: "/wsman"},
-		Host:    "127.0.0.1",
-		Port:    port,
+		URL:     &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(addr.Port)), Path: "/wsman"},
+		Host:    host,
+		Port:    addr.Port,
 		opts:    opts,
 		certs:   c,
 		ln:      newListener(tcp),
@@ -98,7 +111,8 @@ func Start(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// CACertPEM returns the PEM of the CA that signed the server certificate.
+// CACertPEM returns the PEM of the CA that signed the server certificate (of
+// a given Options.Certificate: the last certificate of its chain).
 func (s *Server) CACertPEM() []byte { return append([]byte(nil), s.certs.caPEM...) }
 
 // CertificateThumbprint returns the SHA-256 of the server certificate,

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -69,6 +70,20 @@ func newCerts() (*certs, error) {
 		caPEM:      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}),
 		server:     tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key},
 		thumbprint: thumbprint(der),
+	}, nil
+}
+
+// givenCerts describes a certificate given in Options: its chain's last
+// certificate stands for the CA (the certificate itself when self-signed).
+func givenCerts(cert tls.Certificate) (*certs, error) {
+	if len(cert.Certificate) == 0 || cert.PrivateKey == nil {
+		return nil, errors.New("wsman: Options.Certificate needs a certificate and its private key")
+	}
+	ca := cert.Certificate[len(cert.Certificate)-1]
+	return &certs{
+		caPEM:      pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca}),
+		server:     cert,
+		thumbprint: thumbprint(cert.Certificate[0]),
 	}, nil
 }
 

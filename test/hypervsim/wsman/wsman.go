@@ -7,6 +7,7 @@ package wsman
 
 import (
 	"context"
+	"crypto/tls"
 	"time"
 )
 
@@ -61,6 +62,11 @@ type Options struct {
 	// fails with 401 now and then. By default any pending challenge of
 	// the server is accepted, once.
 	StrictNTLM bool
+	// Addr is the TCP address to listen on. Default 127.0.0.1:0.
+	Addr string
+	// Certificate is the server certificate with its chain. Default a new
+	// self-signed CA and a certificate it signed for 127.0.0.1 and localhost.
+	Certificate *tls.Certificate
 }
 
 // Stats are counters since Start.

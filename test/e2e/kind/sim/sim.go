@@ -31,7 +31,9 @@ import (
 	inmemoryserver "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+	simguest "github.com/capwin/capwin/test/harness/guest"
 )
 
 // sim is the simulator's state. One goroutine (the poll loop) owns it.
@@ -45,7 +47,8 @@ type sim struct {
 
 	workloads map[client.ObjectKey]*workload // served workload clusters, by Cluster
 	refused   map[client.ObjectKey]string    // Clusters that cannot be served, with the reason (logged once)
-	guests    map[string]*guest              // booted (or booting) guests, by VM instance UUID
+	guests    map[string]*guest              // booted (or booting) guests: by VM instance UUID (vCenter), by hypervKey (Hyper-V)
+	hv        *hypervHosts                   // simulated Hyper-V hosts (nil without --hyperv-hosts)
 	addresses int                            // addresses handed out so far
 }
 
@@ -58,13 +61,35 @@ type workload struct {
 
 // guest is the guest OS of one powered-on VM.
 type guest struct {
-	vm           vm
+	hypervisor   string // onVCenter or onHyperV
+	vmName       string
+	ch           channel
 	cluster      client.ObjectKey
 	node         string
 	address      string
 	controlPlane bool
 	booted       bool      // the guest finished booting (joined, or failed for good)
 	since        time.Time // first boot attempt
+	// build is the Windows build of the VM's image (0: not a Windows image the simulator
+	// knows); image says which image that is, and imageFlag how to tell the simulator its build.
+	build            int
+	image, imageFlag string
+	// userData is what the guest read at boot, where it is read once (Hyper-V's config drive).
+	userData []byte
+}
+
+// Hypervisors a guest runs on.
+const (
+	onVCenter = "vcenter"
+	onHyperV  = "hyperv"
+)
+
+// channel is how a guest talks to its hypervisor, as its agent (VMware Tools, Hyper-V integration
+// services) would: the address DHCP gave it, which the provider waits for, and bootstrap.ps1's
+// status reports (Send-Status).
+type channel interface {
+	address(ctx context.Context, ip string) error
+	report(ctx context.Context, st userdata.Status, r simguest.Report) error
 }
 
 func run(ctx context.Context, o options) error {
@@ -136,13 +161,21 @@ func newSim(ctx context.Context, o options, mgmt client.Client) (*sim, error) {
 	if err != nil {
 		return nil, fmt.Errorf("in-memory API server: %w", err)
 	}
-	return &sim{o: o, log: ctrl.Log.WithName("sim"), mgmt: mgmt, vc: &vcenter{u: u}, mem: mem, mux: mux,
-		workloads: map[client.ObjectKey]*workload{}, refused: map[client.ObjectKey]string{}, guests: map[string]*guest{}}, nil
+	s := &sim{o: o, log: ctrl.Log.WithName("sim"), mgmt: mgmt, vc: &vcenter{u: u}, mem: mem, mux: mux,
+		workloads: map[client.ObjectKey]*workload{}, refused: map[client.ObjectKey]string{}, guests: map[string]*guest{}}
+	if o.hypervHosts != "" {
+		if s.hv, err = startHyperV(o, s.log.WithName("hyperv")); err != nil {
+			_ = mux.Shutdown(context.Background())
+			return nil, fmt.Errorf("Hyper-V hosts: %w", err)
+		}
+	}
+	return s, nil
 }
 
-// close stops serving the workload clusters and logs out of vcsim.
+// close stops serving the workload clusters and the Hyper-V hosts, and logs out of vcsim.
 func (s *sim) close() {
 	_ = s.mux.Shutdown(context.Background())
+	s.hv.close()
 	if s.vc.c != nil {
 		_ = s.vc.c.Logout(context.Background())
 	}
@@ -170,19 +203,27 @@ func serveHealth(ctx context.Context, log logr.Logger, addr string, ready *atomi
 	}
 }
 
-// step reads vcsim and the management cluster once and moves every workload cluster and guest
-// one step towards what they show.
+// step reads the management cluster, vcsim and the Hyper-V hosts once and moves every workload
+// cluster and guest one step towards what they show.
 func (s *sim) step(ctx context.Context) error {
-	vms, err := s.vc.vms(ctx)
-	if err != nil {
-		return err
-	}
 	var clusters clusterv1.ClusterList
 	if err := s.mgmt.List(ctx, &clusters); err != nil {
 		return fmt.Errorf("list Clusters: %w", err)
 	}
 	s.syncWorkloads(ctx, clusters.Items)
+	err := s.stepVCenter(ctx)
+	if s.hv != nil {
+		err = errors.Join(err, s.stepHyperV(ctx))
+	}
+	return err
+}
 
+// stepVCenter boots the guests of powered-on vcsim VMs and stops those of VMs powered off or gone.
+func (s *sim) stepVCenter(ctx context.Context) error {
+	vms, err := s.vc.vms(ctx)
+	if err != nil {
+		return err
+	}
 	var infraMachines infrav1.VCenterMachineList
 	if err := s.mgmt.List(ctx, &infraMachines); err != nil {
 		return fmt.Errorf("list VCenterMachines: %w", err)
@@ -211,7 +252,7 @@ func (s *sim) step(ctx context.Context) error {
 		}
 	}
 	for uuid, g := range s.guests {
-		if !seen[uuid] {
+		if g.hypervisor == onVCenter && !seen[uuid] {
 			s.powerOff(ctx, uuid, g, true)
 		}
 	}
@@ -306,15 +347,26 @@ func (s *sim) boot(ctx context.Context, im *infrav1.VCenterMachine, v vm, g *gue
 		if clusterName == "" || s.workloads[key] == nil {
 			return fmt.Errorf("no workload cluster served for Cluster %s (control plane endpoint not %s?)", key, s.o.endpointHost)
 		}
-		g = &guest{vm: v, cluster: key, node: guestmeta.NodeName(hostname), address: s.nextAddress(), since: time.Now()}
+		g = &guest{hypervisor: onVCenter, vmName: v.name, ch: &vcenterChannel{vc: s.vc, ref: v.ref},
+			cluster: key, node: guestmeta.NodeName(hostname), address: s.nextAddress(), since: time.Now(),
+			build: s.o.build(v.guestID), image: fmt.Sprintf("the template's guest OS %q", v.guestID), imageFlag: "--windows-build"}
 		// DHCP and VMware Tools: the address is what the provider waits for first.
-		if err := s.vc.setExtraConfig(ctx, v.ref, map[string]string{"SET.guest.ipAddress": g.address}); err != nil {
+		if err := g.ch.address(ctx, g.address); err != nil {
 			return fmt.Errorf("report address: %w", err)
 		}
 		s.guests[string(im.UID)] = g
 		s.log.Info("guest powered on", "vm", v.name, "node", g.node, "address", g.address, "os", im.Spec.OS)
 	}
-	g.vm = v
+	data, _, err := v.userData()
+	if err != nil {
+		return err
+	}
+	return s.runGuest(ctx, im, im.Spec.OS, g, data)
+}
+
+// runGuest runs the guest's OS on its user data: cloud-init and kubeadm on Linux, cloudbase-init
+// and bootstrap.ps1 on Windows. The guest is booted once that is done (or failed for good).
+func (s *sim) runGuest(ctx context.Context, im client.Object, osType infrav1.OperatingSystem, g *guest, data []byte) error {
 	w := s.workloads[g.cluster]
 	if w == nil {
 		return fmt.Errorf("workload cluster %s is gone", g.cluster)
@@ -323,11 +375,7 @@ func (s *sim) boot(ctx context.Context, im *infrav1.VCenterMachine, v vm, g *gue
 	if err != nil || machine == nil {
 		return err
 	}
-	data, _, err := v.userData()
-	if err != nil {
-		return err
-	}
-	if im.Spec.OS == infrav1.OSLinux {
+	if osType == infrav1.OSLinux {
 		g.controlPlane = isControlPlane(machine)
 		err = s.bootLinux(ctx, w, machine, g, data)
 	} else {
@@ -358,17 +406,17 @@ func (s *sim) powerOff(ctx context.Context, uuid string, g *guest, gone bool) {
 		}
 	}
 	delete(s.guests, uuid)
-	s.log.Info("guest powered off", "vm", g.vm.name, "node", g.node, "vmDeleted", gone)
+	s.log.Info("guest powered off", "vm", g.vmName, "node", g.node, "vmDeleted", gone)
 }
 
-// ownerMachine is the Cluster API Machine that owns the VCenterMachine (nil until it is set).
-func (s *sim) ownerMachine(ctx context.Context, im *infrav1.VCenterMachine) (*clusterv1.Machine, error) {
-	for _, ref := range im.OwnerReferences {
+// ownerMachine is the Cluster API Machine that owns the infrastructure machine (nil until it is set).
+func (s *sim) ownerMachine(ctx context.Context, im client.Object) (*clusterv1.Machine, error) {
+	for _, ref := range im.GetOwnerReferences() {
 		if ref.Kind != "Machine" {
 			continue
 		}
 		m := &clusterv1.Machine{}
-		if err := s.mgmt.Get(ctx, client.ObjectKey{Namespace: im.Namespace, Name: ref.Name}, m); err != nil {
+		if err := s.mgmt.Get(ctx, client.ObjectKey{Namespace: im.GetNamespace(), Name: ref.Name}, m); err != nil {
 			return nil, client.IgnoreNotFound(err)
 		}
 		return m, nil

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -16,8 +17,10 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/test/guestjoin"
+	simguest "github.com/capwin/capwin/test/harness/guest"
 )
 
 // vcenter is the simulator's own session with vcsim (never the provider's).
@@ -189,4 +192,20 @@ func (m vm) userData() ([]byte, string, error) {
 		return nil, "", errors.New("guestinfo.metadata has no local-hostname")
 	}
 	return data, md.LocalHostname, nil
+}
+
+// vcenterChannel is VMware Tools: the address through guest info (vcsim's SET.guest.ipAddress),
+// the bootstrap status through `rpctool info-set guestinfo.<key>`.
+type vcenterChannel struct {
+	vc  *vcenter
+	ref types.ManagedObjectReference
+}
+
+func (c *vcenterChannel) address(ctx context.Context, ip string) error {
+	return c.vc.setExtraConfig(ctx, c.ref, map[string]string{"SET.guest.ipAddress": ip})
+}
+
+func (c *vcenterChannel) report(ctx context.Context, st userdata.Status, r simguest.Report) error {
+	data, _ := json.Marshal(r)
+	return c.vc.setExtraConfig(ctx, c.ref, map[string]string{st.GuestinfoKey: string(data)})
 }

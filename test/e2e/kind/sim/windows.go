@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -32,32 +31,32 @@ var errRetry = errors.New("waiting")
 // reduced to what can be observed from outside the VM: the user data must unpack as
 // cloudbase-init unpacks it and hold capwin's data document; the join must succeed against the
 // workload cluster as kubeadm's would (the endpoint answers, cluster-info is signed for the
-// bootstrap token, the CA matches a pin); progress goes through guestinfo in bootstrap.ps1's
-// format, and the kubelet registers the Node with the labels and taints the data asks for.
+// bootstrap token, the CA matches a pin); progress goes to the provider in bootstrap.ps1's
+// format (guestinfo on vSphere, a KVP item on Hyper-V), and the kubelet registers the Node with
+// the labels and taints the data asks for.
 // Nothing is installed or run: the harness (test/harness/guest) simulates the steps themselves.
 func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byte) error {
 	u, err := userdata.Unpack(data)
 	if err != nil {
-		s.log.Info("cloudbase-init cannot unpack the user data; nothing runs", "vm", g.vm.name, "err", err.Error())
+		s.log.Info("cloudbase-init cannot unpack the user data; nothing runs", "vm", g.vmName, "err", err.Error())
 		return nil // a real guest would sit there too; the MachineHealthCheck replaces it
 	}
 	doc, err := userdata.DecodeDocument(u.Data)
 	if err != nil {
-		s.log.Info("bootstrap.ps1 cannot read its data document; nothing is reported", "vm", g.vm.name, "err", err.Error())
+		s.log.Info("bootstrap.ps1 cannot read its data document; nothing is reported", "vm", g.vmName, "err", err.Error())
 		return nil
 	}
 	report := func(step, state, msg string) error {
-		r, _ := json.Marshal(simguest.Report{Step: step, State: state, Message: msg})
-		return s.vc.setExtraConfig(ctx, g.vm.ref, map[string]string{doc.Status.GuestinfoKey: string(r)})
+		return g.ch.report(ctx, doc.Status, simguest.Report{Step: step, State: state, Message: msg})
 	}
 	fail := func(step string, err error) error {
-		s.log.Info("bootstrap failed", "vm", g.vm.name, "step", step, "err", err.Error())
+		s.log.Info("bootstrap failed", "vm", g.vmName, "step", step, "err", err.Error())
 		return report(step, simguest.StateFailed, err.Error())
 	}
 
-	build := s.o.build(g.vm.guestID)
+	build := g.build
 	if build == 0 {
-		return fail("preflight", fmt.Errorf("the template's guest OS %q is not a Windows build this simulator knows (--windows-build)", g.vm.guestID))
+		return fail("preflight", fmt.Errorf("%s is not a Windows build this simulator knows (%s)", g.image, g.imageFlag))
 	}
 	if build < doc.MinimumBuild {
 		return fail("preflight", fmt.Errorf("Windows build %d is older than the oldest supported build %d (Windows Server 2022)", build, doc.MinimumBuild))
@@ -82,7 +81,7 @@ func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byt
 	cs, err := s.discover(ctx, bt)
 	if err != nil {
 		if time.Since(g.since) < s.o.joinTimeout {
-			s.log.V(1).Info("discovery failed; retrying", "vm", g.vm.name, "err", err.Error())
+			s.log.V(1).Info("discovery failed; retrying", "vm", g.vmName, "err", err.Error())
 			return errRetry
 		}
 		return fail("join", fmt.Errorf("kubeadm join: couldn't validate the identity of the API Server: %w", err))
@@ -116,7 +115,7 @@ func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byt
 		}
 		return fail("join", fmt.Errorf("kubelet: unable to register node %q with the API server: %w", name, err))
 	}
-	s.log.Info("Windows node joined", "vm", g.vm.name, "node", name, "build", build)
+	s.log.Info("Windows node joined", "vm", g.vmName, "node", name, "build", build)
 	return report("finish", simguest.StateSucceeded, "the node has joined the cluster")
 }
 
