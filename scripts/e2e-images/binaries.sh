@@ -18,7 +18,8 @@ go_module_build() {
     cd "$src"
     rm -f go.mod go.sum
     printf 'module capwin.local/e2e/%s\n\ngo 1.26\n' "$name" > go.mod
-    GOFLAGS=-mod=mod go get "$modver" >/dev/null 2>&1 || GOFLAGS=-mod=mod go get "$modver"
+    # shellcheck disable=SC2086 # MODULE@VERSION may be several, space-separated
+    GOFLAGS=-mod=mod go get $modver >/dev/null 2>&1 || GOFLAGS=-mod=mod go get $modver
     if [[ -f main.go ]]; then GOFLAGS=-mod=mod go mod tidy >/dev/null; fi
     local p out
     for p in "$@"; do
@@ -61,7 +62,8 @@ build_binaries() {
     github.com/containernetworking/plugins/plugins/meta/portmap
   local minor=${CAPI_VERSION#v1.}
   local capild="-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$CAPI_VERSION -X sigs.k8s.io/cluster-api/version.gitMajor=1 -X sigs.k8s.io/cluster-api/version.gitMinor=${minor%%.*}"
-  go_module_build cluster-api "sigs.k8s.io/cluster-api@$CAPI_VERSION" "$capild" 0 \
+  # Cluster API's go.mod replaces its api module with ./api; a consumer pins it to the same version.
+  go_module_build cluster-api "sigs.k8s.io/cluster-api@$CAPI_VERSION sigs.k8s.io/cluster-api/api@$CAPI_VERSION" "$capild" 0 \
     sigs.k8s.io/cluster-api/core sigs.k8s.io/cluster-api/bootstrap/kubeadm:bootstrap sigs.k8s.io/cluster-api/controlplane/kubeadm:controlplane
   build_own vcsim ./hack/e2e/vcsim
   build_pause

@@ -96,7 +96,7 @@ binary_image() {
   local image=$1 from=$2 user=$3 entry=$4 dest=$5
   shift 5
   local k ctx f
-  k=$(key "$image" "$from" "$(docker image inspect -f '{{.Id}}' "$from")" "$user" "$entry" "$dest" "$@" "${@%%:*}")
+  k=$(key "$image" "$from" "$(docker image inspect -f '{{.Id}}' "$from")" "$user" "$entry" "dest=$dest" "$@" "${@%%:*}")
   if image_fresh "$image" "$k"; then return; fi
   log "building $image"
   ctx=$(mktemp -d)
