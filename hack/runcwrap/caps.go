@@ -59,8 +59,10 @@ func boundingSet() (uint64, error) {
 }
 
 // dropCaps removes the missing capabilities from every capability set of the process in file
-// (an OCI runtime config.json, whose process is under "process", or a process.json). The rest
-// of the document is kept as it is.
+// (an OCI runtime config.json, whose process is under "process", or a process.json) and, without
+// CAP_SYS_RESOURCE, raises an oomScoreAdj below this process's own to it: lowering it needs that
+// capability, and runc fails the whole container when it cannot ("can't get final child's PID
+// from pipe"; the kubelet asks -998 for every pod sandbox). The rest of the document is kept.
 func dropCaps(file string, missing map[string]bool) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -74,8 +76,14 @@ func dropCaps(file string, missing map[string]bool) error {
 	if p, ok := doc["process"].(map[string]any); ok {
 		process = p
 	}
-	caps, ok := process["capabilities"].(map[string]any)
-	if !ok || !filterCaps(caps, missing) {
+	changed := false
+	if caps, ok := process["capabilities"].(map[string]any); ok {
+		changed = filterCaps(caps, missing)
+	}
+	if missing["CAP_SYS_RESOURCE"] && raiseOOMScoreAdj(process) {
+		changed = true
+	}
+	if !changed {
 		return nil
 	}
 	out, err := json.Marshal(doc)
@@ -108,4 +116,23 @@ func filterCaps(caps map[string]any, missing map[string]bool) bool {
 		caps[set] = kept
 	}
 	return changed
+}
+
+// raiseOOMScoreAdj sets the process's oomScoreAdj to this process's own where it asks for less;
+// it reports whether it changed anything.
+func raiseOOMScoreAdj(process map[string]any) bool {
+	want, ok := process["oomScoreAdj"].(float64)
+	if !ok {
+		return false
+	}
+	b, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		return false
+	}
+	own, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || int(want) >= own {
+		return false
+	}
+	process["oomScoreAdj"] = own
+	return true
 }

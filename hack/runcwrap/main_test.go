@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +67,21 @@ func TestDropCaps(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(proc); string(data) != `{"args":["ls"],"capabilities":{"bounding":["CAP_KILL"]}}` {
 		t.Errorf("process.json after dropCaps: %s", data)
+	}
+}
+
+func TestRaiseOOMScoreAdj(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/oom_score_adj")
+	if err != nil {
+		t.Skip(err)
+	}
+	own := strings.TrimSpace(string(b))
+	p := map[string]any{"oomScoreAdj": float64(-1000)}
+	if !raiseOOMScoreAdj(p) || fmt.Sprint(p["oomScoreAdj"]) != own {
+		t.Errorf("oomScoreAdj -1000 became %v, want this process's %s", p["oomScoreAdj"], own)
+	}
+	p = map[string]any{"oomScoreAdj": float64(1000)}
+	if raiseOOMScoreAdj(p) || p["oomScoreAdj"] != float64(1000) {
+		t.Errorf("oomScoreAdj 1000 changed to %v", p["oomScoreAdj"])
 	}
 }
