@@ -3,12 +3,15 @@
 log() { echo "e2e-images: $*" >&2; }
 die() { echo "e2e-images: error: $*" >&2; exit 1; }
 
-# key prints a hash of its arguments and, for each argument that is a file or folder, its content.
+# key prints a hash of its arguments and, for each argument that is an absolute path of a file
+# or folder (not /), its content.
 key() {
   local a
   for a in "$@"; do
     echo "$a"
-    if [[ -d "$a" ]]; then
+    if [[ "$a" != /* || "$a" == / ]]; then
+      continue
+    elif [[ -d "$a" ]]; then
       find "$a" -type f -not -path '*/node_modules/*' -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
     elif [[ -f "$a" ]]; then
       sha256sum "$a"
