@@ -35,6 +35,7 @@ func TestComponents(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(comp.TargetNamespace()).To(Equal(p.ns))
 			g.Expect(comp.Images()).NotTo(BeEmpty())
+			expectCertManagerRefs(g, comp.Objs())
 			inventory := comp.InventoryObject()
 			kinds := map[string]int{}
 			for _, o := range comp.Objs() {
