@@ -9,6 +9,11 @@
 // are recorded at the transport and reported as verb/resource; the test fails on any. It also
 // scrapes the managers' secured /metrics endpoints with ServiceAccount tokens (TokenRequest).
 //
+// The apiserver runs the admission plugins of a kubeadm (kind) API server plus
+// OwnerReferencesPermissionEnforcement, which Cluster API's kind e2e framework and OpenShift enable:
+// changing an object's ownerReferences needs delete on the object, and setting blockOwnerDeletion
+// needs update on the owner's finalizers subresource.
+//
 // Cluster API's own components grant capwin's ServiceAccounts nothing (CAPI core's aggregated
 // role is bound to CAPI's ServiceAccount only), so none of CAPI's RBAC is installed.
 package rbac

@@ -8,8 +8,10 @@ import (
 
 // logUnexercised lists, per resource, the verbs the release grants that no request of this test
 // used. It only logs: a grant the scenarios do not reach (an IPAM claim's delete, a Secret update
-// on an identity change) is no proof that the code never needs it, and verbs on the finalizers
-// subresource only matter where the OwnerReferencesPermissionEnforcement admission plugin runs.
+// on an identity change) is no proof that the code never needs it, and what the
+// OwnerReferencesPermissionEnforcement admission plugin checks (delete on an object whose
+// ownerReferences change, update on the finalizers subresource of a blockOwnerDeletion owner) is
+// an authorization check inside another request, never a request of its own.
 func logUnexercised(t *testing.T, comps map[string]*components, s *suite) {
 	for name, m := range map[string]*running{"bootstrap": s.boot, "infrastructure": s.infra} {
 		rules, err := comps[name].rules()

@@ -84,6 +84,9 @@ func patchObject(ctx context.Context, helper *patch.Helper, obj Object, success 
 	return helper.Patch(ctx, obj, opts...)
 }
 
+// delete: OwnerReferencesPermissionEnforcement (CAPI's kind e2e, OpenShift) admits an ownerReferences change only from who may delete the object.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;patch;delete
+
 // OwnSecret makes owner an owner of a Secret in its namespace (a missing Secret is reported by the
 // hypervisor check, not here).
 func OwnSecret(ctx context.Context, c client.Client, owner client.Object, name string) error {
