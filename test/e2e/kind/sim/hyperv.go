@@ -34,10 +34,13 @@ import (
 const hypervLinuxDisk = "linux"
 
 // Sizes of the simulated hosts: room for every VM a spec creates (the flavors' defaults are
-// 8 GiB per VM) and parent disks of a plausible size.
+// 8 GiB per VM) and parent disks of image-builder's sizes (Linux 20 GiB, Windows 40 GiB), below
+// the hyperv-windows flavor's default disks (CONTROL_PLANE_DISK_GIB 25, WINDOWS_DISK_GIB 80):
+// the provider refuses a diskGiB smaller than its parent disk.
 const (
-	hypervHostMemoryMiB  = 256 << 10
-	hypervParentDiskSize = 30 << 30
+	hypervHostMemoryMiB    = 256 << 10
+	hypervLinuxParentSize  = 20 << 30
+	hypervWindowsParentSize = 40 << 30
 )
 
 // hypervHosts are the simulated Hyper-V hosts: test/hypervsim's model behind its WinRM server,
@@ -73,7 +76,10 @@ func startHyperV(o options, log logr.Logger) (*hypervHosts, error) {
 	for path, b := range o.hypervDisks {
 		build, _ := strconv.Atoi(b) // "linux": 0
 		hv.builds[strings.ToLower(path)] = build
-		disks[path] = hypervParentDiskSize
+		disks[path] = hypervWindowsParentSize
+		if build == 0 {
+			disks[path] = hypervLinuxParentSize
+		}
 	}
 	for _, spec := range specs {
 		if err := verifyHostCertificate(spec, cert); err != nil {
