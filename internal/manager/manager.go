@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/logs"
@@ -84,13 +85,21 @@ func New(o *Options, scheme *runtime.Scheme, name string, priorityQueue bool) (c
 	if err != nil {
 		return nil, err
 	}
+	return NewForConfig(restConfig, o, scheme, name, priorityQueue)
+}
+
+// NewForConfig builds the manager of New on restConfig; each of with may change the options
+// before the manager is made (the RBAC test runs both managers in one process as their
+// ServiceAccounts: the leader election namespace of a Pod, no controller name validation).
+func NewForConfig(restConfig *rest.Config, o *Options, scheme *runtime.Scheme, name string, priorityQueue bool,
+	with ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	restConfig.QPS, restConfig.Burst = o.QPS, o.Burst
 	restConfig.UserAgent = remote.DefaultClusterAPIUserAgent(name)
 	tlsOptions, metricsOptions, err := flags.GetManagerOptions(o.Manager)
 	if err != nil {
 		return nil, fmt.Errorf("invalid flags: %w", err)
 	}
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                     scheme,
 		Controller:                 config.Controller{UsePriorityQueue: ptr.To(priorityQueue)},
 		LeaderElection:             o.LeaderElect,
@@ -107,7 +116,11 @@ func New(o *Options, scheme *runtime.Scheme, name string, priorityQueue bool) (c
 		WebhookServer: webhook.NewServer(webhook.Options{
 			Port: o.WebhookPort, CertDir: o.WebhookCertDir, TLSOpts: tlsOptions,
 		}),
-	})
+	}
+	for _, f := range with {
+		f(&opts)
+	}
+	mgr, err := ctrl.NewManager(restConfig, opts)
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
 	}

@@ -10,15 +10,9 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
-
-	"sigs.k8s.io/cluster-api/controllers/remote"
-	"sigs.k8s.io/cluster-api/util/flags"
 
 	"github.com/capwin/capwin/internal/feature"
 	"github.com/capwin/capwin/internal/manager"
@@ -50,53 +44,14 @@ func options(args []string, overrides ...string) (*manager.Options, error) {
 	return o, fs.Parse(append(args, overrides...))
 }
 
-// newManager is internal/manager.New with three differences a manager outside a Pod needs:
-//   - the rest config is given (impersonating the ServiceAccount), not read by ctrl.GetConfig;
-//   - LeaderElectionNamespace is the release namespace: in a Pod controller-runtime reads it from
-//     the ServiceAccount mount, and manager.New has no flag for it;
-//   - controller names skip controller-runtime's process-wide uniqueness check: both managers
-//     run a "clustercache" controller in this one process.
-//
-// Keep it in step with manager.New.
+// newManager is manager.New on cfg (the impersonating config) with what one test process needs
+// that a Pod has by itself: the leader election namespace (a Pod's comes from its ServiceAccount
+// mount) and no controller name validation (both managers run a clustercache controller here).
 func newManager(o *manager.Options, scheme *runtime.Scheme, name, namespace string, cfg *rest.Config) (ctrl.Manager, error) {
-	cfg.QPS, cfg.Burst = o.QPS, o.Burst
-	cfg.UserAgent = remote.DefaultClusterAPIUserAgent(name)
-	tlsOptions, metricsOptions, err := flags.GetManagerOptions(o.Manager)
-	if err != nil {
-		return nil, fmt.Errorf("invalid flags: %w", err)
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: scheme,
-		Controller: config.Controller{
-			UsePriorityQueue:   ptr.To(feature.Gates.Enabled(feature.PriorityQueue)),
-			SkipNameValidation: ptr.To(true),
-		},
-		LeaderElection:             o.LeaderElect,
-		LeaderElectionID:           name + "-leader-election",
-		LeaderElectionNamespace:    namespace,
-		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
-		LeaseDuration:              &o.LeaseDuration,
-		RenewDeadline:              &o.RenewDeadline,
-		RetryPeriod:                &o.RetryPeriod,
-		HealthProbeBindAddress:     o.HealthAddr,
-		PprofBindAddress:           o.ProfilerAddr,
-		Metrics:                    *metricsOptions,
-		Cache:                      manager.CacheOptions(o.Namespace, o.SyncPeriod),
-		Client:                     manager.ClientOptions(),
-		WebhookServer: webhook.NewServer(webhook.Options{
-			Port: o.WebhookPort, CertDir: o.WebhookCertDir, TLSOpts: tlsOptions,
-		}),
+	return manager.NewForConfig(cfg, o, scheme, name, feature.Gates.Enabled(feature.PriorityQueue), func(opts *ctrl.Options) {
+		opts.LeaderElectionNamespace = namespace
+		opts.Controller.SkipNameValidation = ptr.To(true)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("create manager: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return nil, err
-	}
-	return mgr, nil
 }
 
 // running is a started manager and where it serves.
