@@ -44,7 +44,10 @@ func vcsimMachineVMs(ctx context.Context, proxy framework.ClusterProxy, namespac
 
 	u := &url.URL{Scheme: "https", Host: "vcsim", Path: "/sdk", User: url.UserPassword("user", "pass")}
 	sc := soap.NewClient(u, true)
-	sc.DefaultTransport().DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+	// TLS over the port-forward: soap's own DialTLSContext would dial (and look up) the host itself.
+	tr := sc.DefaultTransport()
+	tr.DialTLSContext = nil
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return dialer.DialContextWithAddr(ctx, pod.Name)
 	}
 	vc, err := vim25.NewClient(ctx, sc)
