@@ -38,8 +38,8 @@ const hypervLinuxDisk = "linux"
 // the hyperv-windows flavor's default disks (CONTROL_PLANE_DISK_GIB 25, WINDOWS_DISK_GIB 80):
 // the provider refuses a diskGiB smaller than its parent disk.
 const (
-	hypervHostMemoryMiB    = 256 << 10
-	hypervLinuxParentSize  = 20 << 30
+	hypervHostMemoryMiB     = 256 << 10
+	hypervLinuxParentSize   = 20 << 30
 	hypervWindowsParentSize = 40 << 30
 )
 
