@@ -29,22 +29,17 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/yaml"
 
-	kubeadmv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 	"sigs.k8s.io/cluster-api/util/certs"
-	"sigs.k8s.io/cluster-api/util/secret"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
@@ -94,25 +89,7 @@ func TestSimulatorHyperV(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cluster := &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c1"},
-		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: o.endpointHost, Port: port}},
-	}
-	cas := secret.NewCertificatesForInitialControlPlane(&kubeadmv1.ClusterConfiguration{})
-	if err := cas.Generate(); err != nil {
-		t.Fatal(err)
-	}
-	objs := []client.Object{cluster}
-	for _, p := range []secret.Purpose{secret.ClusterCA, secret.EtcdCA} {
-		objs = append(objs, cas.GetByPurpose(p).AsSecret(client.ObjectKeyFromObject(cluster), metav1.OwnerReference{}))
-	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mgmt := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	cluster, mgmt, caCert := fakeManagement(t, o.endpointHost, port)
 	s, err := newSim(ctx, o, mgmt)
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +138,6 @@ func TestSimulatorHyperV(t *testing.T) {
 		}
 		return nil
 	})
-	caCert := cas.GetByPurpose(secret.ClusterCA).KeyPair.Cert
 	wl, err := kubernetes.NewForConfig(&rest.Config{Host: "https://" + endpoint, TLSClientConfig: rest.TLSClientConfig{CAData: caCert}})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +193,7 @@ func TestSimulatorHyperV(t *testing.T) {
 	// Cluster API's remediation spec marks a Node unhealthy with a status patch. The in-memory
 	// API server has no status subresource; a patch of the object carries the status (the kind
 	// suite's remediation spec writes status that way: md_remediation_test.go).
-	wlc, err := client.New(&rest.Config{Host: "https://" + endpoint, TLSClientConfig: rest.TLSClientConfig{CAData: caCert}}, client.Options{Scheme: scheme})
+	wlc, err := client.New(&rest.Config{Host: "https://" + endpoint, TLSClientConfig: rest.TLSClientConfig{CAData: caCert}}, client.Options{Scheme: mgmt.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}

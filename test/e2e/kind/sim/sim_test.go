@@ -78,26 +78,7 @@ func TestSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The management cluster: a Cluster whose endpoint is the simulator's, with its CAs.
-	cluster := &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c1"},
-		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: o.endpointHost, Port: port}},
-	}
-	cas := secret.NewCertificatesForInitialControlPlane(&kubeadmv1.ClusterConfiguration{})
-	if err := cas.Generate(); err != nil {
-		t.Fatal(err)
-	}
-	objs := []client.Object{cluster}
-	for _, p := range []secret.Purpose{secret.ClusterCA, secret.EtcdCA} {
-		objs = append(objs, cas.GetByPurpose(p).AsSecret(client.ObjectKeyFromObject(cluster), metav1.OwnerReference{}))
-	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mgmt := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	cluster, mgmt, caCert := fakeManagement(t, o.endpointHost, port)
 
 	o.debugPort = 0
 	s, err := newSim(ctx, o, mgmt)
@@ -132,7 +113,6 @@ func TestSimulator(t *testing.T) {
 		}
 		return nil
 	})
-	caCert := cas.GetByPurpose(secret.ClusterCA).KeyPair.Cert
 	wl, err := kubernetes.NewForConfig(&rest.Config{Host: "https://" + endpoint, TLSClientConfig: rest.TLSClientConfig{CAData: caCert}})
 	if err != nil {
 		t.Fatal(err)
@@ -456,4 +436,29 @@ func TestConfigThumbprint(t *testing.T) {
 	if got, want := cfg.Variables["VSPHERE_TLS_THUMBPRINT"], soap.ThumbprintSHA256(cert); got != want {
 		t.Errorf("VSPHERE_TLS_THUMBPRINT is %q, vcsim's certificate is %q", got, want)
 	}
+}
+
+// fakeManagement is the management cluster the simulator reads: a Cluster whose endpoint is the
+// simulator's, with its cluster and etcd CAs; and the cluster CA's certificate.
+func fakeManagement(t *testing.T, host string, port int32) (*clusterv1.Cluster, client.Client, []byte) {
+	t.Helper()
+	cluster := &clusterv1.Cluster{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c1"},
+		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: host, Port: port}},
+	}
+	cas := secret.NewCertificatesForInitialControlPlane(&kubeadmv1.ClusterConfiguration{})
+	if err := cas.Generate(); err != nil {
+		t.Fatal(err)
+	}
+	objs := []client.Object{cluster}
+	for _, p := range []secret.Purpose{secret.ClusterCA, secret.EtcdCA} {
+		objs = append(objs, cas.GetByPurpose(p).AsSecret(client.ObjectKeyFromObject(cluster), metav1.OwnerReference{}))
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, clusterv1.AddToScheme, infrav1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cluster, fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), cas.GetByPurpose(secret.ClusterCA).KeyPair.Cert
 }
