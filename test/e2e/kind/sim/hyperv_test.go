@@ -7,12 +7,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/pem"
 	"flag"
 	"fmt"
@@ -32,14 +30,12 @@ import (
 	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
-	"sigs.k8s.io/cluster-api/util/certs"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
@@ -150,24 +146,7 @@ func TestSimulatorHyperV(t *testing.T) {
 	}
 
 	// A Windows machine on hv2 with capwin's user data for a token of the workload cluster.
-	token := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "bootstrap-token-abcdef"},
-		Type:       bootstrapapi.SecretTypeBootstrapToken,
-		Data: map[string][]byte{
-			bootstrapapi.BootstrapTokenIDKey: []byte("abcdef"), bootstrapapi.BootstrapTokenSecretKey: []byte("0123456789abcdef"),
-			bootstrapapi.BootstrapTokenUsageSigningKey: []byte("true"), bootstrapapi.BootstrapTokenUsageAuthentication: []byte("true"),
-			bootstrapapi.BootstrapTokenExpirationKey: []byte(time.Now().Add(time.Hour).UTC().Format(time.RFC3339)),
-		},
-	}
-	if _, err := wl.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, token, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ca, err := certs.DecodeCertPEM(caCert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(ca.RawSubjectPublicKeyInfo)
-	pin := "sha256:" + hex.EncodeToString(sum[:])
+	pin := createBootstrapToken(ctx, t, wl, caCert)
 	win := addHyperVMachine(ctx, t, mgmt, conns["hv2"], cluster, "c1-windows-a1", testWindowsDisk, infrav1.OSWindows, false,
 		windowsUserData(t, endpoint, "abcdef.0123456789abcdef", pin))
 	eventually(t, step, func() error {

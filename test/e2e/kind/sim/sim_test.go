@@ -138,24 +138,7 @@ func TestSimulator(t *testing.T) {
 
 	// The bootstrap provider's token in the workload cluster, then a Windows machine with
 	// capwin's user data for it.
-	token := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "bootstrap-token-abcdef"},
-		Type:       bootstrapapi.SecretTypeBootstrapToken,
-		Data: map[string][]byte{
-			bootstrapapi.BootstrapTokenIDKey: []byte("abcdef"), bootstrapapi.BootstrapTokenSecretKey: []byte("0123456789abcdef"),
-			bootstrapapi.BootstrapTokenUsageSigningKey: []byte("true"), bootstrapapi.BootstrapTokenUsageAuthentication: []byte("true"),
-			bootstrapapi.BootstrapTokenExpirationKey: []byte(time.Now().Add(time.Hour).UTC().Format(time.RFC3339)),
-		},
-	}
-	if _, err := wl.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, token, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ca, err := certs.DecodeCertPEM(caCert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(ca.RawSubjectPublicKeyInfo)
-	pin := "sha256:" + hex.EncodeToString(sum[:])
+	pin := createBootstrapToken(ctx, t, wl, caCert)
 	win := addMachine(ctx, t, mgmt, vc, cluster, "c1-windows-a1", "windows-2022", infrav1.OSWindows, false,
 		windowsUserData(t, endpoint, "abcdef.0123456789abcdef", pin))
 	eventually(t, step, func() error {
@@ -461,4 +444,28 @@ func fakeManagement(t *testing.T, host string, port int32) (*clusterv1.Cluster, 
 		}
 	}
 	return cluster, fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), cas.GetByPurpose(secret.ClusterCA).KeyPair.Cert
+}
+
+// createBootstrapToken creates the bootstrap token abcdef.0123456789abcdef in the workload
+// cluster, as capwin's bootstrap provider does, and returns the CA pin of the cluster CA.
+func createBootstrapToken(ctx context.Context, t *testing.T, wl kubernetes.Interface, caCert []byte) string {
+	t.Helper()
+	token := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: "bootstrap-token-abcdef"},
+		Type:       bootstrapapi.SecretTypeBootstrapToken,
+		Data: map[string][]byte{
+			bootstrapapi.BootstrapTokenIDKey: []byte("abcdef"), bootstrapapi.BootstrapTokenSecretKey: []byte("0123456789abcdef"),
+			bootstrapapi.BootstrapTokenUsageSigningKey: []byte("true"), bootstrapapi.BootstrapTokenUsageAuthentication: []byte("true"),
+			bootstrapapi.BootstrapTokenExpirationKey: []byte(time.Now().Add(time.Hour).UTC().Format(time.RFC3339)),
+		},
+	}
+	if _, err := wl.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, token, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := certs.DecodeCertPEM(caCert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(ca.RawSubjectPublicKeyInfo)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
