@@ -111,16 +111,11 @@ type hypervChannel struct {
 }
 
 func (ch *hypervChannel) Address(_ context.Context, ip string) error {
-	return ch.host.Guest(ch.id, func(vm *hypervsim.VM) {
-		vm.Heartbeat = true
-		if len(vm.NICs) > 0 {
-			vm.NICs[0].IPs = []string{ip}
-		}
-	})
+	return ch.host.GuestAddress(ch.id, ip)
 }
 
 func (ch *hypervChannel) Status(_ context.Context, s userdata.Status, report []byte) error {
-	return ch.host.Guest(ch.id, func(vm *hypervsim.VM) { vm.KVP[s.KVPValue] = string(report) })
+	return ch.host.GuestKVP(ch.id, s.KVPValue, string(report))
 }
 
 // countHyperV counts the VMs on all hosts and the files they left (everything but the golden

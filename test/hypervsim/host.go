@@ -160,6 +160,22 @@ func (h *Host) Guest(id string, change func(vm *VM)) error {
 	return nil
 }
 
+// GuestAddress is what a guest's integration services report once it has an address: the
+// heartbeat and the address on its first network adapter.
+func (h *Host) GuestAddress(id, ip string) error {
+	return h.Guest(id, func(vm *VM) {
+		vm.Heartbeat = true
+		if len(vm.NICs) > 0 {
+			vm.NICs[0].IPs = []string{ip}
+		}
+	})
+}
+
+// GuestKVP sets a KVP item the guest writes.
+func (h *Host) GuestKVP(id, key, value string) error {
+	return h.Guest(id, func(vm *VM) { vm.KVP[key] = value })
+}
+
 // settle finishes power jobs that are due.
 func (h *Host) settle() {
 	now := time.Now()

@@ -2,13 +2,13 @@ package rbac_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -128,34 +128,26 @@ func (c *components) managerArgs() (args []string, sa identity, err error) {
 // installWebhooks creates the components' webhook configurations with every service reference
 // turned into a URL of a manager's webhook server (the apiserver cannot reach a Service here).
 func (c *components) installWebhooks(ctx context.Context, admin client.Client, baseURL string, caBundle []byte) error {
-	url := func(cc *admissionv1.WebhookClientConfig) {
-		if cc.Service != nil && cc.Service.Path != nil {
-			u := baseURL + *cc.Service.Path
-			cc.URL, cc.Service, cc.CABundle = &u, nil, caBundle
-		}
-	}
-	for _, o := range c.ofKind("MutatingWebhookConfiguration") {
-		w := &admissionv1.MutatingWebhookConfiguration{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, w); err != nil {
-			return err
-		}
-		for i := range w.Webhooks {
-			url(&w.Webhooks[i].ClientConfig)
-		}
-		if err := admin.Create(ctx, w); err != nil {
-			return err
-		}
-	}
-	for _, o := range c.ofKind("ValidatingWebhookConfiguration") {
-		w := &admissionv1.ValidatingWebhookConfiguration{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, w); err != nil {
-			return err
-		}
-		for i := range w.Webhooks {
-			url(&w.Webhooks[i].ClientConfig)
-		}
-		if err := admin.Create(ctx, w); err != nil {
-			return err
+	for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+		for _, o := range c.ofKind(kind) {
+			w := o.DeepCopy()
+			hooks, _, _ := unstructured.NestedSlice(w.Object, "webhooks")
+			for _, h := range hooks {
+				cc, _ := h.(map[string]any)["clientConfig"].(map[string]any)
+				path, found, _ := unstructured.NestedString(cc, "service", "path")
+				if !found {
+					continue
+				}
+				delete(cc, "service")
+				cc["url"] = baseURL + path
+				cc["caBundle"] = base64.StdEncoding.EncodeToString(caBundle)
+			}
+			if err := unstructured.SetNestedSlice(w.Object, hooks, "webhooks"); err != nil {
+				return err
+			}
+			if err := admin.Create(ctx, w); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

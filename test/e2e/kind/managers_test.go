@@ -23,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"sigs.k8s.io/cluster-api/test/framework"
-	inmemoryproxy "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server/proxy"
 )
 
 // capwinManager is one of capwin's managers as clusterctl init installs it.
@@ -69,14 +68,9 @@ func deleteLeader(ctx context.Context, c client.Client, m capwinManager) {
 
 // scrapeMetrics GETs /metrics of the Pod over HTTPS through a port-forward, with a bearer token.
 func scrapeMetrics(ctx context.Context, proxy framework.ClusterProxy, pod *corev1.Pod, token string) (int, string) {
-	dialer, err := inmemoryproxy.NewDialer(inmemoryproxy.Proxy{
-		Kind: "pods", Namespace: pod.Namespace, ResourceName: pod.Name,
-		KubeConfig: proxy.GetRESTConfig(), Port: metricsPort,
-	})
-	Expect(err).ToNot(HaveOccurred())
 	transport := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialer.DialContextWithAddr(ctx, pod.Name)
+			return dialPod(ctx, proxy.GetRESTConfig(), pod, metricsPort)
 		},
 		// The serving certificate is the manager's self-signed one, as Prometheus would be told to accept.
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // test scrape of a self-signed endpoint

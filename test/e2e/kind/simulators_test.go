@@ -95,23 +95,18 @@ func (p *simClusterProxy) dialSimulator(ctx context.Context, address string) (ne
 	if err != nil {
 		return nil, err
 	}
-	pod, err := p.simulatorPod(ctx)
+	pod, err := runningPod(ctx, p.GetClient(), p.namespace, simDeployment)
 	if err != nil {
 		return nil, err
 	}
-	d, err := inmemoryproxy.NewDialer(inmemoryproxy.Proxy{
-		Kind: "pods", Namespace: pod.Namespace, ResourceName: pod.Name,
-		KubeConfig: p.GetRESTConfig(), Port: port,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return d.DialContextWithAddr(ctx, pod.Name)
+	return dialPod(ctx, p.GetRESTConfig(), pod, port)
 }
 
-func (p *simClusterProxy) simulatorPod(ctx context.Context) (*corev1.Pod, error) {
+// runningPod is a running, not deleted Pod of one of the suite's Deployments (by its
+// app.kubernetes.io/name label).
+func runningPod(ctx context.Context, c client.Client, namespace, name string) (*corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	if err := p.GetClient().List(ctx, pods, client.InNamespace(p.namespace), client.MatchingLabels{simPodLabel: simDeployment}); err != nil {
+	if err := c.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{simPodLabel: name}); err != nil {
 		return nil, err
 	}
 	for i := range pods.Items {
@@ -119,7 +114,18 @@ func (p *simClusterProxy) simulatorPod(ctx context.Context) (*corev1.Pod, error)
 			return &pods.Items[i], nil
 		}
 	}
-	return nil, fmt.Errorf("no running %s pod in namespace %s", simDeployment, p.namespace)
+	return nil, fmt.Errorf("no running %s pod in namespace %s", name, namespace)
+}
+
+// dialPod opens a port-forward to port of pod, through the management cluster's API server.
+func dialPod(ctx context.Context, cfg *rest.Config, pod *corev1.Pod, port int) (net.Conn, error) {
+	d, err := inmemoryproxy.NewDialer(inmemoryproxy.Proxy{
+		Kind: "pods", Namespace: pod.Namespace, ResourceName: pod.Name, KubeConfig: cfg, Port: port,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d.DialContextWithAddr(ctx, pod.Name)
 }
 
 // dumpSimulatorLogs keeps the logs of vcsim and the simulator with the other artifacts.

@@ -14,11 +14,8 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"sigs.k8s.io/cluster-api/test/framework"
-	inmemoryproxy "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server/proxy"
 )
 
 // vcsimPort is the port vcsim listens on in its Pod (test/e2e/data/simulators.yaml).
@@ -28,18 +25,7 @@ const vcsimPort = 8989
 // vcsim's own model (DC0_*): the VMs capwin created. The suite reaches vcsim through a
 // port-forward to its Pod, as it reaches the workload clusters.
 func vcsimMachineVMs(ctx context.Context, proxy framework.ClusterProxy, namespace string) []string {
-	pods := &corev1.PodList{}
-	Expect(proxy.GetClient().List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{simPodLabel: vcsimDeployment})).To(Succeed())
-	var pod *corev1.Pod
-	for i := range pods.Items {
-		if pods.Items[i].Status.Phase == corev1.PodRunning {
-			pod = &pods.Items[i]
-		}
-	}
-	Expect(pod).ToNot(BeNil(), "no running vcsim Pod in %s", namespace)
-	dialer, err := inmemoryproxy.NewDialer(inmemoryproxy.Proxy{
-		Kind: "pods", Namespace: pod.Namespace, ResourceName: pod.Name, KubeConfig: proxy.GetRESTConfig(), Port: vcsimPort,
-	})
+	pod, err := runningPod(ctx, proxy.GetClient(), namespace, vcsimDeployment)
 	Expect(err).ToNot(HaveOccurred())
 
 	u := &url.URL{Scheme: "https", Host: "vcsim", Path: "/sdk", User: url.UserPassword("user", "pass")}
@@ -48,7 +34,7 @@ func vcsimMachineVMs(ctx context.Context, proxy framework.ClusterProxy, namespac
 	tr := sc.DefaultTransport()
 	tr.DialTLSContext = nil
 	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return dialer.DialContextWithAddr(ctx, pod.Name)
+		return dialPod(ctx, proxy.GetRESTConfig(), pod, vcsimPort)
 	}
 	vc, err := vim25.NewClient(ctx, sc)
 	Expect(err).ToNot(HaveOccurred(), "connect to vcsim")

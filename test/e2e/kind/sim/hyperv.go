@@ -280,17 +280,12 @@ type hypervChannel struct {
 }
 
 func (c *hypervChannel) address(_ context.Context, ip string) error {
-	return c.host.Guest(c.id, func(vm *hypervsim.VM) {
-		vm.Heartbeat = true
-		if len(vm.NICs) > 0 {
-			vm.NICs[0].IPs = []string{ip}
-		}
-	})
+	return c.host.GuestAddress(c.id, ip)
 }
 
 func (c *hypervChannel) report(_ context.Context, st userdata.Status, r simguest.Report) error {
 	data := boundReport(r, st.MaxBytes)
-	return c.host.Guest(c.id, func(vm *hypervsim.VM) { vm.KVP[st.KVPValue] = string(data) })
+	return c.host.GuestKVP(c.id, st.KVPValue, string(data))
 }
 
 // boundReport is Send-Status's bound on a report: a message of at most 256 characters, then

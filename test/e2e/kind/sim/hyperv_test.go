@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
-	"github.com/vmware/govmomi/simulator"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,14 +59,7 @@ func TestSimulatorHyperV(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	model := simulator.VPX()
-	if err := model.Create(); err != nil {
-		t.Fatal(err)
-	}
-	defer model.Remove()
-	model.Service.TLS = new(tls.Config)
-	srv := model.Service.NewServer()
-	defer srv.Close()
+	srv := startVcsim(t)
 
 	certFile, keyFile, caPEM := testCertificate(t, "localhost")
 	hosts := fmt.Sprintf("[{name: hv1, address: localhost, port: %d, credentialsRef: {name: hyperv-hosts}, caBundle: %s},"+

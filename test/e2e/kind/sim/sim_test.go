@@ -58,14 +58,7 @@ func TestSimulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	model := simulator.VPX()
-	if err := model.Create(); err != nil {
-		t.Fatal(err)
-	}
-	defer model.Remove()
-	model.Service.TLS = new(tls.Config)
-	srv := model.Service.NewServer()
-	defer srv.Close()
+	srv := startVcsim(t)
 
 	port := freePort(t)
 	o := options{
@@ -468,4 +461,18 @@ func createBootstrapToken(ctx context.Context, t *testing.T, wl kubernetes.Inter
 	}
 	sum := sha256.Sum256(ca.RawSubjectPublicKeyInfo)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// startVcsim serves vcsim's default VPX model over TLS until the test ends.
+func startVcsim(t *testing.T) *simulator.Server {
+	t.Helper()
+	model := simulator.VPX()
+	if err := model.Create(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(model.Remove)
+	model.Service.TLS = new(tls.Config)
+	srv := model.Service.NewServer()
+	t.Cleanup(srv.Close)
+	return srv
 }
