@@ -17,7 +17,6 @@
 #
 #   scripts/e2e-images.sh            build what is missing or stale
 #   scripts/e2e-images.sh --list     print the images the suite uses, one per line
-#   scripts/e2e-images.sh --env      print the variables the suite reads (KIND_NODE_IMAGE=..., ...)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,13 +64,8 @@ suite_images() {
 
 case "${1:-}" in
   --list) echo "$NODE_IMAGE"; suite_images; exit 0 ;;
-  --env)
-    echo "KIND_NODE_IMAGE=$NODE_IMAGE"
-    echo "VCSIM_IMAGE=$VCSIM_IMAGE"
-    echo "E2E_MANIFESTS=$CACHE/manifests"
-    exit 0 ;;
   "") ;;
-  *) echo "e2e-images: unknown argument $1 (use --list or --env)" >&2; exit 2 ;;
+  *) echo "e2e-images: unknown argument $1 (use --list)" >&2; exit 2 ;;
 esac
 
 # shellcheck source=scripts/e2e-images/lib.sh
