@@ -59,7 +59,8 @@ type WindowsConfigSpec struct {
 	// +optional
 	NTP NTP `json:"ntp,omitempty,omitzero"`
 
-	// timezone is a Windows time zone id, e.g. "UTC" or "W. Europe Standard Time".
+	// timezone is a Windows time zone id (Get-TimeZone -ListAvailable), e.g. "UTC" or
+	// "W. Europe Standard Time"; not an IANA name. The bootstrap script sets it in both formats.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64

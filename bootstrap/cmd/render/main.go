@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -47,7 +48,7 @@ func run(args []string, stdout io.Writer) error {
 	if *file == "" || *endpoint == "" {
 		return errors.New("-f and --api-server are required")
 	}
-	spec, err := readSpec(*file)
+	obj, spec, err := readSpec(*file)
 	if err != nil {
 		return err
 	}
@@ -57,9 +58,14 @@ func run(args []string, stdout io.Writer) error {
 	if *format != "" {
 		spec.Format = bootstrapv1.Format(*format)
 	}
-	// The same defaults and checks as admission, so what renders here is what a cluster accepts.
+	// The same defaults and checks as admission (the CRD's schema and CEL rules, then the
+	// webhook), so what renders here is what a cluster accepts.
 	webhooks.DefaultSpec(spec)
-	if errs := webhooks.ValidateSpec(spec, field.NewPath("spec")); len(errs) > 0 {
+	errs := validateSchema(obj)
+	if len(errs) == 0 {
+		errs = webhooks.ValidateSpec(spec, field.NewPath("spec"))
+	}
+	if len(errs) > 0 {
 		return fmt.Errorf("%s is invalid: %w", *file, errs.ToAggregate())
 	}
 	if *caFile != "" {
@@ -98,29 +104,29 @@ func run(args []string, stdout io.Writer) error {
 	return w.Close()
 }
 
-// readSpec accepts either kind and returns the WindowsConfigSpec.
-func readSpec(path string) (*bootstrapv1.WindowsConfigSpec, error) {
+// readSpec accepts either kind and returns the object and its WindowsConfigSpec.
+func readSpec(path string) (runtime.Object, *bootstrapv1.WindowsConfigSpec, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var meta struct{ Kind string }
 	if err := yaml.Unmarshal(raw, &meta); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch meta.Kind {
 	case "WindowsConfig":
 		c := &bootstrapv1.WindowsConfig{}
 		if err := yaml.UnmarshalStrict(raw, c); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
-		return &c.Spec, nil
+		return c, &c.Spec, nil
 	case "WindowsConfigTemplate":
 		t := &bootstrapv1.WindowsConfigTemplate{}
 		if err := yaml.UnmarshalStrict(raw, t); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
-		return &t.Spec.Template.Spec, nil
+		return t, &t.Spec.Template.Spec, nil
 	}
-	return nil, fmt.Errorf("%s: kind %q is neither WindowsConfig nor WindowsConfigTemplate", path, meta.Kind)
+	return nil, nil, fmt.Errorf("%s: kind %q is neither WindowsConfig nor WindowsConfigTemplate", path, meta.Kind)
 }

@@ -25,9 +25,9 @@ func TestRenderExample(t *testing.T) {
 		"--ca-file", caFile, "--node-name", "win-x"}, &out)).To(Succeed())
 	u, err := userdata.Unpack(out.Bytes())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(u.CloudConfig)).To(ContainSubstring("set_timezone: UTC"))
 	doc, err := userdata.DecodeDocument(u.Data)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(doc.Time.Timezone).To(Equal("UTC"))
 	g.Expect(doc.NodeName).To(Equal("win-x"))
 	g.Expect(doc.Join.Config).To(ContainSubstring(strings.TrimSpace(string(pin))))
 	g.Expect(doc.Kubelet.Args).To(ContainElements("--max-pods=60", "--register-with-taints=os=windows:NoSchedule"))
@@ -55,10 +55,16 @@ func TestRenderErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("apiVersion: bootstrap.cluster.x-k8s.io/v1beta1\nkind: WindowsConfig\nspec:\n  files:\n  - path: relative.txt\n    content: x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	iana := writeConfig(t, dir, "iana.yaml", "timezone: Europe/Berlin\n")
+	vni := writeConfig(t, dir, "vni.yaml", "cni:\n    plugin: flannel\n    vxlanVNI: 4097\n")
 	cases := map[string]struct {
 		args []string
 		want string
 	}{
+		// The CRD's pattern and CEL rules, as the API server applies them (the webhook alone
+		// accepted both).
+		"IANA time zone": {[]string{"-f", iana, "--api-server", "a:1", "--ca-file", caFile}, `spec.timezone: Invalid value: "Europe/Berlin": spec.timezone in body should match`},
+		"CEL rule":       {[]string{"-f", vni, "--api-server", "a:1", "--ca-file", caFile}, "spec.cni: Invalid value: flannel on Windows requires vxlanVNI 4096"},
 		"no file":     {[]string{"--api-server", "a:1"}, "-f and --api-server are required"},
 		"no CA":       {[]string{"-f", other, "--api-server", "a:1"}, "neither WindowsConfig nor WindowsConfigTemplate"},
 		"invalid":     {[]string{"-f", bad, "--api-server", "a:1", "--ca-file", caFile}, "spec.files[0].path"},
@@ -70,4 +76,15 @@ func TestRenderErrors(t *testing.T) {
 			g.Expect(run(tc.args, io.Discard)).To(MatchError(ContainSubstring(tc.want)))
 		})
 	}
+}
+
+// writeConfig writes a WindowsConfig whose spec is the given YAML (indented by two spaces).
+func writeConfig(t *testing.T, dir, name, spec string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	body := "apiVersion: bootstrap.cluster.x-k8s.io/v1beta1\nkind: WindowsConfig\nmetadata:\n  name: w\nspec:\n  " + spec
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -112,11 +112,15 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 		doc.Files = append(doc.Files, DocFile{Path: f.Path, Content: base64.StdEncoding.EncodeToString(content), Append: f.Append})
 	}
 	if mode == ModeStandalone {
-		doc.Users = in.Users
-		doc.AdminKeys = adminKeys(in.Users)
-		if in.Timezone != "" || len(in.NTPServers) > 0 {
-			doc.Time = &DocTime{Timezone: in.Timezone, NTPServers: in.NTPServers}
-		}
+		doc.Users = in.Users // cloudbase-init's users plugin creates them otherwise
+	}
+	// The script does what cloudbase-init's cloud-config does differently from the API's
+	// documentation, in both formats: its set_timezone takes only IANA names (the API takes
+	// Windows ids), and its users plugin writes every key to <home>\.ssh\authorized_keys, which
+	// OpenSSH ignores for administrators.
+	doc.AdminKeys = adminKeys(in.Users)
+	if in.Timezone != "" || len(in.NTPServers) > 0 {
+		doc.Time = &DocTime{Timezone: in.Timezone, NTPServers: in.NTPServers}
 	}
 	return doc, nil
 }

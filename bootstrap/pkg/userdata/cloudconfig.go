@@ -13,23 +13,18 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The cloud-config keys cloudbase-init implements (write_files, set_timezone, ntp, users).
+// The cloud-config keys capwin uses of those cloudbase-init implements. Time zone and time
+// service are left to the script: cloudbase-init's set_timezone accepts only IANA names, the
+// API's timezone is a Windows id.
 type cloudConfigDoc struct {
-	WriteFiles  []writeFile `json:"write_files,omitempty"`
-	SetTimezone string      `json:"set_timezone,omitempty"`
-	NTP         *ntpConfig  `json:"ntp,omitempty"`
-	Users       []ccUser    `json:"users,omitempty"`
+	WriteFiles []writeFile `json:"write_files,omitempty"`
+	Users      []ccUser    `json:"users,omitempty"`
 }
 
 type writeFile struct {
 	Path     string `json:"path"`
 	Encoding string `json:"encoding"`
 	Content  string `json:"content"`
-}
-
-type ntpConfig struct {
-	Enabled bool     `json:"enabled"`
-	Servers []string `json:"servers"`
 }
 
 type ccUser struct {
@@ -60,14 +55,10 @@ func cloudConfig(in *Input) ([]byte, error) {
 		}
 		doc.WriteFiles = append(doc.WriteFiles, writeFile{Path: f.Path, Encoding: "b64", Content: base64.StdEncoding.EncodeToString(content)})
 	}
-	doc.SetTimezone = in.Timezone
-	if len(in.NTPServers) > 0 {
-		doc.NTP = &ntpConfig{Enabled: true, Servers: in.NTPServers}
-	}
 	for _, u := range in.Users {
 		doc.Users = append(doc.Users, ccUser{Name: u.Name, Groups: u.Groups, SSHAuthorizedKeys: u.SSHAuthorizedKeys})
 	}
-	if doc.WriteFiles == nil && doc.SetTimezone == "" && doc.NTP == nil && doc.Users == nil {
+	if doc.WriteFiles == nil && doc.Users == nil {
 		return nil, nil
 	}
 	out, err := yaml.Marshal(&doc)

@@ -58,8 +58,7 @@ type DocProxy struct {
 	NoProxy    string `json:"noProxy,omitempty"`
 }
 
-// DocTime configures the time zone and the time service (standalone mode; cloudbase-init does
-// it from the cloud-config part otherwise).
+// DocTime configures the time zone (a Windows id) and the time service, in both formats.
 type DocTime struct {
 	Timezone   string   `json:"timezone,omitempty"`
 	NTPServers []string `json:"ntpServers,omitempty"`

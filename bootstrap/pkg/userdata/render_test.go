@@ -107,17 +107,17 @@ func TestRenderCloudConfig(t *testing.T) {
 	u, doc := render(t, fullInput(FormatCloudConfig))
 	g.Expect(doc.Mode).To(Equal(ModeCloudbaseInit))
 	g.Expect(string(u.Script)).To(HaveSuffix(bootstrapScript))
-	// cloudbase-init does users, time and plain files; only the append file is left to the script.
+	// cloudbase-init creates the users and writes plain files; the append file, the time zone,
+	// the time service and administrators' keys are left to the script.
 	g.Expect(doc.Users).To(BeNil())
-	g.Expect(doc.Time).To(BeNil())
+	g.Expect(doc.Time).To(Equal(&DocTime{Timezone: "UTC", NTPServers: []string{"time.windows.com"}}))
+	g.Expect(doc.AdminKeys).To(Equal([]string{"ssh-ed25519 AAAA capi@example"}))
 	g.Expect(doc.Files).To(HaveLen(1))
 	g.Expect(doc.Files[0].Append).To(BeTrue())
 
 	g.Expect(string(u.CloudConfig)).To(HavePrefix("#cloud-config\n"))
 	var cc cloudConfigDoc
 	g.Expect(yaml.UnmarshalStrict(bytes.TrimPrefix(u.CloudConfig, []byte("#cloud-config\n")), &cc)).To(Succeed())
-	g.Expect(cc.SetTimezone).To(Equal("UTC"))
-	g.Expect(cc.NTP).To(Equal(&ntpConfig{Enabled: true, Servers: []string{"time.windows.com"}}))
 	g.Expect(cc.Users).To(Equal([]ccUser{{Name: "capi", Groups: []string{"Administrators"}, SSHAuthorizedKeys: []string{"ssh-ed25519 AAAA capi@example"}}}))
 	g.Expect(cc.WriteFiles).To(HaveLen(4))
 	for _, f := range cc.WriteFiles {

@@ -64,14 +64,13 @@ func TestCloudConfigFormatIsMultipart(t *testing.T) {
 	g := NewWithT(t)
 	o := readyCluster()
 	o.spec.Format = bootstrapv1.FormatCloudConfig
-	o.spec.Timezone = "UTC"
+	o.spec.Timezone = "W. Europe Standard Time"
 	s := newFixture(t, o).dataSecret(t)
 	g.Expect(string(s.Data["format"])).To(Equal("cloud-config"))
 	g.Expect(string(s.Data["value"])).To(HavePrefix("Content-Type: multipart/mixed"))
-	u, err := userdata.Unpack(s.Data["value"])
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(string(u.CloudConfig)).To(ContainSubstring("set_timezone: UTC"))
-	g.Expect(dataDocument(g, s.Data["value"]).Mode).To(Equal(userdata.ModeCloudbaseInit))
+	doc := dataDocument(g, s.Data["value"])
+	g.Expect(doc.Mode).To(Equal(userdata.ModeCloudbaseInit))
+	g.Expect(doc.Time.Timezone).To(Equal("W. Europe Standard Time"))
 }
 
 func TestWaitsForClusterInfrastructure(t *testing.T) {

@@ -12,9 +12,11 @@ import (
 )
 
 // cloudConfigPart is what cloudbase-init's cloud-config plugin reads of the #cloud-config part
-// (set_timezone and ntp change nothing this simulation can show).
+// (ntp changes nothing this simulation can show).
 type cloudConfigPart struct {
-	WriteFiles []struct {
+	SetTimezone string `json:"set_timezone"`
+	Timezone    string `json:"timezone"`
+	WriteFiles  []struct {
 		Path     string `json:"path"`
 		Encoding string `json:"encoding"`
 		Content  string `json:"content"`
@@ -35,6 +37,11 @@ func (s *script) cloudConfig() error {
 	var cc cloudConfigPart
 	if err := yaml.Unmarshal(s.unpacked.CloudConfig, &cc); err != nil {
 		return fmt.Errorf("cloud-config: %w", err)
+	}
+	for _, zone := range []string{cc.SetTimezone, cc.Timezone} {
+		if err := s.g.setTimezoneFromIANA(zone); err != nil {
+			return err
+		}
 	}
 	for _, f := range cc.WriteFiles {
 		data, err := decodeWriteFile(f.Encoding, f.Content)

@@ -67,6 +67,7 @@ type Guest struct {
 	containerdPath string
 	err            error
 	nodeName       string
+	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
 	closers        []func() // close the kubelet's connections on Stop
 }

@@ -101,6 +101,8 @@ type node struct {
 	hyperV   bool
 	gzipped  bool
 	endpoint string
+	timezone string
+	users    []userdata.User
 }
 
 // render returns the user data capwin's bootstrap provider would render for n, as the
@@ -122,6 +124,8 @@ func render(t *testing.T, n node) []byte {
 		Files:            []userdata.File{{Path: `C:\k\hello.txt`, Content: "hello\n"}},
 		PreJoinCommands:  []string{"Write-Output before"},
 		PostJoinCommands: []string{"Write-Output after"},
+		Timezone:         n.timezone,
+		Users:            n.users,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,10 @@ func (s *script) do(ctx context.Context, name string) error {
 				s.g.cfg.Build, doc.MinimumBuild)
 		}
 		s.log(fmt.Sprintf("Windows build %d; Kubernetes %s", s.g.cfg.Build, doc.KubernetesVersion))
+	case "time":
+		if doc.Time != nil && doc.Time.Timezone != "" {
+			return s.g.setTimezone(doc.Time.Timezone)
+		}
 	case "users":
 		for _, u := range doc.Users {
 			if len(u.SSHAuthorizedKeys) > 0 {
