@@ -65,10 +65,10 @@ func TestRenderErrors(t *testing.T) {
 		// accepted both).
 		"IANA time zone": {[]string{"-f", iana, "--api-server", "a:1", "--ca-file", caFile}, `spec.timezone: Invalid value: "Europe/Berlin": spec.timezone in body should match`},
 		"CEL rule":       {[]string{"-f", vni, "--api-server", "a:1", "--ca-file", caFile}, "spec.cni: Invalid value: flannel on Windows requires vxlanVNI 4096"},
-		"no file":     {[]string{"--api-server", "a:1"}, "-f and --api-server are required"},
-		"no CA":       {[]string{"-f", other, "--api-server", "a:1"}, "neither WindowsConfig nor WindowsConfigTemplate"},
-		"invalid":     {[]string{"-f", bad, "--api-server", "a:1", "--ca-file", caFile}, "spec.files[0].path"},
-		"missing pin": {[]string{"-f", "../../../docs/examples/windowsconfig.yaml", "--api-server", "a:1"}, "one of --ca-hash or --ca-file is required"},
+		"no file":        {[]string{"--api-server", "a:1"}, "-f and --api-server are required"},
+		"no CA":          {[]string{"-f", other, "--api-server", "a:1"}, "neither WindowsConfig nor WindowsConfigTemplate"},
+		"invalid":        {[]string{"-f", bad, "--api-server", "a:1", "--ca-file", caFile}, "spec.files[0].path"},
+		"missing pin":    {[]string{"-f", "../../../docs/examples/windowsconfig.yaml", "--api-server", "a:1"}, "one of --ca-hash or --ca-file is required"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
