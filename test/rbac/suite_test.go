@@ -133,7 +133,7 @@ func start(t *testing.T) *suite {
 	stopped = append(stopped, s.infra)
 	g.Expect(comps["bootstrap"].installWebhooks(t.Context(), s.admin, s.boot.webhookURL, caBundle)).To(Succeed())
 	g.Expect(comps["infrastructure"].installWebhooks(t.Context(), s.admin, s.infra.webhookURL, caBundle)).To(Succeed())
-	t.Cleanup(func() { logUnexercised(t, comps, s) })
+	t.Cleanup(func() { checkGrants(t, comps, s) })
 	return s
 }
 

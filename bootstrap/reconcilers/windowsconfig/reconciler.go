@@ -28,9 +28,11 @@ import (
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 )
 
-// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigs;windowsconfigs/status;windowsconfigs/finalizers,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status;machines;machines/status;machinesets;machinedeployments,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigs,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigs/status,verbs=patch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;machines,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -14,6 +14,6 @@
 // owner's finalizers subresource (e.g. vcentermachines/finalizers) where the API server enforces
 // OwnerReferencesPermissionEnforcement.
 //
-// +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddressclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=ipam.cluster.x-k8s.io,resources=ipaddresses,verbs=get;list;watch
 package ipam

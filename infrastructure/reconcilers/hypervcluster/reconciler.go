@@ -23,9 +23,10 @@ import (
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
 )
 
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervclusters;hypervclusters/status;hypervclusters/finalizers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachines,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervclusters,verbs=list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervclusters/status,verbs=patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachines,verbs=list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;patch
 
 // Reconciler reconciles HyperVClusters.
 type Reconciler struct {

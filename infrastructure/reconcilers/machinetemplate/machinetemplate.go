@@ -21,7 +21,8 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 )
 
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachinetemplates;hypervmachinetemplates/status,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachinetemplates,verbs=list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachinetemplates/status,verbs=patch
 
 // Status is what a node of the template offers; unknown sizes are left out.
 func Status(os infrav1.OperatingSystem, cpus int32, memoryMiB int64) infrav1.MachineTemplateStatus {

@@ -20,8 +20,9 @@ import (
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
 )
 
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcenterclusters;vcenterclusters/status;vcenterclusters/finalizers,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcenterclusters,verbs=list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcenterclusters/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;patch
 
 // recheck is how often a healthy VCenterCluster is checked again (vCenter reachable, credentials
 // still valid), so the condition tells the truth without an object change.

@@ -19,7 +19,8 @@ import (
 	"github.com/capwin/capwin/infrastructure/reconcilers/machinetemplate"
 )
 
-// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachinetemplates;vcentermachinetemplates/status,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachinetemplates,verbs=list;watch
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachinetemplates/status,verbs=patch
 
 // Reconciler fills VCenterMachineTemplate status.
 type Reconciler struct {
