@@ -34,11 +34,20 @@ func ToolDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "hack", "pscheck")
 }
 
-// Files parses the given files and returns one Result per file.
-func Files(paths ...string) ([]Result, error) {
+// installed returns the checker's directory once its parser is installed.
+func installed() (string, error) {
 	dir := ToolDir()
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "tree-sitter-powershell")); err != nil {
-		return nil, fmt.Errorf("PowerShell parser not installed: run `make npm` (needs node and npm): %w", err)
+		return "", fmt.Errorf("PowerShell parser not installed: run `make npm` (needs node and npm): %w", err)
+	}
+	return dir, nil
+}
+
+// Files parses the given files and returns one Result per file.
+func Files(paths ...string) ([]Result, error) {
+	dir, err := installed()
+	if err != nil {
+		return nil, err
 	}
 	abs := make([]string, len(paths))
 	for i, p := range paths {
@@ -51,7 +60,7 @@ func Files(paths ...string) ([]Result, error) {
 	cmd := exec.Command("node", append([]string{filepath.Join(dir, "check.cjs")}, abs...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	err = cmd.Run()
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
 		return nil, fmt.Errorf("pscheck: %v: %s", err, stderr.String())
@@ -89,4 +98,48 @@ func (r Result) String() string {
 		fmt.Fprintf(&b, "%s:%d:%d: %s near %q\n", r.File, e.Line, e.Column, e.Kind, e.Text)
 	}
 	return b.String()
+}
+
+// Call is one command or method call of a script, in source order: the enclosing function (""
+// at top level), the command or method name, its arguments as written, and the try, catch and
+// finally blocks around it, outermost first.
+type Call struct {
+	Function string   `json:"function"`
+	Name     string   `json:"name"`
+	Args     []string `json:"args"`
+	Blocks   []string `json:"blocks"`
+	Line     int      `json:"line"`
+}
+
+// Calls lists the commands and method calls of a script, from its syntax tree.
+func Calls(path string) ([]Call, error) {
+	dir, err := installed()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("node", filepath.Join(dir, "check.cjs"), "--calls", abs)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("pscheck --calls %s: %v: %s", path, err, stderr.String())
+	}
+	var out []Call
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		return nil, fmt.Errorf("pscheck: bad output %q: %w", stdout.String(), err)
+	}
+	return out, nil
+}
+
+// Find returns the first call that matches, and its index (-1 when none does).
+func Find(calls []Call, match func(Call) bool) (Call, int) {
+	for i, c := range calls {
+		if match(c) {
+			return c, i
+		}
+	}
+	return Call{}, -1
 }

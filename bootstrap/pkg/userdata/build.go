@@ -69,6 +69,8 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 				dir, `C:\var\log\kubelet`, `C:\var\lib\kubelet\etc\kubernetes\pki`, `C:\etc\kubernetes\pki`,
 				`C:\etc\kubernetes\manifests`, `C:\opt\cni\bin`, `C:\etc\cni\net.d`, `C:\run\cluster-api`,
 			},
+			// The join configuration (token), kubelet's kubeconfigs and client keys.
+			Private: []string{StateDir, `C:\etc\kubernetes`, `C:\var\lib\kubelet\pki`},
 		},
 		Status:   Status{GuestinfoKey: StatusGuestinfoKey, KVPKey: StatusKVPKey, KVPValue: StatusKVPValue, MaxBytes: StatusMaxBytes},
 		Features: []string{"Containers"},

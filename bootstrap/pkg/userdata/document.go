@@ -38,6 +38,8 @@ type Paths struct {
 	LogFile     string   `json:"logFile"`
 	Sentinel    string   `json:"sentinel"`
 	Directories []string `json:"directories"`
+	// Private directories hold secrets: only SYSTEM and Administrators may open them.
+	Private []string `json:"private"`
 }
 
 // Status says where the node reports bootstrap progress for the infrastructure provider.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,5 +131,23 @@ func TestLaunchScriptParses(t *testing.T) {
 		if c > 127 {
 			t.Fatalf("non-ASCII character at %d: Windows PowerShell 5.1 reads BOM-less files as ANSI", i)
 		}
+	}
+}
+
+// TestLaunchProtectsTheBootstrapFile: the launcher limits the directory of the bootstrap script
+// (it holds the join token) to SYSTEM and Administrators before anything else.
+func TestLaunchProtectsTheBootstrapFile(t *testing.T) {
+	calls, err := pscheck.Calls(filepath.Join("ps", "launch.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topLevel := func(name string) func(pscheck.Call) bool {
+		return func(c pscheck.Call) bool { return c.Function == "" && c.Name == name }
+	}
+	icacls, i := pscheck.Find(calls, topLevel("icacls.exe"))
+	_, addresses := pscheck.Find(calls, topLevel("Set-StaticAddresses"))
+	want := []string{"$dir", "'/inheritance:r'", "'/grant:r'", "'*S-1-5-18:(OI)(CI)F'", "'/grant:r'", "'*S-1-5-32-544:(OI)(CI)F'"}
+	if i < 0 || addresses < 0 || i > addresses || !slices.Equal(icacls.Args, want) {
+		t.Errorf("icacls %v at call %d, Set-StaticAddresses at call %d; want icacls.exe %v first", icacls.Args, i, addresses, want)
 	}
 }

@@ -102,6 +102,17 @@ function Invoke-Native {
     return $code
 }
 
+# Protect-Directory creates a directory for secrets (the join token, kubeconfigs, keys) that
+# only SYSTEM and Administrators can open; files created inside inherit that.
+function Protect-Directory {
+    param([string]$Path)
+    New-Item -ItemType Directory -Force -Path $Path | Out-Null
+    $code = Invoke-Native 'icacls.exe' @($Path, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '/grant:r', '*S-1-5-32-544:(OI)(CI)F')
+    if ($code -ne 0) {
+        throw "icacls on $Path exited with code $code"
+    }
+}
+
 function Request-Reboot {
     param([string]$Reason)
     Write-Log "rebooting: $Reason; the bootstrap continues after the reboot"
@@ -122,6 +133,9 @@ function Step-Preflight {
     $build = [Environment]::OSVersion.Version.Build
     if ($build -lt $Data.minimumBuild) {
         throw "Windows build $build is older than the oldest supported build $($Data.minimumBuild) (Windows Server 2022)"
+    }
+    foreach ($dir in $Data.paths.private) {
+        Protect-Directory $dir
     }
     foreach ($dir in $Data.paths.directories) {
         New-Item -ItemType Directory -Force -Path $dir | Out-Null
@@ -401,9 +415,12 @@ function Step-Join {
     if (Test-Path $join.kubeconfig) {
         Write-Log 'the node has joined already'
     } else {
-        [IO.File]::WriteAllText($join.configPath, $join.config)
-        $code = Invoke-Native $join.kubeadm @('join', "--config=$($join.configPath)", '--v=2')
-        Remove-Item -Force -Path $join.configPath
+        try {
+            [IO.File]::WriteAllText($join.configPath, $join.config)
+            $code = Invoke-Native $join.kubeadm @('join', "--config=$($join.configPath)", '--v=2')
+        } finally {
+            Remove-Item -Force -ErrorAction SilentlyContinue -Path $join.configPath
+        }
         if ($code -ne 0) {
             throw "kubeadm join exited with code $code"
         }
@@ -417,6 +434,10 @@ function Step-Finish {
         Unregister-ScheduledTask -TaskName 'capwin-bootstrap' -Confirm:$false
     }
     Remove-Item -Force -ErrorAction SilentlyContinue -Path (Join-Path $Data.paths.stateDir 'bootstrap.ps1')
+    if ($Data.mode -ne 'cloudbase-init' -and $PSCommandPath) {
+        # Started from a file (guest operations, PowerShell Direct): the file holds the join token.
+        Remove-Item -Force -ErrorAction SilentlyContinue -Path $PSCommandPath
+    }
 }
 
 $Steps = [ordered]@{
@@ -437,8 +458,9 @@ $Steps = [ordered]@{
     'finish'     = { Step-Finish }
 }
 
-New-Item -ItemType Directory -Force -Path $Data.paths.stateDir, (Split-Path -Parent $Data.paths.logFile) | Out-Null
+New-Item -ItemType Directory -Force -Path (Split-Path -Parent $Data.paths.logFile) | Out-Null
 try {
+    Protect-Directory $Data.paths.stateDir
     foreach ($name in $Steps.Keys) {
         $Step = $name
         if ($name -ne 'preflight' -and (Test-Done $name)) {

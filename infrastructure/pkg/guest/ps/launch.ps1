@@ -87,6 +87,13 @@ function Rename-Guest {
 
 New-Item -ItemType Directory -Force -Path (Split-Path -Parent $Launch.logFile) | Out-Null
 try {
+    # The bootstrap script beside this one holds the join token: only SYSTEM and Administrators
+    # may read the directory (the bootstrap deletes its file when it finishes).
+    $dir = Split-Path -Parent $Launch.bootstrapPath
+    & icacls.exe $dir '/inheritance:r' '/grant:r' '*S-1-5-18:(OI)(CI)F' '/grant:r' '*S-1-5-32-544:(OI)(CI)F' | Out-Null
+    if ($LASTEXITCODE -ne 0) {
+        throw "icacls on $dir exited with code $LASTEXITCODE"
+    }
     Set-StaticAddresses
     if ($env:COMPUTERNAME -ne $Launch.computerName) {
         Rename-Guest

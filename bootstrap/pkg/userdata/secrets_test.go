@@ -1,0 +1,70 @@
+package userdata
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/capwin/capwin/test/pscheck"
+)
+
+// TestScriptKeepsSecretsPrivate reads the script's syntax tree: the directories that hold the
+// join token, the kubelet's kubeconfigs and keys are limited to SYSTEM and Administrators before
+// anything is written to them, and the join configuration (it holds the token) is removed even
+// when kubeadm fails or throws.
+func TestScriptKeepsSecretsPrivate(t *testing.T) {
+	calls, err := pscheck.Calls(filepath.Join("ps", "bootstrap.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, doc := render(t, fullInput(FormatPowerShell))
+	if want := []string{StateDir, `C:\etc\kubernetes`, `C:\var\lib\kubelet\pki`}; !slices.Equal(doc.Paths.Private, want) {
+		t.Errorf("private directories %v, want %v", doc.Paths.Private, want)
+	}
+
+	protect, _ := pscheck.Find(calls, in("Protect-Directory", "Invoke-Native"))
+	if want := "@($Path, '/inheritance:r', '/grant:r', '*S-1-5-18:(OI)(CI)F', '/grant:r', '*S-1-5-32-544:(OI)(CI)F')"; !slices.Equal(protect.Args, []string{"'icacls.exe'", want}) {
+		t.Errorf("Protect-Directory runs %v, want icacls.exe %s (only SYSTEM and Administrators)", protect.Args, want)
+	}
+	// The main block protects the state directory before the first step reports or writes.
+	state, first := -1, -1
+	for i, c := range calls {
+		switch {
+		case c.Function == "" && c.Name == "Protect-Directory" && slices.Equal(c.Args, []string{"$Data.paths.stateDir"}):
+			state = i
+		case c.Function == "" && c.Name == "Send-Status" && first < 0:
+			first = i
+		}
+	}
+	if state < 0 || first < 0 || state > first {
+		t.Errorf("the state directory is protected at call %d, the first step starts at call %d", state, first)
+	}
+	if preflight, _ := pscheck.Find(calls, in("Step-Preflight", "Protect-Directory")); !slices.Equal(preflight.Args, []string{"$dir"}) {
+		t.Errorf("preflight does not protect $Data.paths.private")
+	}
+
+	write, _ := pscheck.Find(calls, in("Step-Join", "[IO.File]::WriteAllText"))
+	remove, _ := pscheck.Find(calls, in("Step-Join", "Remove-Item"))
+	if !slices.Equal(write.Blocks, []string{"try"}) || !slices.Equal(remove.Blocks, []string{"finally"}) || !slices.Contains(remove.Args, "$join.configPath") {
+		t.Errorf("the join configuration is not written in a try whose finally removes it: %+v / %+v", write, remove)
+	}
+}
+
+// in matches the calls of name inside function fn.
+func in(fn, name string) func(pscheck.Call) bool {
+	return func(c pscheck.Call) bool { return c.Function == fn && c.Name == name }
+}
+
+// TestScriptRemovesItsOwnFile: a script started from a file (capwin copies it into guests
+// without cloudbase-init) removes that file, which holds the join token, when it finishes.
+func TestScriptRemovesItsOwnFile(t *testing.T) {
+	calls, err := pscheck.Calls(filepath.Join("ps", "bootstrap.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, i := pscheck.Find(calls, func(c pscheck.Call) bool {
+		return in("Step-Finish", "Remove-Item")(c) && slices.Contains(c.Args, "$PSCommandPath")
+	}); i < 0 {
+		t.Error("Step-Finish does not remove $PSCommandPath")
+	}
+}
