@@ -4,6 +4,11 @@
 //	go run ./bootstrap/cmd/render -f windowsconfig.yaml --api-server 10.0.0.10:6443 \
 //	    --token abcdef.0123456789abcdef --ca-file ca.crt --kubernetes-version v1.36.3 \
 //	    [--format cloud-config|powershell] [--gzip] [--node-name N]
+//
+// `render diagnostics MACHINE` prints a Machine's whole story from the management cluster
+// (docs/troubleshooting.md):
+//
+//	go run ./bootstrap/cmd/render diagnostics [--kubeconfig FILE] [-n NAMESPACE] MACHINE
 package main
 
 import (
@@ -31,6 +36,9 @@ func main() {
 }
 
 func run(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "diagnostics" {
+		return runDiagnostics(args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	file := fs.String("f", "", "WindowsConfig or WindowsConfigTemplate YAML file (required)")
 	endpoint := fs.String("api-server", "", "control plane endpoint host:port (required)")
