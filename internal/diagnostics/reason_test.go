@@ -34,7 +34,7 @@ func TestWhyNoNode(t *testing.T) {
 			s.Infra = &infrav1.VCenterMachine{Status: infrav1.MachineStatus{Provisioning: infrav1.Provisioning{State: infrav1.StateCloning},
 				Conditions: []metav1.Condition{{Type: infrav1.VMProvisionedCondition, Reason: infrav1.CloningReason, Message: "Creating the VM from template"}}}}
 		}, "the VM is not provisioned (state Cloning): Cloning: Creating the VM from template"},
-		"no report":   {func(s *Story) { s.Infra = provisioned(infrav1.BootstrapStatus{}) }, "the guest has not reported any bootstrap progress"},
+		"no report": {func(s *Story) { s.Infra = provisioned(infrav1.BootstrapStatus{}) }, "the guest has not reported any bootstrap progress"},
 		"not started": {func(s *Story) {
 			s.Infra = provisioned(infrav1.BootstrapStatus{}, metav1.Condition{Type: infrav1.BootstrapSucceededCondition,
 				Reason: infrav1.GuestScriptNotStartedReason, Message: "The credential is invalid"})

@@ -79,7 +79,7 @@ func TestDiagnostics(t *testing.T) {
 	g.Expect(c.Status().Update(ctx, vcm)).To(Succeed())
 	create(ctx, g, c, &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "ev-", Namespace: ns},
 		InvolvedObject: corev1.ObjectReference{Kind: "VCenterMachine", Name: vcm.Name, Namespace: ns, UID: vcm.UID},
-		Type: corev1.EventTypeNormal, Reason: "Creating", Message: "Creating VM (task task-7)", Count: 1,
+		Type:           corev1.EventTypeNormal, Reason: "Creating", Message: "Creating VM (task task-7)", Count: 1,
 		LastTimestamp: metav1.NewTime(time.Now().Add(-time.Minute))})
 	out = diagnose(g, kubeconfig, vcm.Name, "-n", ns)
 	g.Expect(out).To(ContainSubstring("Machine diag/win-md-0-fail (Cluster win)"))
