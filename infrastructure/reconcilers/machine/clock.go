@@ -21,7 +21,10 @@ type stepClock struct {
 	uid   types.UID
 	step  string // the step being timed ("" before the first report of a known step)
 	since time.Time
-	done  map[string]bool // steps already observed
+	// unknownStart is true while the step being timed was already running when this manager
+	// first saw the machine (it restarted): its start is unknown, so it is not timed.
+	unknownStart bool
+	done         map[string]bool // steps already observed
 	// created is when this manager sent the VM create (zero: before its time, e.g. a restart).
 	created time.Time
 	ready   bool // create-to-ready observed
@@ -29,28 +32,30 @@ type stepClock struct {
 
 // advance takes one report and returns the step it completed, if any. A later step completes
 // the step being timed; a report of an earlier one (the script runs again from preflight after
-// a reboot) changes nothing; Succeeded completes the current step. Unknown steps are ignored.
+// a reboot) changes nothing; Succeeded completes the current step. Unknown steps are ignored,
+// and so is the first step seen by a manager that did not send the machine's create.
 func (c *stepClock) advance(step, state string, now time.Time) (stepTime, bool) {
 	idx := guest.StepIndex(step)
 	if idx < 0 {
 		return stepTime{}, false
 	}
 	if c.step == "" {
-		c.step, c.since = step, now
+		c.step, c.since, c.unknownStart = step, now, c.created.IsZero()
 		return stepTime{}, false
 	}
 	cur := guest.StepIndex(c.step)
 	var completed stepTime
+	skip := c.unknownStart
 	switch {
 	case idx > cur:
 		completed = stepTime{c.step, now.Sub(c.since)}
-		c.step, c.since = step, now
+		c.step, c.since, c.unknownStart = step, now, false
 	case idx == cur && state == guest.ReportSucceeded:
 		completed = stepTime{c.step, now.Sub(c.since)}
 	default:
 		return stepTime{}, false
 	}
-	if c.done[completed.Step] {
+	if skip || c.done[completed.Step] {
 		return stepTime{}, false
 	}
 	if c.done == nil {

@@ -29,7 +29,7 @@ func TestStepClockObservesEachStepOnce(t *testing.T) {
 		{131 * time.Second, "finish", "Succeeded"},
 		{140 * time.Second, "finish", "Succeeded"},
 	}
-	c := &stepClock{}
+	c := &stepClock{created: t0.Add(-time.Minute)} // this manager sent the create
 	var got []stepTime
 	for _, r := range reports {
 		if st, ok := c.advance(r.step, r.state, t0.Add(r.at)); ok {
@@ -42,6 +42,21 @@ func TestStepClockObservesEachStepOnce(t *testing.T) {
 		{"containerd", 30 * time.Second},
 		{"finish", time.Second},
 	}))
+}
+
+// TestStepClockAfterARestartSkipsTheStepInProgress: a manager that did not see the machine's
+// create (it restarted) meets the guest mid-step; that step's start is unknown, so it is not
+// timed, and the next ones are.
+func TestStepClockAfterARestartSkipsTheStepInProgress(t *testing.T) {
+	g := NewWithT(t)
+	c, now := &stepClock{}, time.Now()
+	_, ok := c.advance("downloads", "Running", now)
+	g.Expect(ok).To(BeFalse())
+	_, ok = c.advance("containerd", "Running", now.Add(20*time.Minute))
+	g.Expect(ok).To(BeFalse(), "downloads began before this manager started: not timed")
+	st, ok := c.advance("firewall", "Running", now.Add(21*time.Minute))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(st).To(Equal(stepTime{"containerd", time.Minute}))
 }
 
 func TestStepClockFailedStepIsNotAStepTime(t *testing.T) {
