@@ -115,7 +115,11 @@ func (p *printer) conditions(conds []metav1.Condition) {
 	p.line("  Conditions:")
 	p.table(func(tw io.Writer) {
 		for _, c := range conds {
-			fmt.Fprintf(tw, "    %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, stamp(c.LastTransitionTime.Time), firstLine(c.Message))
+			row := fmt.Sprintf("    %s\t%s\t%s\t%s", c.Type, c.Status, c.Reason, stamp(c.LastTransitionTime.Time))
+			if msg := firstLine(c.Message); msg != "" {
+				row += "\t" + msg
+			}
+			fmt.Fprintln(tw, row)
 		}
 	})
 }

@@ -53,7 +53,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *file == "" || *endpoint == "" {
-		return errors.New("-f and --api-server are required")
+		return errors.New("-f and --api-server are required (or: " + diagnosticsUsage + ")")
 	}
 	spec, err := readSpec(*file)
 	if err != nil {
