@@ -30,21 +30,22 @@ var (
 
 func init() { metrics.Registry.MustRegister(bootstrapStepSeconds, createToNodeReadySeconds) }
 
-// key is the clock key of a scope's machine.
-func key(obj Object) types.NamespacedName {
-	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+// clock runs f on the step clock of the scope's machine.
+func (r *Reconciler) clock(s *Scope, f func(*stepClock)) {
+	obj := s.InfraMachine
+	r.clocks.with(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}, obj.GetUID(), f)
 }
 
 // observeCreate starts the create-to-ready clock of a machine whose VM create was just sent.
 func (r *Reconciler) observeCreate(s *Scope) {
 	now := r.now()
-	r.clocks.with(key(s.InfraMachine), s.InfraMachine.GetUID(), func(c *stepClock) { c.created = now })
+	r.clock(s, func(c *stepClock) { c.created = now })
 }
 
 // observeReport times the bootstrap step a guest report completed, once per machine and step.
 func (r *Reconciler) observeReport(s *Scope, rep infrav1.BootstrapStatus) {
 	now := r.now()
-	r.clocks.with(key(s.InfraMachine), s.InfraMachine.GetUID(), func(c *stepClock) {
+	r.clock(s, func(c *stepClock) {
 		if st, ok := c.advance(rep.Step, rep.State, now); ok {
 			bootstrapStepSeconds.WithLabelValues(r.Kind.Name, st.Step).Observe(st.Duration.Seconds())
 		}
@@ -61,7 +62,7 @@ func (r *Reconciler) observeNodeReady(s *Scope) {
 	if at.IsZero() {
 		at = r.now()
 	}
-	r.clocks.with(key(s.InfraMachine), s.InfraMachine.GetUID(), func(c *stepClock) {
+	r.clock(s, func(c *stepClock) {
 		if d, ok := c.nodeReady(at); ok && d >= 0 {
 			createToNodeReadySeconds.WithLabelValues(r.Kind.Name).Observe(d.Seconds())
 		}
