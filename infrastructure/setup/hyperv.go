@@ -31,8 +31,8 @@ func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clu
 	})
 }
 
-// hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers.
-func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, o Options) error {
+// hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers and returns the latter.
+func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, o Options) (*machine.Reconciler, error) {
 	conns := o.Conns
 	if conns == nil {
 		conns = &hyperv.Conns{}
@@ -41,12 +41,12 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 	if err := (&hypervcluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {
-		return err
+		return nil, err
 	}
 	if err := (&machinetemplate.HyperVReconciler{Client: mgr.GetClient(), WatchFilterValue: o.WatchFilterValue}).
 		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
-		return err
+		return nil, err
 	}
-	return NewHyperVMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o).
-		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVMachineConcurrency, 1)})
+	r := NewHyperVMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
+	return r, r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVMachineConcurrency, 1)})
 }

@@ -96,11 +96,15 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
 		return err
 	}
-	if err := NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o).
-		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterMachineConcurrency, 1)}); err != nil {
+	vcenterMachines := NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
+	if err := vcenterMachines.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterMachineConcurrency, 1)}); err != nil {
 		return err
 	}
-	return hyperVReconcilers(ctx, mgr, cc, o)
+	hypervMachines, err := hyperVReconcilers(ctx, mgr, cc, o)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(&machine.StateCounts{Reader: mgr.GetCache(), Kinds: []machine.Kind{vcenterMachines.Kind, hypervMachines.Kind}})
 }
 
 // NewVCenterMachineReconciler is the machine lifecycle for VCenterMachines on the vCenter

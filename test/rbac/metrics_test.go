@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,13 +13,33 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
+
+	"github.com/capwin/capwin/internal/release"
+	"github.com/capwin/capwin/test/envtest"
 )
 
-// metricsReader is what a Prometheus's RBAC grants it (CAPI documents the same ClusterRole for
-// scraping its managers; neither CAPI's components nor capwin's ship one).
-var metricsReader = rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}
+// metricsReader is the ClusterRole of the scrape example (infrastructure/config/prometheus):
+// what a Prometheus's RBAC grants it.
+func metricsReader(g Gomega) []rbacv1.PolicyRule {
+	out, err := release.Kustomize(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "prometheus"))
+	g.Expect(err).NotTo(HaveOccurred())
+	objs, err := utilyaml.ToUnstructured(out)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, o := range objs {
+		if o.GetKind() == "ClusterRole" {
+			role := &rbacv1.ClusterRole{}
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, role)).To(Succeed())
+			return role.Rules
+		}
+	}
+	g.Expect(objs).To(BeEmpty(), "no ClusterRole in the scrape example")
+	return nil
+}
 
 // testMetrics scrapes each manager's /metrics over HTTPS: a token of a ServiceAccount bound to
 // the metrics reader role gets 200 with controller-runtime's metrics, one without gets 403. The
@@ -30,7 +51,7 @@ func testMetrics(t *testing.T, s *suite) {
 	for _, name := range []string{"prometheus", "nobody"} {
 		g.Expect(s.admin.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})).To(Succeed())
 	}
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{GenerateName: "rbac-test-metrics-reader-"}, Rules: []rbacv1.PolicyRule{metricsReader}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{GenerateName: "rbac-test-metrics-reader-"}, Rules: metricsReader(g)}
 	g.Expect(s.admin.Create(ctx, role)).To(Succeed())
 	g.Expect(s.admin.Create(ctx, &rbacv1.ClusterRoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
@@ -47,12 +68,15 @@ func testMetrics(t *testing.T, s *suite) {
 	}
 	reader, nobody := token("prometheus"), token("nobody")
 
+	// Each manager's own series: the token counter, the machine counts (exported by the leader).
+	series := map[*running]string{s.boot: `capwin_bootstrap_tokens_total{operation="issue"}`, s.infra: `capwin_machines{kind="vcentermachine",state="Provisioned"}`}
 	for m, controller := range map[*running]string{s.boot: "windowsconfig", s.infra: "vcentermachine"} {
 		t.Run(m.name, func(t *testing.T) {
 			g := NewWithT(t)
 			code, body := scrape(g, m.metricsAddr, reader)
 			g.Expect(code).To(Equal(http.StatusOK), "body: %.300s", body)
 			g.Expect(body).To(ContainSubstring(`controller_runtime_reconcile_total{controller="` + controller + `"`))
+			g.Expect(body).To(ContainSubstring(series[m]))
 			code, body = scrape(g, m.metricsAddr, nobody)
 			g.Expect(code).To(Equal(http.StatusForbidden), "body: %.300s", body)
 		})

@@ -161,6 +161,8 @@ type HyperVSecureBoot struct {
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
 // +kubebuilder:printcolumn:name="Host",type="string",JSONPath=".status.vm.host"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.provisioning.state"
+// +kubebuilder:printcolumn:name="Bootstrap step",type="string",JSONPath=".status.bootstrap.step"
+// +kubebuilder:printcolumn:name="Bootstrap",type="string",JSONPath=".status.bootstrap.state"
 // +kubebuilder:printcolumn:name="Computer name",type="string",JSONPath=".status.computerName"
 // +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID",priority=1
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=`.status.conditions[?(@.type=="Ready")].status`

@@ -112,6 +112,8 @@ type VCenterMachineSpec struct {
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta1"
 // +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']"
 // +kubebuilder:printcolumn:name="State",type="string",JSONPath=".status.provisioning.state"
+// +kubebuilder:printcolumn:name="Bootstrap step",type="string",JSONPath=".status.bootstrap.step"
+// +kubebuilder:printcolumn:name="Bootstrap",type="string",JSONPath=".status.bootstrap.state"
 // +kubebuilder:printcolumn:name="Computer name",type="string",JSONPath=".status.computerName"
 // +kubebuilder:printcolumn:name="ProviderID",type="string",JSONPath=".spec.providerID",priority=1
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=`.status.conditions[?(@.type=="Ready")].status`

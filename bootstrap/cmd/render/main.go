@@ -4,6 +4,11 @@
 //	go run ./bootstrap/cmd/render -f windowsconfig.yaml --api-server 10.0.0.10:6443 \
 //	    --token abcdef.0123456789abcdef --ca-file ca.crt --kubernetes-version v1.36.3 \
 //	    [--format cloud-config|powershell] [--gzip] [--node-name N]
+//
+// `render diagnostics MACHINE` prints a Machine's whole story from the management cluster
+// (docs/troubleshooting.md):
+//
+//	go run ./bootstrap/cmd/render diagnostics [--kubeconfig FILE] [-n NAMESPACE] MACHINE
 package main
 
 import (
@@ -32,6 +37,9 @@ func main() {
 }
 
 func run(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "diagnostics" {
+		return runDiagnostics(args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	file := fs.String("f", "", "WindowsConfig or WindowsConfigTemplate YAML file (required)")
 	endpoint := fs.String("api-server", "", "control plane endpoint host:port (required)")
@@ -46,7 +54,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *file == "" || *endpoint == "" {
-		return errors.New("-f and --api-server are required")
+		return errors.New("-f and --api-server are required (or: " + diagnosticsUsage + ")")
 	}
 	obj, spec, err := readSpec(*file)
 	if err != nil {

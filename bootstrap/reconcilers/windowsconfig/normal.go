@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"k8s.io/utils/ptr"
@@ -210,7 +211,10 @@ func (r *Reconciler) unrevokedToken(ctx context.Context, s *scope) (*corev1.Secr
 // deleteToken deletes the token Secret in the workload cluster and records it on the data Secret.
 func (r *Reconciler) deleteToken(ctx context.Context, remote client.Client, ds *corev1.Secret, id string) error {
 	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstrapapi.BootstrapTokenSecretPrefix + id}}
-	if err := client.IgnoreNotFound(remote.Delete(ctx, tok)); err != nil {
+	switch err := remote.Delete(ctx, tok); {
+	case err == nil:
+		tokensTotal.WithLabelValues(tokenRevoke).Inc()
+	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("revoke bootstrap token %s: %w", id, err)
 	}
 	before := ds.DeepCopy()

@@ -29,8 +29,10 @@ const (
 
 func TestJoinDataIsRenderedWithAWorkingTokenAndCAHash(t *testing.T) {
 	g := NewWithT(t)
+	issued := tokenOps(g, "issue")
 	f := newFixture(t, readyCluster())
 	s := f.dataSecret(t)
+	g.Expect(tokenOps(g, "issue")).To(BeNumerically(">=", issued+1), "the token is counted")
 
 	g.Expect(s.Type).To(Equal(clusterv1.ClusterSecretType))
 	g.Expect(string(s.Data["format"])).To(Equal("powershell"))
@@ -123,12 +125,14 @@ func TestTokenIsExtendedWhileTheNodeHasNotJoined(t *testing.T) {
 	tok := tokenSecret(g, id)
 	tok.Data[bootstrapapi.BootstrapTokenExpirationKey] = []byte(time.Now().UTC().Add(time.Minute).Format(time.RFC3339))
 	g.Expect(k8s.Update(ctx, tok)).To(Succeed())
+	refreshed := tokenOps(g, "refresh")
 	touch(g, f)
 	g.Eventually(func(g Gomega) {
 		exp, err := time.Parse(time.RFC3339, string(tokenSecret(g, id).Data[bootstrapapi.BootstrapTokenExpirationKey]))
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(exp).To(BeTemporally(">", time.Now().Add(10*time.Minute)))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(tokenOps(g, "refresh")).To(BeNumerically(">=", refreshed+1), "the refresh is counted")
 }
 
 func TestLostTokenIsReissuedAndDataReRendered(t *testing.T) {
@@ -158,6 +162,7 @@ func TestJoinedMachineRevokesItsToken(t *testing.T) {
 	m := &clusterv1.Machine{}
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.machine), m)).To(Succeed())
 	m.Status.NodeRef = clusterv1.MachineNodeReference{Name: "win-md-0-abcde"}
+	revoked := tokenOps(g, "revoke")
 	g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
 	touch(g, f)
 
@@ -171,6 +176,7 @@ func TestJoinedMachineRevokesItsToken(t *testing.T) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(s), s)).To(Succeed())
 		g.Expect(s.Annotations[tokenIDAnnotation]).To(Equal(id), "a joined node needs no new token")
 	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
+	g.Expect(tokenOps(g, "revoke")).To(Equal(revoked+1), "one revocation, counted once across reconciles")
 }
 
 func TestStatusIsRestoredFromTheMachineAfterMove(t *testing.T) {

@@ -45,6 +45,7 @@ func createToken(ctx context.Context, c client.Client, ttl time.Duration, now ti
 	if err := c.Create(ctx, s); err != nil {
 		return "", fmt.Errorf("create bootstrap token secret: %w", err)
 	}
+	tokensTotal.WithLabelValues(tokenIssue).Inc()
 	return token, nil
 }
 
@@ -71,6 +72,7 @@ func refreshToken(ctx context.Context, c client.Client, tokenID string, ttl time
 	if err := c.Update(ctx, s); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
+	tokensTotal.WithLabelValues(tokenRefresh).Inc()
 	return true, nil
 }
 

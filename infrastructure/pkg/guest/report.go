@@ -20,6 +20,22 @@ const (
 	ReportSucceeded = "Succeeded"
 )
 
+// BootstrapSteps are bootstrap.ps1's steps in the order it runs them (its $Steps table).
+var BootstrapSteps = []string{
+	"preflight", "proxy", "time", "users", "features", "downloads", "containerd", "firewall",
+	"defender", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
+}
+
+// StepIndex is the position of a step in BootstrapSteps, -1 for a name the script does not have.
+func StepIndex(step string) int {
+	for i, s := range BootstrapSteps {
+		if s == step {
+			return i
+		}
+	}
+	return -1
+}
+
 // ParseReport decodes the JSON status the bootstrap script writes to guestinfo / KVP. The guest is
 // not trusted: size, encoding and the state value are checked.
 func ParseReport(raw string) (infrav1.BootstrapStatus, error) {

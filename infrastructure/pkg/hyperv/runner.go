@@ -120,6 +120,14 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 		c.ntlm.Lock()
 		defer c.ntlm.Unlock()
 	}
+	start := time.Now()
+	err = c.run(ctx, op, env, out)
+	observeOperation(op.Name, err, time.Since(start))
+	return err
+}
+
+// run sends one operation envelope and decodes its result.
+func (c *Conn) run(ctx context.Context, op Script, env []byte, out any) error {
 	var stdout, stderr bytes.Buffer
 	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))
 	if err != nil {

@@ -139,6 +139,7 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 		return r.hypervisorError(obj, err)
 	}
 	st.Task = ref
+	r.observeCreate(s)
 	waiting(obj, infrav1.CloningReason, "Creating the VM from template")
 	r.Recorder.Eventf(obj, nil, "Normal", "Creating", "Create", "Creating VM (task %s)", ref)
 	return ctrl.Result{RequeueAfter: r.TaskPollInterval}, nil
@@ -174,6 +175,7 @@ func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ct
 func (r *Reconciler) running(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	r.bootstrapReport(s, vm)
+	r.observeNodeReady(s)
 	if res, done, err := r.runInGuest(ctx, s, b, vm); !done || err != nil {
 		return res, err
 	}
@@ -224,6 +226,7 @@ func (r *Reconciler) bootstrapReport(s *Scope, vm *VM) {
 			return
 		}
 		st.Bootstrap = rep
+		r.observeReport(s, rep)
 	}
 	if s.Machine.Status.NodeRef.IsDefined() && st.Bootstrap.State != guest.ReportFailed {
 		setBootstrap(obj, metav1.ConditionTrue, infrav1.BootstrapSucceededReason, "")

@@ -77,6 +77,9 @@ type Reconciler struct {
 	CreateGrace time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// clocks time each machine's bootstrap steps for the metrics.
+	clocks clocks
 }
 
 // SetupWithManager registers the controller and its watches.
@@ -114,6 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	log := ctrl.LoggerFrom(ctx)
 	obj := r.Kind.NewObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.clocks.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
 )
 
 // Report states, as bootstrap.ps1 writes them.
@@ -19,10 +20,7 @@ const (
 )
 
 // Steps are bootstrap.ps1's steps, in its order.
-var Steps = []string{
-	"preflight", "proxy", "time", "users", "features", "downloads", "containerd", "firewall",
-	"defender", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
-}
+var Steps = guestmeta.BootstrapSteps
 
 // StepError is the error of a bootstrap step: Message is what the script reports, Err the
 // underlying reason (for a failed kubeadm join, what kubeadm printed).

@@ -1,0 +1,17 @@
+package hyperv
+
+import (
+	"errors"
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestOutcomeLabelIsBounded(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(outcome(nil)).To(Equal("ok"))
+	g.Expect(outcome(&HostError{Kind: KindUnreachable})).To(Equal("Unreachable"))
+	g.Expect(outcome(&HostError{Kind: KindNotFound})).To(Equal("NotFound"))
+	g.Expect(outcome(&HostError{Kind: "SomethingTheScriptMadeUp"})).To(Equal("Failed"))
+	g.Expect(outcome(errors.New("plain"))).To(Equal("Failed"))
+}
