@@ -1,6 +1,10 @@
 package release
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -64,5 +68,37 @@ func TestStampMetadata(t *testing.T) {
 		if err := (Stamp{Version: bad}).validate(); err == nil {
 			t.Errorf("version %q accepted", bad)
 		}
+	}
+}
+
+// TestWriteStamped writes a release for another registry and a new minor: no file names the
+// development registry or tag any more, and clusterctl finds the new minor's release series.
+func TestWriteStamped(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteStamped("../..", dir, Stamp{Registry: "example.com/capwin", Version: "v0.2.0"}); err != nil {
+		t.Fatal(err)
+	}
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(DefaultRegistry+"/")) {
+			t.Errorf("%s names %s", f.Name(), DefaultRegistry)
+		}
+		if strings.HasSuffix(f.Name(), "-components.yaml") && !bytes.Contains(b, []byte("example.com/capwin/capwin-")) {
+			t.Errorf("%s: no manager image in example.com/capwin", f.Name())
+		}
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, "metadata.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(meta, []byte("minor: 2\n    contract: v1beta2")) {
+		t.Errorf("metadata.yaml:\n%s", meta)
 	}
 }
