@@ -90,9 +90,10 @@ func buildHostProcess(ctx context.Context, o options, h hostProcessImage, sbomFi
 	if err != nil {
 		return nil, err
 	}
+	// No entrypoint: the DaemonSets run their start script with powershell.exe. PATH names
+	// PowerShell's folder, as Microsoft's HostProcess image examples set it.
 	img, err = withConfig(img, windowsAMD64, o.created, v1.Config{
-		Entrypoint: []string{`C:\` + h.folder + `\` + h.exe},
-		Env:        []string{`PATH=C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\`},
+		Env: []string{`PATH=C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\`},
 	})
 	if err != nil {
 		return nil, err
