@@ -7,6 +7,8 @@
 # DOCKER_BUILDKIT=1 with a client that has it built in. No `# syntax=` line: the builder's own
 # Dockerfile frontend is used, so nothing is pulled for it. Offline, GO_IMAGE and BASE_IMAGE can
 # name locally built images (scripts/e2e-images.sh does).
+# These are development and e2e images. Release images are built by `make release`
+# (hack/images, with ko; see RELEASE.md), not from this file.
 
 ARG GO_IMAGE=golang:1.26.8
 ARG BASE_IMAGE=gcr.io/distroless/static:nonroot

@@ -1,6 +1,8 @@
 # capwin — Cluster API providers for Windows worker nodes on vCenter and Hyper-V.
 SHELL := /usr/bin/env bash -o pipefail -e
 GO ?= go
+comma := ,
+space := $(empty) $(empty)
 CONTROLLER_GEN := $(GO) tool controller-gen
 export GOTOOLCHAIN := local
 
@@ -35,23 +37,51 @@ envtest:
 npm:
 	@test -d hack/pscheck/node_modules || (cd hack/pscheck && npm ci --no-audit --no-fund --loglevel=error)
 
-## lint: gofmt and go vet.
+## lint: gofmt, go vet (also of the nested image builder module) and actionlint on .github/workflows.
+ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 .PHONY: lint
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	$(GO) vet ./...
+	$(GO) -C hack/images vet ./...
+	$(ACTIONLINT)
 
 ## test: unit, envtest, clusterctl and PowerShell parse tests, and a compile check of the kind e2e; installs what it needs.
 .PHONY: test
 test: envtest npm e2e-vet
 	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh) $(GO) test ./... -count=1 -timeout 30m
 	$(GO) test -tags e2e ./test/e2e/kind/sim -count=1
+	$(GO) -C hack/images test ./... -count=1
 
-## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses).
+## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses); images named $(REGISTRY)/<image>:$(VERSION).
+VERSION ?= dev
+REGISTRY ?= ghcr.io/capwin
+# Kubernetes versions capwin-kube-proxy-windows is built for (its tag is the Kubernetes version).
+KUBERNETES_VERSIONS ?= v1.36.3
+FLANNEL_VERSION ?= v0.27.4
 .PHONY: release-manifests
 release-manifests:
 	rm -rf out
-	$(GO) run ./hack/release -out out
+	$(GO) run ./hack/release -out out -registry $(REGISTRY) -version $(VERSION)
+
+## release-images: build the images into out/ as OCI archives (managers: linux/amd64+arm64; flanneld, kube-proxy: windows/amd64), SBOMs, images.txt, checksums.txt.
+.PHONY: release-images
+release-images:
+	$(GO) -C hack/images run . build -root $(CURDIR) -out $(CURDIR)/out -registry $(REGISTRY) -version $(VERSION) \
+	  -kubernetes-versions $(subst $(space),$(comma),$(KUBERNETES_VERSIONS)) -flannel-version $(FLANNEL_VERSION)
+
+## release: make release VERSION=vX.Y.Z REGISTRY=registry.example.com/capwin - the release files and the images in out/ (see RELEASE.md).
+.PHONY: release
+release:
+	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "make release needs VERSION=vX.Y.Z"; exit 1; }
+	@$(MAKE) --no-print-directory release-manifests
+	@$(MAKE) --no-print-directory release-images
+
+## release-push: push the image archives in out/ to the registry they name (PUSH_REGISTRY=... for another one); credentials from docker login / crane auth login.
+PUSH_REGISTRY ?=
+.PHONY: release-push
+release-push:
+	$(GO) -C hack/images run . push -out $(CURDIR)/out $(if $(PUSH_REGISTRY),-registry $(PUSH_REGISTRY))
 
 ## fuzz: run the user data fuzzer (FUZZTIME=10m for a long run).
 FUZZTIME ?= 60s

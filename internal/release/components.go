@@ -13,8 +13,16 @@ var Components = map[string]string{
 }
 
 // Write writes a release into dir: both components files, metadata.yaml, every cluster
-// template and ClusterClass - the files of one clusterctl provider repository version.
-func Write(root, dir string) error {
+// template and ClusterClass - the files of one clusterctl provider repository version - with
+// the checked-in image names (DefaultRegistry, DefaultVersion).
+func Write(root, dir string) error { return WriteStamped(root, dir, Stamp{}) }
+
+// WriteStamped writes a release into dir as Write does, with capwin's images in s.Registry
+// tagged s.Version and the release series of s.Version in metadata.yaml.
+func WriteStamped(root, dir string, s Stamp) error {
+	if err := s.validate(); err != nil {
+		return err
+	}
 	files, err := Templates(root)
 	if err != nil {
 		return err
@@ -28,7 +36,14 @@ func Write(root, dir string) error {
 			return err
 		}
 	}
-	if files["metadata.yaml"], err = os.ReadFile(filepath.Join(root, "metadata.yaml")); err != nil {
+	for name, body := range files {
+		files[name] = s.images(body)
+	}
+	meta, err := os.ReadFile(filepath.Join(root, "metadata.yaml"))
+	if err != nil {
+		return err
+	}
+	if files["metadata.yaml"], err = s.metadataFile(meta); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// goSource is a Go main package of another module, built as that module's release does.
+type goSource struct {
+	module, version string
+	pkg             string   // the main package
+	ldflags         []string // besides -s -w
+	// staging: the module replaces its staging modules with ./staging folders (k8s.io/kubernetes),
+	// which a module that requires it must pin to their published versions itself.
+	staging string
+}
+
+var stagingReplace = regexp.MustCompile(`(?m)^\s*(k8s\.io/[a-z0-9-]+) => \./staging/`)
+
+// buildGo builds src for goos/goarch into out, in a throwaway module that requires src.module
+// (GOFLAGS=-mod=mod lets go resolve and record the dependencies): trimmed paths, no cgo, no
+// VCS stamp, so the same version gives the same binary.
+func buildGo(ctx context.Context, src goSource, goos, goarch, out string) error {
+	dir, err := os.MkdirTemp("", "capwin-gobuild")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	mod := fmt.Sprintf("module capwin.local/build\n\ngo 1.26\n\nrequire %s %s\n", src.module, src.version)
+	if src.staging != "" {
+		replaces, err := stagingReplaces(ctx, src)
+		if err != nil {
+			return err
+		}
+		mod += replaces
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
+		return err
+	}
+	ld := append([]string{"-s", "-w", "-buildid="}, src.ldflags...)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", strings.Join(ld, " "), "-o", out, src.pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s@%s: %w", src.pkg, src.version, err)
+	}
+	return nil
+}
+
+// stagingReplaces are replace directives pinning the staging modules of src.module to src.staging.
+func stagingReplaces(ctx context.Context, src goSource) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", src.module+"@"+src.version)
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w", src.module, src.version, err)
+	}
+	m := regexp.MustCompile(`"GoMod": "([^"]+)"`).FindSubmatch(b)
+	if m == nil {
+		return "", fmt.Errorf("go mod download %s@%s: no go.mod", src.module, src.version)
+	}
+	gomod, err := os.ReadFile(string(m[1]))
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	for _, r := range stagingReplace.FindAllSubmatch(gomod, -1) {
+		fmt.Fprintf(&out, "replace %s => %s %s\n", r[1], r[1], src.staging)
+	}
+	return out.String(), nil
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"io"
+	"log"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// testOptions build for one platform, at a fixed time, from this repository.
+func testOptions(t *testing.T, only string) options {
+	return options{
+		root: "../..", out: t.TempDir(), registry: "example.com/capwin", version: "v0.0.0-test",
+		flannelVersion: "v0.27.4", platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}},
+		only: map[string]bool{only: true}, created: time.Unix(1_700_000_000, 0).UTC(),
+	}
+}
+
+// buildTwice builds one image in two output folders and returns both archives' images.
+func buildTwice(t *testing.T, image string) (first, second v1.ImageIndex, archive string) {
+	t.Helper()
+	var idx [2]v1.ImageIndex
+	for i := range idx {
+		o := testOptions(t, image)
+		if err := buildAll(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(o.out, image+"-*.oci.tar"))
+		if len(files) != 1 {
+			t.Fatalf("archives of %s: %v", image, files)
+		}
+		_, got, cleanup, err := readArchive(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cleanup)
+		idx[i], archive = got, files[0]
+	}
+	return idx[0], idx[1], archive
+}
+
+func digest(t *testing.T, idx v1.ImageIndex) v1.Hash {
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// onlyImage is the single image of an index, with its platform.
+func onlyImage(t *testing.T, idx v1.ImageIndex) (v1.Image, v1.Platform) {
+	t.Helper()
+	m, err := idx.IndexManifest()
+	if err != nil || len(m.Manifests) != 1 || m.Manifests[0].Platform == nil {
+		t.Fatalf("index: %v %+v", err, m)
+	}
+	img, err := idx.Image(m.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img, *m.Manifests[0].Platform
+}
+
+// files lists every entry of an image's layers: name -> tar header.
+func files(t *testing.T, img v1.Image) map[string]*tar.Header {
+	t.Helper()
+	layers, err := img.Layers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*tar.Header{}
+	for _, l := range layers {
+		rc, err := l.Compressed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := tar.NewReader(zr)
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[strings.Trim(h.Name, "/")] = h
+		}
+		rc.Close()
+	}
+	return out
+}
+
+func TestManagerImage(t *testing.T) {
+	first, second, archive := buildTwice(t, "capwin-bootstrap-windows")
+	if a, b := digest(t, first), digest(t, second); a != b {
+		t.Errorf("two builds of the same source: digests %s and %s", a, b)
+	}
+	img, p := onlyImage(t, first)
+	if p.OS != "linux" || p.Architecture != "amd64" {
+		t.Errorf("platform %s", p)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Config.User != "65532:65532" {
+		t.Errorf("user %q, want 65532:65532", cfg.Config.User)
+	}
+	fs := files(t, img)
+	if h := fs["manager"]; h == nil || h.Typeflag != tar.TypeSymlink || h.Linkname != "ko-app/bootstrap" {
+		t.Errorf("/manager: %+v", h)
+	}
+	// No shell, nothing to run but the manager.
+	for n, h := range fs {
+		if h.Typeflag == tar.TypeReg && h.Mode&0o111 != 0 && n != "ko-app/bootstrap" {
+			t.Errorf("executable %s", n)
+		}
+	}
+	for _, n := range []string{"etc/passwd", "etc/ssl/certs/ca-certificates.crt"} {
+		if fs[n] == nil {
+			t.Errorf("no /%s", n)
+		}
+	}
+	if sboms, _ := filepath.Glob(filepath.Join(filepath.Dir(archive), "capwin-bootstrap-windows-*.spdx.json")); len(sboms) == 0 {
+		t.Error("no SBOM")
+	}
+	t.Run("push", func(t *testing.T) { testPush(t, archive, digest(t, first)) })
+}
+
+// testPush pushes an archive to an in-process registry and reads the index back.
+func testPush(t *testing.T, archive string, want v1.Hash) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	got, err := push(context.Background(), archive, u.Host+"/capwin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(got, "@"+want.String()) {
+		t.Errorf("pushed %s, want digest %s", got, want)
+	}
+	ref, err := name.ParseReference(u.Host + "/capwin/capwin-bootstrap-windows:v0.0.0-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := remote.Index(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := digest(t, idx); d != want {
+		t.Errorf("registry has %s, want %s", d, want)
+	}
+}
+
+func TestFlanneldWindowsImage(t *testing.T) {
+	first, second, _ := buildTwice(t, "capwin-flanneld-windows")
+	if a, b := digest(t, first), digest(t, second); a != b {
+		t.Errorf("two builds of the same source: digests %s and %s", a, b)
+	}
+	img, p := onlyImage(t, first)
+	if p.OS != "windows" || p.Architecture != "amd64" {
+		t.Errorf("platform %s", p)
+	}
+	fs := files(t, img)
+	exe := fs["Files/flannel/flanneld.exe"]
+	if exe == nil || exe.PAXRecords["MSWINDOWS.rawsd"] == "" {
+		t.Errorf("Files/flannel/flanneld.exe: %+v", exe)
+	}
+	for _, n := range append([]string{"Hives"}, hiveNames...) {
+		if n != "Hives" {
+			n = "Files/Windows/System32/config/" + n
+		}
+		if fs[n] == nil {
+			t.Errorf("no %s", n)
+		}
+	}
+	for n := range fs {
+		if n != "Hives" && n != "Files" && !strings.HasPrefix(n, "Files/") {
+			t.Errorf("%s: a Windows layer keeps files under Files/", n)
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	os.Setenv("GOTOOLCHAIN", "local")
+	os.Exit(m.Run())
+}

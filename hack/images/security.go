@@ -1,0 +1,59 @@
+package main
+
+import "encoding/binary"
+
+// Windows security descriptors in their self-relative binary form (MS-DTYP 2.4.6), for the
+// tar records and registry hives of the Windows HostProcess images.
+
+// sid is a security identifier S-1-5-<sub...> (NT authority).
+func sid(sub ...uint32) []byte {
+	b := []byte{1, byte(len(sub)), 0, 0, 0, 0, 0, 5}
+	for _, s := range sub {
+		b = binary.LittleEndian.AppendUint32(b, s)
+	}
+	return b
+}
+
+var (
+	sidSystem         = sid(18)      // NT AUTHORITY\SYSTEM
+	sidAdministrators = sid(32, 544) // BUILTIN\Administrators
+	sidUsers          = sid(32, 545) // BUILTIN\Users
+)
+
+// securityDescriptor is a self-relative descriptor with owner and group and, when allow is
+// not empty, a DACL that gives each of those SIDs the access mask (inherited by subkeys).
+func securityDescriptor(owner, group []byte, mask uint32, allow ...[]byte) []byte {
+	const selfRelative, daclPresent = 0x8000, 0x0004
+	control := uint16(selfRelative)
+	var dacl []byte
+	if len(allow) > 0 {
+		control |= daclPresent
+		var aces []byte
+		for _, s := range allow {
+			aces = append(aces, 0, 0x02) // ACCESS_ALLOWED_ACE_TYPE, CONTAINER_INHERIT_ACE
+			aces = binary.LittleEndian.AppendUint16(aces, uint16(8+len(s)))
+			aces = binary.LittleEndian.AppendUint32(aces, mask)
+			aces = append(aces, s...)
+		}
+		dacl = []byte{2, 0} // ACL_REVISION
+		dacl = binary.LittleEndian.AppendUint16(dacl, uint16(8+len(aces)))
+		dacl = binary.LittleEndian.AppendUint16(dacl, uint16(len(allow)))
+		dacl = append(dacl, 0, 0)
+		dacl = append(dacl, aces...)
+	}
+	const header = 20
+	daclOff, ownerOff := 0, header+len(dacl)
+	if dacl != nil {
+		daclOff = header
+	}
+	groupOff := ownerOff + len(owner)
+	b := []byte{1, 0}
+	b = binary.LittleEndian.AppendUint16(b, control)
+	b = binary.LittleEndian.AppendUint32(b, uint32(ownerOff))
+	b = binary.LittleEndian.AppendUint32(b, uint32(groupOff))
+	b = binary.LittleEndian.AppendUint32(b, 0) // no SACL
+	b = binary.LittleEndian.AppendUint32(b, uint32(daclOff))
+	b = append(b, dacl...)
+	b = append(b, owner...)
+	return append(b, group...)
+}
