@@ -12,6 +12,13 @@ var Components = map[string]string{
 	"infrastructure-components.yaml": "infrastructure/config/default",
 }
 
+// Examples are optional manifests an operator applies beside the components (Prometheus
+// Operator scrape configuration for each manager); clusterctl never reads them.
+var Examples = map[string]string{
+	"bootstrap-prometheus-example.yaml":      "bootstrap/config/prometheus",
+	"infrastructure-prometheus-example.yaml": "infrastructure/config/prometheus",
+}
+
 // Write writes a release into dir: both components files, metadata.yaml, every cluster
 // template and ClusterClass - the files of one clusterctl provider repository version - with
 // the checked-in image names (DefaultRegistry, DefaultVersion).
@@ -27,7 +34,7 @@ func WriteStamped(root, dir string, s Stamp) error {
 	if err != nil {
 		return err
 	}
-	for name, src := range Components {
+	for name, src := range allManifests() {
 		objs, err := build(root, src)
 		if err != nil {
 			return err
@@ -55,4 +62,14 @@ func WriteStamped(root, dir string, s Stamp) error {
 		}
 	}
 	return nil
+}
+
+func allManifests() map[string]string {
+	all := map[string]string{}
+	for _, m := range []map[string]string{Components, Examples} {
+		for name, src := range m {
+			all[name] = src
+		}
+	}
+	return all
 }

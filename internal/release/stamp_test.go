@@ -94,6 +94,11 @@ func TestWriteStamped(t *testing.T) {
 			t.Errorf("%s: no manager image in example.com/capwin", f.Name())
 		}
 	}
+	for name := range Examples {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Contains(b, []byte("kind: ServiceMonitor")) {
+			t.Errorf("%s: no ServiceMonitor (%v)", name, err)
+		}
+	}
 	meta, err := os.ReadFile(filepath.Join(dir, "metadata.yaml"))
 	if err != nil {
 		t.Fatal(err)
