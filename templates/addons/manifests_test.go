@@ -281,7 +281,7 @@ func TestCalicoInstallation(t *testing.T) {
 		g.Expect(job.Tolerations).To(ContainElement(HaveField("Key", "node-role.kubernetes.io/control-plane")))
 		c := job.Containers[0]
 		g.Expect(c.Image).To(Equal("registry.k8s.io/kubectl:v1.36.3"))
-		g.Expect(env(c)).To(And(HaveKeyWithValue("CALICO_VERSION", "v3.31.7"),
+		g.Expect(env(c)).To(And(HaveKeyWithValue("CALICO_VERSION", "v3.32.2"),
 			HaveKeyWithValue("CALICO_MANIFESTS_URL", "https://raw.githubusercontent.com/projectcalico/calico")))
 	}
 	script := string(scriptFile(t, "install.sh"))
