@@ -50,6 +50,9 @@ func templates(root string, vars variables) (map[string][]byte, error) {
 				return nil, err
 			}
 		}
+		for _, o := range objs {
+			quoteLabels(o.YNode())
+		}
 		sel, err := selection(objs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
@@ -79,6 +82,25 @@ func templates(root string, vars variables) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// quoteLabels double-quotes every label value holding a clusterctl variable: a label is always a
+// string, and kustomize drops the source's quotes when a flavor patches the object, so "false"
+// would become a boolean after substitution.
+func quoteLabels(n *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Kind == yaml.MappingNode && n.Content[i].Value == "labels" && n.Content[i+1].Kind == yaml.MappingNode {
+			labels := n.Content[i+1].Content
+			for j := 1; j < len(labels); j += 2 {
+				if strings.Contains(labels[j].Value, "${") {
+					labels[j].Style = yaml.DoubleQuotedStyle
+				}
+			}
+		}
+	}
+	for _, c := range n.Content {
+		quoteLabels(c)
+	}
 }
 
 // selection is the addons a flavor gets: the pod network its Cluster is labelled with, and the

@@ -26,9 +26,42 @@ var required = map[string][]string{
 	"hyperv-windows": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "HYPERV_HOSTS",
 		"HYPERV_LINUX_PARENT_DISK", "HYPERV_PASSWORD", "HYPERV_SWITCH", "HYPERV_USERNAME",
 		"HYPERV_WINDOWS_PARENT_DISK", "KUBERNETES_VERSION", "WORKER_MACHINE_COUNT"},
-	"windows-topology": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "KUBERNETES_VERSION",
-		"VSPHERE_DATACENTER", "VSPHERE_NETWORK", "VSPHERE_PASSWORD", "VSPHERE_SERVER", "VSPHERE_TEMPLATE",
-		"VSPHERE_TLS_THUMBPRINT", "VSPHERE_USERNAME", "WINDOWS_2022_TEMPLATE", "WORKER_MACHINE_COUNT"},
+}
+
+// requiredOf is a flavor's required variables: those of its shape (a -flannel twin has its
+// Calico flavor's, and windows-topology has windows').
+func requiredOf(flavor string) []string {
+	base := strings.TrimSuffix(strings.TrimSuffix(flavor, "-flannel"), "-topology")
+	return required[base]
+}
+
+// shared are the variables of the concepts every flavor has, with one name and one default
+// everywhere: the machines' sizes, the Windows image and version, the SSH keys.
+var shared = []string{"CONTROL_PLANE_NUM_CPUS", "CONTROL_PLANE_MEMORY_MIB", "CONTROL_PLANE_DISK_GIB",
+	"WINDOWS_NUM_CPUS", "WINDOWS_MEMORY_MIB", "WINDOWS_DISK_GIB", "WINDOWS_VERSION",
+	"LINUX_SSH_AUTHORIZED_KEYS", "WINDOWS_SSH_AUTHORIZED_KEYS"}
+
+// TestSharedVariables checks that every flavor exposes the shared concepts under the same names
+// with the same defaults, and that the vCenter flavors name the Windows image alike.
+func TestSharedVariables(t *testing.T) {
+	g := NewWithT(t)
+	cfg := localRepo(t, nil)
+	defaults := map[string]*string{}
+	for _, flavor := range release.Flavors {
+		tmpl, err := generate(context.Background(), cfg, kubeconfig, "default", flavor, true)
+		g.Expect(err).NotTo(HaveOccurred())
+		vars := tmpl.VariableMap()
+		for _, name := range shared {
+			g.Expect(vars).To(HaveKey(name), "flavor %s", flavor)
+			if d, ok := defaults[name]; ok {
+				g.Expect(vars[name]).To(Equal(d), "%s in flavor %s", name, flavor)
+			}
+			defaults[name] = vars[name]
+		}
+		if !strings.HasPrefix(flavor, "hyperv") {
+			g.Expect(vars).To(HaveKey("WINDOWS_TEMPLATE"), flavor)
+		}
+	}
 }
 
 func TestListVariables(t *testing.T) {
@@ -44,7 +77,7 @@ func TestListVariables(t *testing.T) {
 			}
 		}
 		slices.Sort(req)
-		g.Expect(req).To(Equal(required[flavor]), "required variables of flavor %s", flavor)
+		g.Expect(req).To(Equal(requiredOf(flavor)), "required variables of flavor %s", flavor)
 	}
 }
 
@@ -52,7 +85,7 @@ func TestListVariables(t *testing.T) {
 // server-side dry run: CRD schemas, CEL rules and the admission webhooks of CAPI and capwin.
 func TestRenderAndDryRun(t *testing.T) {
 	cfg := localRepo(t, nil)
-	for _, flavor := range []string{"windows", "hyperv-windows"} {
+	for _, flavor := range []string{"windows", "hyperv-windows", "windows-flannel", "hyperv-windows-flannel"} {
 		t.Run(flavor, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
@@ -64,6 +97,7 @@ func TestRenderAndDryRun(t *testing.T) {
 				g.Expect(apply(ctx, &objs[i], client.DryRunAll)).To(Succeed(), "%s %s", objs[i].GetKind(), objs[i].GetName())
 			}
 			checkRendered(g, objs)
+			checkOneCNI(g, flavor, objs)
 		})
 	}
 }
@@ -78,7 +112,6 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	g.Expect(slices.Sorted(maps.Keys(byKind))).To(ContainElements("Cluster", "KubeadmControlPlane",
 		"MachineDeployment", "MachineHealthCheck", "WindowsConfigTemplate", "Secret", "ClusterResourceSet", "ConfigMap"))
 	cluster := byKind["Cluster"][0]
-	g.Expect(cluster.GetLabels()).To(HaveKeyWithValue("capwin.io/cni", "calico"))
 	g.Expect(cluster.GetLabels()).To(HaveKeyWithValue("cluster.x-k8s.io/cluster-name", "win1"))
 	md := byKind["MachineDeployment"][0]
 	ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")

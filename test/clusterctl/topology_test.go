@@ -65,7 +65,9 @@ func TestTopology(t *testing.T) {
 	}, time.Minute).Should(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
 
-	// The upgrade: one variable.
+	// The upgrade: the 2025 template next to the 2022 one, then one variable.
+	g.Expect(setVariable(ctx, ns, "win1", "windowsTemplates",
+		`{"ltsc2022": "windows-2022-kube-v1.36.3", "ltsc2025": "windows-2025-kube-v1.36.3"}`)).To(Succeed())
 	g.Expect(setVariable(ctx, ns, "win1", "windowsVersion", `"ltsc2025"`)).To(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns), time.Minute).Should(Equal(workers{"windows-2025-kube-v1.36.3", "ltsc2025"}),
 		func() string { return topologyReconciled(ctx, ns) })
