@@ -133,6 +133,12 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	content := files[0].(map[string]any)["content"].(string)
 	g.Expect(content).To(ContainSubstring(`value: "10.0.0.10"`))
 	g.Expect(content).To(ContainSubstring(`{name: vip_interface, value: ""}`))
+	for _, hc := range byKind["HyperVCluster"] {
+		// The hosts log in with the Secret the flavor creates, whatever HYPERV_HOSTS says.
+		ref, _, _ := unstructured.NestedString(hc.Object, "spec", "credentialsRef", "name")
+		g.Expect(ref).To(Equal(byKind["Secret"][0].GetName()))
+		g.Expect(ref).To(Equal("win1-hyperv"))
+	}
 	for _, s := range byKind["Secret"] {
 		var secret corev1.Secret
 		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(s.Object, &secret)).To(Succeed())

@@ -28,7 +28,7 @@ var testValues = map[string]string{
 	"VSPHERE_NETWORK":            "VM Network",
 	"VSPHERE_TEMPLATE":           "ubuntu-2404-kube-v1.36.3",
 	"WINDOWS_TEMPLATE":           "windows-2022-kube-v1.36.3",
-	"HYPERV_HOSTS":               "[{name: hv1, address: hv1.corp.example, credentialsRef: {name: win1-hyperv}}, {name: hv2, address: 10.0.0.22, credentialsRef: {name: win1-hyperv}}]",
+	"HYPERV_HOSTS":               "[{name: hv1, address: hv1.corp.example}, {name: hv2, address: 10.0.0.22}]",
 	"HYPERV_SWITCH":              "External",
 	"HYPERV_USERNAME":            `CORP\capwin`,
 	"HYPERV_PASSWORD":            "true", // a YAML boolean when unquoted: must stay a string
