@@ -58,7 +58,7 @@ func TestOneCNIPerFile(t *testing.T) {
 // characters that end a quoted YAML string: the Secret must hold them exactly. (Before, a "'"
 // made clusterctl fail with a YAML error that named no variable.)
 func TestCredentialCharacters(t *testing.T) {
-	user, password := `it's "me"`, `p'a"s#s: {w} [o] %r*d&!|>`
+	user, password := `it's "me"`, ` p'a"s#s: {w} [o] %r*d&!|> `
 	cfg := localRepo(t, map[string]string{"VSPHERE_USERNAME": user, "VSPHERE_PASSWORD": password,
 		"HYPERV_USERNAME": user, "HYPERV_PASSWORD": password})
 	for _, flavor := range []string{"windows", "hyperv-windows", "windows-topology"} {
