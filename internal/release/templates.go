@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -66,7 +65,7 @@ func templates(root string, vars variables) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		body = append(append(explicitIndent(body), "---\n"...), crs...)
+		body = append(append(addons.ExplicitIndent(body), "---\n"...), crs...)
 		title := fmt.Sprintf("clusterctl generate cluster NAME --flavor %s", f)
 		if out[TemplateFile(f)], err = vars.withHeader(title, body); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
@@ -83,19 +82,6 @@ func templates(root string, vars variables) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
-}
-
-// variableBlock is a literal block scalar whose only line is one clusterctl variable.
-var variableBlock = regexp.MustCompile(`(?m)^( *)([A-Za-z0-9_]+): \|-\n( +)(\$\{[A-Z0-9_]+\})$`)
-
-// explicitIndent gives such blocks an indentation indicator (|2-), which the YAML emitter drops:
-// then a value that starts with a blank keeps it, and any one-line value (quotes, '#', ': ')
-// reaches the object as it is.
-func explicitIndent(body []byte) []byte {
-	return variableBlock.ReplaceAllFunc(body, func(m []byte) []byte {
-		g := variableBlock.FindSubmatch(m)
-		return []byte(fmt.Sprintf("%s%s: |%d-\n%s%s", g[1], g[2], len(g[3])-len(g[1]), g[3], g[4]))
-	})
 }
 
 // quoteLabels double-quotes every label value holding a clusterctl variable: a label is always a

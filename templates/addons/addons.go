@@ -18,7 +18,7 @@ import (
 
 // files holds the kustomize directories of every addon.
 //
-//go:embed calico flannel kube-proxy-windows runtimeclasses
+//go:embed calico flannel kube-proxy-windows runtimeclasses storage
 var files embed.FS
 
 // LiteralDataAnnotation marks a ConfigMap whose data must reach the cluster unchanged: every "$"
@@ -64,6 +64,8 @@ var addons = []addon{
 	{name: "kube-proxy-windows", dir: "kube-proxy-windows/calico", cni: "calico", reconcile: true},
 	{name: "kube-proxy-windows", dir: "kube-proxy-windows/flannel", cni: "flannel", reconcile: true},
 	{name: "runtimeclasses", dir: "runtimeclasses"},
+	{name: "storage", dir: "storage/vcenter", infra: VCenter, optional: true},
+	{name: "storage", dir: "storage/hyperv", infra: HyperV, optional: true},
 }
 
 // Selection is what a cluster template is built for: its pod network and infrastructure.

@@ -51,9 +51,13 @@ func TestClusterResourceSets(t *testing.T) {
 			}
 			g.Expect(crs.Spec.Strategy).To(Equal(string(strategy)), name)
 			g.Expect(crs.Spec.Resources).To(Equal([]addonsv1.ResourceRef{{Kind: "ConfigMap", Name: full}}))
-			g.Expect(crs.Spec.ClusterSelector).To(Equal(metav1.LabelSelector{MatchLabels: map[string]string{ClusterNameLabel: "win1"}}))
+			want := map[string]string{ClusterNameLabel: "win1"}
+			if name == "storage" {
+				want[StorageLabel] = "true" // optional: only for a Cluster that asks for it
+			}
+			g.Expect(crs.Spec.ClusterSelector).To(Equal(metav1.LabelSelector{MatchLabels: want}))
 		}
-		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses"}))
+		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses", "storage"}))
 	}
 	_, err := Manifests(vcenterCalico, "flannel")
 	NewWithT(t).Expect(err).To(HaveOccurred())

@@ -40,7 +40,7 @@ func TestDryRun(t *testing.T) {
 
 	ensureNamespace("addons-test")
 	for _, sel := range Selections() {
-		for _, vars := range []map[string]string{nil, overrides} {
+		for _, vars := range []map[string]string{nil, overrides, credentials} {
 			for _, name := range names(t, sel) {
 				objs := decode(t, processedManifests(t, sel, name, vars))
 				for _, o := range objs {

@@ -25,6 +25,11 @@ var required = map[string]string{
 	"CLUSTER_NAME":              "win1",
 	"KUBERNETES_VERSION":        "v1.36.3",
 	"CONTROL_PLANE_ENDPOINT_IP": "10.0.0.10",
+	"VSPHERE_SERVER":            "vcenter.example.com",
+	"VSPHERE_TLS_THUMBPRINT":    "AA:BB:CC",
+	"VSPHERE_DATACENTER":        "dc1",
+	"VSPHERE_USERNAME":          "capwin@vsphere.local",
+	"VSPHERE_PASSWORD":          "0123",
 }
 
 // process runs clusterctl's own template processor over text: the required variables, the given

@@ -79,7 +79,9 @@ func TestVariables(t *testing.T) {
 			req = append(req, name)
 		}
 	}
-	g.Expect(req).To(ConsistOf("CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "KUBERNETES_VERSION"))
+	g.Expect(req).To(ConsistOf("CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "KUBERNETES_VERSION",
+		// the vSphere CSI driver's login (storage addon on vCenter): the flavor's own variables
+		"VSPHERE_SERVER", "VSPHERE_TLS_THUMBPRINT", "VSPHERE_DATACENTER", "VSPHERE_USERNAME", "VSPHERE_PASSWORD"))
 	g.Expect(vars["POD_CIDR"]).To(HaveValue(Equal("10.244.0.0/16")))
 	g.Expect(vars["SERVICE_CIDR"]).To(HaveValue(Equal("10.96.0.0/12")))
 }

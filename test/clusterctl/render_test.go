@@ -9,8 +9,10 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capwin/capwin/internal/release"
@@ -98,6 +100,7 @@ func TestRenderAndDryRun(t *testing.T) {
 			}
 			checkRendered(g, objs)
 			checkOneCNI(g, flavor, objs)
+			dryRunAddons(ctx, t, objs)
 		})
 	}
 }
@@ -162,4 +165,31 @@ func namespace(ctx context.Context, t *testing.T, name string) string {
 func apply(ctx context.Context, obj *unstructured.Unstructured, opts ...client.ApplyOption) error {
 	opts = append(opts, client.FieldOwner("clusterctl-test"), client.ForceOwnership)
 	return mgmt.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), opts...)
+}
+
+// dryRunAddons applies what each addon ConfigMap of a rendered flavor would put into the workload
+// cluster (pod network, kube-proxy, RuntimeClasses, storage) with server-side dry run; their
+// namespaces are created for real first. The test apiserver stands in for the workload cluster.
+func dryRunAddons(ctx context.Context, t *testing.T, objs []unstructured.Unstructured) {
+	t.Helper()
+	g := NewWithT(t)
+	for _, o := range objs {
+		if o.GetKind() != "ConfigMap" || o.GetLabels()["capwin.io/addon"] == "" {
+			continue
+		}
+		data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+		for key, manifest := range data {
+			inner, err := utilyaml.ToUnstructured([]byte(manifest))
+			g.Expect(err).NotTo(HaveOccurred(), key)
+			for i := range inner {
+				if inner[i].GetKind() == "Namespace" {
+					err := mgmt.Client.Create(ctx, inner[i].DeepCopy())
+					g.Expect(err == nil || apierrors.IsAlreadyExists(err)).To(BeTrue(), "%s: %v", key, err)
+				}
+			}
+			for i := range inner {
+				g.Expect(apply(ctx, &inner[i], client.DryRunAll)).To(Succeed(), "%s: %s %s", key, inner[i].GetKind(), inner[i].GetName())
+			}
+		}
+	}
 }
