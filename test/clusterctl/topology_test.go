@@ -66,9 +66,10 @@ func TestTopology(t *testing.T) {
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
 
 	// The upgrade: the 2025 template next to the 2022 one, then one variable.
-	g.Expect(setVariable(ctx, ns, "win1", "windowsTemplates",
-		`{"ltsc2022": "windows-2022-kube-v1.36.3", "ltsc2025": "windows-2025-kube-v1.36.3"}`)).To(Succeed())
-	g.Expect(setVariable(ctx, ns, "win1", "windowsVersion", `"ltsc2025"`)).To(Succeed())
+	g.Expect(setVariables(ctx, ns, "win1", map[string]string{
+		"windowsTemplates": `{"ltsc2022": "windows-2022-kube-v1.36.3", "ltsc2025": "windows-2025-kube-v1.36.3"}`,
+		"windowsVersion":   `"ltsc2025"`,
+	})).To(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns), time.Minute).Should(Equal(workers{"windows-2025-kube-v1.36.3", "ltsc2025"}),
 		func() string { return topologyReconciled(ctx, ns) })
 }
@@ -115,15 +116,15 @@ func clusterInfraName(ctx context.Context, g Gomega, ns string) string {
 	return c.Spec.InfrastructureRef.Name
 }
 
-// setVariable sets one topology variable of a Cluster (value is JSON).
-func setVariable(ctx context.Context, ns, name, variable, value string) error {
+// setVariables sets topology variables of a Cluster in one patch (values are JSON).
+func setVariables(ctx context.Context, ns, name string, values map[string]string) error {
 	var c clusterv1.Cluster
 	if err := mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &c); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(c.DeepCopy())
-	for i := range c.Spec.Topology.Variables {
-		if c.Spec.Topology.Variables[i].Name == variable {
+	for i, v := range c.Spec.Topology.Variables {
+		if value, ok := values[v.Name]; ok {
 			c.Spec.Topology.Variables[i].Value.Raw = []byte(value)
 		}
 	}
