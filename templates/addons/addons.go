@@ -18,7 +18,7 @@ import (
 
 // files holds the kustomize directories of every addon.
 //
-//go:embed calico flannel kube-proxy-windows runtimeclasses storage
+//go:embed calico flannel installer kube-proxy-windows runtimeclasses storage
 var files embed.FS
 
 // LiteralDataAnnotation marks a ConfigMap whose data must reach the cluster unchanged: every "$"
