@@ -188,6 +188,11 @@ func TestHyperVClusterAdmission(t *testing.T) {
 		}, "spec.hosts[0]", "insecureSkipTLSVerify cannot be combined with caBundle"},
 		{"duplicate host (CRD)", func(s *infrav1.HyperVClusterSpec) { s.Hosts = append(s.Hosts, s.Hosts[0]) },
 			"spec.hosts[1]", "Duplicate value"},
+		{"hosts with the cluster's credentials", func(s *infrav1.HyperVClusterSpec) {
+			s.Hosts[0].CredentialsRef, s.CredentialsRef = infrav1.SecretReference{}, infrav1.SecretReference{Name: "hv"}
+		}, "", ""},
+		{"a host without credentials (CRD)", func(s *infrav1.HyperVClusterSpec) { s.Hosts[0].CredentialsRef = infrav1.SecretReference{} },
+			"spec", "set spec.credentialsRef, or a credentialsRef on every host"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

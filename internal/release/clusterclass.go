@@ -19,7 +19,7 @@ var classVariables = map[string]string{
 var clusterctlVariable = regexp.MustCompile(`\$\{([A-Z0-9_]+)(:=[^}]*)?\}`)
 
 // clusterClass builds templates/clusterclass/<name>: the KubeadmControlPlaneTemplate gets the
-// kubeadmConfigSpec of templates/base, and the ClusterClass's
+// kubeadmConfigSpec of templates/base (without its users), and the ClusterClass's
 // kube-vip patch gets the static pod of templates/kube-vip.yaml with class variables.
 func clusterClass(root, name, kubeVip string) ([]byte, error) {
 	objs, err := build(root, filepath.Join("templates", "clusterclass", name))
@@ -39,6 +39,10 @@ func clusterClass(root, name, kubeVip string) ([]byte, error) {
 		return nil, fmt.Errorf("templates/base: KubeadmControlPlane has no kubeadmConfigSpec")
 	}
 	spec = spec.Copy()
+	// The flavors' users come from clusterctl variables; the class patches its own (linux-ssh-keys).
+	if err := spec.PipeE(yaml.Clear("users")); err != nil {
+		return nil, err
+	}
 	tmpl, err := only(objs, "KubeadmControlPlaneTemplate")
 	if err != nil {
 		return nil, err

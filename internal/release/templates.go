@@ -11,8 +11,10 @@ import (
 	"github.com/capwin/capwin/templates/addons"
 )
 
-// Flavors are the cluster templates, by flavor name (templates/flavors/<name>).
-var Flavors = []string{"windows", "hyperv-windows", "windows-topology"}
+// Flavors are the cluster templates, by flavor name (templates/flavors/<name>): each
+// infrastructure and cluster shape with Calico, and the same with flannel.
+var Flavors = []string{"windows", "hyperv-windows", "windows-topology",
+	"windows-flannel", "hyperv-windows-flannel", "windows-topology-flannel"}
 
 // ClusterClasses are the ClusterClasses, by name (templates/clusterclass/<name>).
 var ClusterClasses = []string{"windows"}
@@ -37,10 +39,6 @@ func templates(root string, vars variables) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	crs, err := addons.ClusterResourceSets()
-	if err != nil {
-		return nil, fmt.Errorf("addons: %w", err)
-	}
 	out := map[string][]byte{}
 	for _, f := range Flavors {
 		objs, err := build(root, filepath.Join("templates", "flavors", f))
@@ -52,11 +50,22 @@ func templates(root string, vars variables) (map[string][]byte, error) {
 				return nil, err
 			}
 		}
+		for _, o := range objs {
+			quoteLabels(o.YNode())
+		}
+		sel, err := selection(objs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		crs, err := addons.ClusterResourceSets(sel)
+		if err != nil {
+			return nil, fmt.Errorf("%s: addons: %w", f, err)
+		}
 		body, err := encode(objs)
 		if err != nil {
 			return nil, err
 		}
-		body = append(append(body, "---\n"...), crs...)
+		body = append(append(addons.ExplicitIndent(body), "---\n"...), crs...)
 		title := fmt.Sprintf("clusterctl generate cluster NAME --flavor %s", f)
 		if out[TemplateFile(f)], err = vars.withHeader(title, body); err != nil {
 			return nil, fmt.Errorf("%s: %w", f, err)
@@ -73,6 +82,43 @@ func templates(root string, vars variables) (map[string][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// quoteLabels double-quotes every label value holding a clusterctl variable: a label is always a
+// string, and kustomize drops the source's quotes when a flavor patches the object, so "false"
+// would become a boolean after substitution.
+func quoteLabels(n *yaml.Node) {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Kind == yaml.MappingNode && n.Content[i].Value == "labels" && n.Content[i+1].Kind == yaml.MappingNode {
+			labels := n.Content[i+1].Content
+			for j := 1; j < len(labels); j += 2 {
+				if strings.Contains(labels[j].Value, "${") {
+					labels[j].Style = yaml.DoubleQuotedStyle
+				}
+			}
+		}
+	}
+	for _, c := range n.Content {
+		quoteLabels(c)
+	}
+}
+
+// selection is the addons a flavor gets: the pod network its Cluster is labelled with, and the
+// infrastructure of its Cluster (a topology Cluster's class "windows" is vCenter).
+func selection(objs []*yaml.RNode) (addons.Selection, error) {
+	cluster, err := only(objs, "Cluster")
+	if err != nil {
+		return addons.Selection{}, err
+	}
+	sel := addons.Selection{CNI: cluster.GetLabels()[addons.CNILabel], Infrastructure: addons.VCenter}
+	kind, err := cluster.Pipe(yaml.Lookup("spec", "infrastructureRef", "kind"))
+	if err != nil {
+		return addons.Selection{}, err
+	}
+	if kind != nil && strings.HasPrefix(yaml.GetValue(kind), "HyperV") {
+		sel.Infrastructure = addons.HyperV
+	}
+	return sel, nil
 }
 
 // WriteTemplates writes the templates into templates/ (checked in, verified by make verify-generate).

@@ -1,5 +1,7 @@
 // Package addons builds the workload-cluster addons of the capwin cluster templates (CNI,
-// kube-proxy for Windows, RuntimeClasses) and wraps them into ClusterResourceSets.
+// kube-proxy for Windows, RuntimeClasses, optional storage) and wraps them into
+// ClusterResourceSets: a template carries only the addons of its own pod network and
+// infrastructure.
 //
 // The manifests live next to this file as kustomize directories. Their output is clusterctl
 // template text: user settings are ${VAR:=default} placeholders and a literal dollar sign is
@@ -11,70 +13,130 @@ package addons
 import (
 	"embed"
 	"fmt"
+	"slices"
 )
 
 // files holds the kustomize directories of every addon.
 //
-//go:embed calico flannel kube-proxy-windows runtimeclasses
+//go:embed calico flannel installer kube-proxy-windows runtimeclasses storage
 var files embed.FS
 
 // LiteralDataAnnotation marks a ConfigMap whose data must reach the cluster unchanged: every "$"
 // of its values is written "$$" in the template.
 const LiteralDataAnnotation = "capwin.io/literal-data"
 
-// CNILabel is the Cluster label that selects the pod network addons (calico, flannel, or none).
+// CNILabel is the Cluster label that names the flavor's pod network (calico or flannel). The
+// generator reads it to append only that network's addons; it is informational on the Cluster.
 const CNILabel = "capwin.io/cni"
+
+// StorageLabel is the Cluster label that turns on the optional storage addon of the cluster's
+// infrastructure (value "true").
+const StorageLabel = "capwin.io/storage"
+
+// AddonLabel names the addon on each ConfigMap and ClusterResourceSet, so one addon can be
+// re-applied from a newly generated file with kubectl apply -l capwin.io/addon=NAME.
+const AddonLabel = "capwin.io/addon"
 
 // ClusterNameLabel is the Cluster label CAPI's convention gives every object of a cluster; the
 // templates set it on the Cluster so that the ClusterResourceSets select only their own cluster.
 const ClusterNameLabel = "cluster.x-k8s.io/cluster-name"
 
+// Infrastructures the addons are for.
+const (
+	VCenter = "vcenter"
+	HyperV  = "hyperv"
+)
+
 // addon is one kustomize directory and the clusters it is applied to.
 type addon struct {
-	name string // ConfigMap/ClusterResourceSet name suffix and data key
-	dir  string // kustomize directory, relative to this package
-	cni  string // value of CNILabel the cluster must have; "" for every capwin cluster
+	name      string // ConfigMap/ClusterResourceSet name suffix and data key
+	dir       string // kustomize directory, relative to this package
+	cni       string // pod network the addon belongs to; "" for every cluster
+	infra     string // infrastructure the addon belongs to; "" for every cluster
+	optional  bool   // applied only to a Cluster labelled StorageLabel: "true"
+	reconcile bool   // ClusterResourceSet strategy Reconcile: a changed ConfigMap is applied again
 }
 
 var addons = []addon{
 	{name: "calico", dir: "calico", cni: "calico"},
 	{name: "flannel", dir: "flannel", cni: "flannel"},
-	{name: "kube-proxy-windows-calico", dir: "kube-proxy-windows/calico", cni: "calico"},
-	{name: "kube-proxy-windows-flannel", dir: "kube-proxy-windows/flannel", cni: "flannel"},
+	// Reconcile: the DaemonSet of a new Kubernetes version is added by re-applying the ConfigMap.
+	{name: "kube-proxy-windows", dir: "kube-proxy-windows/calico", cni: "calico", reconcile: true},
+	{name: "kube-proxy-windows", dir: "kube-proxy-windows/flannel", cni: "flannel", reconcile: true},
 	{name: "runtimeclasses", dir: "runtimeclasses"},
+	{name: "storage", dir: "storage/vcenter", infra: VCenter, optional: true},
+	{name: "storage", dir: "storage/hyperv", infra: HyperV, optional: true},
 }
 
-// Names returns the addon names, in the order ClusterResourceSets emits them.
-func Names() []string {
-	names := make([]string, len(addons))
-	for i, a := range addons {
+// Selection is what a cluster template is built for: its pod network and infrastructure.
+type Selection struct {
+	CNI            string // calico or flannel
+	Infrastructure string // VCenter or HyperV
+}
+
+// CNIs are the pod networks a flavor can carry.
+var CNIs = []string{"calico", "flannel"}
+
+// selected returns the addons of one selection, in ClusterResourceSets order.
+func selected(s Selection) ([]addon, error) {
+	if !slices.Contains(CNIs, s.CNI) {
+		return nil, fmt.Errorf("unknown CNI %q (want one of %v)", s.CNI, CNIs)
+	}
+	if s.Infrastructure != VCenter && s.Infrastructure != HyperV {
+		return nil, fmt.Errorf("unknown infrastructure %q", s.Infrastructure)
+	}
+	var out []addon
+	for _, a := range addons {
+		if (a.cni == "" || a.cni == s.CNI) && (a.infra == "" || a.infra == s.Infrastructure) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// Selections are every combination of CNI and infrastructure.
+func Selections() []Selection {
+	var out []Selection
+	for _, infra := range []string{VCenter, HyperV} {
+		for _, cni := range CNIs {
+			out = append(out, Selection{CNI: cni, Infrastructure: infra})
+		}
+	}
+	return out
+}
+
+// Names returns the addon names of a selection, in the order ClusterResourceSets emits them.
+func Names(s Selection) ([]string, error) {
+	list, err := selected(s)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(list))
+	for i, a := range list {
 		names[i] = a.name
 	}
-	return names
+	return names, nil
 }
 
-// CNI returns the value of the Cluster label capwin.io/cni an addon is applied for, "" when it is
-// applied to every capwin cluster.
-func CNI(name string) (string, error) {
-	a, err := find(name)
-	return a.cni, err
-}
-
-// Manifests returns the multi-document manifest of one addon as it appears in the templates:
-// kustomize output with ${VAR:=default} placeholders and $$-escaped literal ConfigMap data.
-func Manifests(name string) ([]byte, error) {
-	a, err := find(name)
+// Manifests returns the multi-document manifest of one addon of a selection as it appears in the
+// templates: kustomize output with ${VAR:=default} placeholders and $$-escaped literal data.
+func Manifests(s Selection, name string) ([]byte, error) {
+	a, err := find(s, name)
 	if err != nil {
 		return nil, err
 	}
 	return build(a.dir)
 }
 
-func find(name string) (addon, error) {
-	for _, a := range addons {
+func find(s Selection, name string) (addon, error) {
+	list, err := selected(s)
+	if err != nil {
+		return addon{}, err
+	}
+	for _, a := range list {
 		if a.name == name {
 			return a, nil
 		}
 	}
-	return addon{}, fmt.Errorf("unknown addon %q", name)
+	return addon{}, fmt.Errorf("no addon %q for %+v", name, s)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -24,6 +25,9 @@ func build(dir string) ([]byte, error) {
 	}
 	for _, r := range res.Resources() {
 		quoteVariables(r.YNode())
+		if r.GetKind() == "Secret" {
+			literalStringData(&r.RNode)
+		}
 		if r.GetKind() != "ConfigMap" || r.GetAnnotations()[LiteralDataAnnotation] != "true" {
 			continue
 		}
@@ -46,7 +50,34 @@ func build(dir string) ([]byte, error) {
 		}
 		out.WriteString(s)
 	}
-	return out.Bytes(), nil
+	return ExplicitIndent(out.Bytes()), nil
+}
+
+// literalStringData writes a Secret's values as literal blocks, so that ExplicitIndent can make
+// any one-line value (a password with quotes, '#', ': ') reach the Secret as it is.
+func literalStringData(secret *yaml.RNode) {
+	data, err := secret.Pipe(yaml.Lookup("stringData"))
+	if err != nil || data == nil {
+		return
+	}
+	for i := 1; i < len(data.YNode().Content); i += 2 {
+		if v := data.YNode().Content[i]; strings.Contains(v.Value, "${") {
+			v.Style = yaml.LiteralStyle
+		}
+	}
+}
+
+// variableBlock is a literal block scalar whose only line is one clusterctl variable.
+var variableBlock = regexp.MustCompile(`(?m)^( *)([A-Za-z0-9_]+): \|-\n( +)(\$\{[A-Z0-9_]+\})$`)
+
+// ExplicitIndent gives such blocks an indentation indicator (|2-), which the YAML emitter drops:
+// then a value that starts with a blank keeps it, and any one-line value (quotes, '#', ': ')
+// reaches the object as it is.
+func ExplicitIndent(body []byte) []byte {
+	return variableBlock.ReplaceAllFunc(body, func(m []byte) []byte {
+		g := variableBlock.FindSubmatch(m)
+		return []byte(fmt.Sprintf("%s%s: |%d-\n%s%s", g[1], g[2], len(g[3])-len(g[1]), g[3], g[4]))
+	})
 }
 
 // quoteVariables double-quotes every one-line scalar holding a clusterctl variable. kustomize

@@ -7,14 +7,18 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// ClusterResourceSets returns, for every addon, a ConfigMap named ${CLUSTER_NAME}-<addon> whose
-// key <addon>.yaml holds the addon's manifest, and an ApplyOnce ClusterResourceSet of the same
-// name that applies it to this cluster when its capwin.io/cni label matches. The objects have no
+// ClusterResourceSets returns, for every addon of a selection, a ConfigMap named
+// ${CLUSTER_NAME}-<addon> whose key <addon>.yaml holds the addon's manifest, and a
+// ClusterResourceSet of the same name that applies it to this cluster. The objects have no
 // namespace: clusterctl puts them in the target namespace. The text is template text, to be
 // appended to a cluster template.
-func ClusterResourceSets() ([]byte, error) {
+func ClusterResourceSets(s Selection) ([]byte, error) {
+	list, err := selected(s)
+	if err != nil {
+		return nil, err
+	}
 	var out bytes.Buffer
-	for i, a := range addons {
+	for i, a := range list {
 		body, err := build(a.dir)
 		if err != nil {
 			return nil, err
@@ -36,7 +40,7 @@ func ClusterResourceSets() ([]byte, error) {
 // configMap holds an addon's manifest as a literal block, so the template stays readable and
 // clusterctl's substitutions land inside the text unchanged.
 func configMap(a addon, body []byte) (string, error) {
-	cm, err := yaml.Parse(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME}-%s\n", a.name))
+	cm, err := yaml.Parse(fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME}-%[1]s\n  labels:\n    %[2]s: %[1]s\n", a.name, AddonLabel))
 	if err != nil {
 		return "", err
 	}
@@ -48,25 +52,30 @@ func configMap(a addon, body []byte) (string, error) {
 	return cm.String()
 }
 
-// clusterResourceSet applies the addon's ConfigMap once to the cluster named CLUSTER_NAME (the
-// objects of two clusters in one namespace must not select each other's Cluster) that uses the
-// addon's CNI, or that is any capwin cluster (has the CNI label) for CNI-independent addons.
+// clusterResourceSet applies the addon's ConfigMap to the cluster named CLUSTER_NAME only (the
+// objects of two clusters in one namespace must not select each other's Cluster); an optional
+// addon also needs the Cluster label StorageLabel: "true".
 func clusterResourceSet(a addon) string {
-	selector := fmt.Sprintf("    matchLabels:\n      %s: ${CLUSTER_NAME}\n", ClusterNameLabel)
-	if a.cni != "" {
-		selector += fmt.Sprintf("      %s: %s\n", CNILabel, a.cni)
-	} else {
-		selector += fmt.Sprintf("    matchExpressions:\n    - key: %s\n      operator: Exists\n", CNILabel)
+	selector := fmt.Sprintf("      %s: ${CLUSTER_NAME}\n", ClusterNameLabel)
+	if a.optional {
+		selector += fmt.Sprintf("      %s: \"true\"\n", StorageLabel)
+	}
+	strategy := "ApplyOnce"
+	if a.reconcile {
+		strategy = "Reconcile"
 	}
 	return fmt.Sprintf(`apiVersion: addons.cluster.x-k8s.io/v1beta2
 kind: ClusterResourceSet
 metadata:
   name: ${CLUSTER_NAME}-%[1]s
+  labels:
+    %[4]s: %[1]s
 spec:
-  strategy: ApplyOnce
+  strategy: %[2]s
   clusterSelector:
-%[2]s  resources:
+    matchLabels:
+%[3]s  resources:
   - kind: ConfigMap
     name: ${CLUSTER_NAME}-%[1]s
-`, a.name, selector)
+`, a.name, strategy, selector, AddonLabel)
 }

@@ -38,25 +38,26 @@ func TestDryRun(t *testing.T) {
 		g.Expect(err == nil || apierrors.IsAlreadyExists(err)).To(BeTrue(), "namespace %s: %v", name, err)
 	}
 
-	for _, vars := range []map[string]string{nil, overrides} {
-		for _, name := range Names() {
-			objs := decode(t, processedManifests(t, name, vars))
-			for _, o := range objs {
-				if o.u.GetKind() == "Namespace" {
-					ensureNamespace(o.u.GetName())
+	ensureNamespace("addons-test")
+	for _, sel := range Selections() {
+		for _, vars := range []map[string]string{nil, overrides, credentials} {
+			for _, name := range names(t, sel) {
+				objs := decode(t, processedManifests(t, sel, name, vars))
+				for _, o := range objs {
+					if o.u.GetKind() == "Namespace" {
+						ensureNamespace(o.u.GetName())
+					}
+				}
+				for _, o := range objs {
+					g.Expect(apply(o.u)).To(Succeed(), "%+v %s: %s %s/%s", sel, name, o.u.GetKind(), o.u.GetNamespace(), o.u.GetName())
 				}
 			}
-			for _, o := range objs {
-				g.Expect(apply(o.u)).To(Succeed(), "%s: %s %s/%s", name, o.u.GetKind(), o.u.GetNamespace(), o.u.GetName())
-			}
 		}
-	}
-
-	text, err := ClusterResourceSets()
-	g.Expect(err).NotTo(HaveOccurred())
-	ensureNamespace("addons-test")
-	for _, o := range decode(t, process(t, text, nil)) {
-		o.u.SetNamespace("addons-test")
-		g.Expect(apply(o.u)).To(Succeed(), "%s %s", o.u.GetKind(), o.u.GetName())
+		text, err := ClusterResourceSets(sel)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, o := range decode(t, process(t, text, nil)) {
+			o.u.SetNamespace("addons-test")
+			g.Expect(apply(o.u)).To(Succeed(), "%+v: %s %s", sel, o.u.GetKind(), o.u.GetName())
+		}
 	}
 }

@@ -25,6 +25,11 @@ var required = map[string]string{
 	"CLUSTER_NAME":              "win1",
 	"KUBERNETES_VERSION":        "v1.36.3",
 	"CONTROL_PLANE_ENDPOINT_IP": "10.0.0.10",
+	"VSPHERE_SERVER":            "vcenter.example.com",
+	"VSPHERE_TLS_THUMBPRINT":    "AA:BB:CC",
+	"VSPHERE_DATACENTER":        "dc1",
+	"VSPHERE_USERNAME":          "capwin@vsphere.local",
+	"VSPHERE_PASSWORD":          "0123",
 }
 
 // process runs clusterctl's own template processor over text: the required variables, the given
@@ -50,14 +55,30 @@ func process(t *testing.T, text []byte, overrides map[string]string) []byte {
 	return out
 }
 
-// processedManifests is one addon's manifest after clusterctl.
-func processedManifests(t *testing.T, name string, overrides map[string]string) []byte {
+// vcenterCalico and vcenterFlannel are the selections of the vCenter flavors.
+var (
+	vcenterCalico  = Selection{CNI: "calico", Infrastructure: VCenter}
+	vcenterFlannel = Selection{CNI: "flannel", Infrastructure: VCenter}
+)
+
+// processedManifests is one addon's manifest of a selection after clusterctl.
+func processedManifests(t *testing.T, sel Selection, name string, overrides map[string]string) []byte {
 	t.Helper()
-	m, err := Manifests(name)
+	m, err := Manifests(sel, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return process(t, m, overrides)
+}
+
+// names are the addon names of a selection.
+func names(t *testing.T, sel Selection) []string {
+	t.Helper()
+	n, err := Names(sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 var scheme = func() *runtime.Scheme {

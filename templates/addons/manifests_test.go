@@ -29,18 +29,20 @@ var clusterScoped = map[string]bool{
 // clusterctl's processor and decodes every object strictly into its Kubernetes type.
 func TestManifestsDecode(t *testing.T) {
 	for _, vars := range []map[string]string{nil, overrides} {
-		for _, name := range Names() {
-			t.Run(name, func(t *testing.T) {
-				g := NewWithT(t)
-				objs := decode(t, processedManifests(t, name, vars))
-				g.Expect(objs).NotTo(BeEmpty())
-				for _, o := range objs {
-					id := o.u.GetKind() + " " + o.u.GetName()
-					// Only built-in kinds at the top: the CRD kinds (Calico's) go through the Job.
-					g.Expect(o.typed).NotTo(BeNil(), "%s: not a built-in kind", id)
-					g.Expect(o.u.GetNamespace() == "").To(Equal(clusterScoped[o.u.GetKind()]), "%s: namespace", id)
-				}
-			})
+		for _, sel := range Selections() {
+			for _, name := range names(t, sel) {
+				t.Run(sel.Infrastructure+"/"+sel.CNI+"/"+name, func(t *testing.T) {
+					g := NewWithT(t)
+					objs := decode(t, processedManifests(t, sel, name, vars))
+					g.Expect(objs).NotTo(BeEmpty())
+					for _, o := range objs {
+						id := o.u.GetKind() + " " + o.u.GetName()
+						// Only built-in kinds at the top: the CRD kinds (Calico's) go through the Job.
+						g.Expect(o.typed).NotTo(BeNil(), "%s: not a built-in kind", id)
+						g.Expect(o.u.GetNamespace() == "").To(Equal(clusterScoped[o.u.GetKind()]), "%s: namespace", id)
+					}
+				})
+			}
 		}
 	}
 }
@@ -49,10 +51,14 @@ func TestManifestsDecode(t *testing.T) {
 // script reaches the workload cluster byte for byte.
 func TestLiteralRoundTrip(t *testing.T) {
 	g := NewWithT(t)
-	crs, err := ClusterResourceSets()
-	g.Expect(err).NotTo(HaveOccurred())
 	seen := map[string]int{}
-	for _, wrapper := range decode(t, process(t, crs, nil)) {
+	var wrappers []object
+	for _, sel := range []Selection{vcenterCalico, vcenterFlannel} {
+		crs, err := ClusterResourceSets(sel)
+		g.Expect(err).NotTo(HaveOccurred())
+		wrappers = append(wrappers, decode(t, process(t, crs, nil))...)
+	}
+	for _, wrapper := range wrappers {
 		cm, ok := wrapper.typed.(*corev1.ConfigMap)
 		if !ok {
 			continue
@@ -70,8 +76,8 @@ func TestLiteralRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	// Every script is shipped, the kube-proxy one in both variants.
-	g.Expect(seen).To(Equal(map[string]int{"install.sh": 1, "start-flanneld.ps1": 1, "start-kube-proxy.ps1": 2}))
+	// Every script is shipped, the kube-proxy one with both CNIs.
+	g.Expect(seen).To(Equal(map[string]int{"install.sh": 1, "start-flanneld.ps1": 1, "start-kube-proxy.ps1": 2, "install-storage.sh": 2}))
 	var scripts []string
 	_ = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if ext := path.Ext(p); ext == ".ps1" || ext == ".sh" {
@@ -79,7 +85,7 @@ func TestLiteralRoundTrip(t *testing.T) {
 		}
 		return err
 	})
-	g.Expect(scripts).To(ConsistOf("install.sh", "start-flanneld.ps1", "start-kube-proxy.ps1"))
+	g.Expect(scripts).To(ConsistOf("install.sh", "start-flanneld.ps1", "start-kube-proxy.ps1", "install-storage.sh"))
 }
 
 // podSpecs returns the pod templates of the workloads among objs, by workload name.
@@ -108,29 +114,32 @@ func podSpecs(objs []object) map[string]corev1.PodSpec {
 func TestPodSpecs(t *testing.T) {
 	windowsTaint := corev1.Toleration{Key: "os", Operator: corev1.TolerationOpEqual, Value: "windows", Effect: corev1.TaintEffectNoSchedule}
 	total := 0
-	for _, name := range Names() {
-		for id, spec := range podSpecs(decode(t, processedManifests(t, name, nil))) {
-			t.Run(name+"/"+id, func(t *testing.T) {
-				g := NewWithT(t)
-				total++
-				switch spec.NodeSelector[corev1.LabelOSStable] {
-				case "windows":
-					sc := spec.SecurityContext
-					g.Expect(sc).NotTo(BeNil())
-					g.Expect(sc.WindowsOptions).NotTo(BeNil())
-					g.Expect(sc.WindowsOptions.HostProcess).To(HaveValue(BeTrue()), "HostProcess")
-					g.Expect(sc.WindowsOptions.RunAsUserName).To(HaveValue(Equal(`NT AUTHORITY\SYSTEM`)))
-					g.Expect(spec.HostNetwork).To(BeTrue(), "hostNetwork")
-					g.Expect(spec.Tolerations).To(ContainElement(windowsTaint))
-				case "linux":
-				default:
-					t.Fatalf("nodeSelector %v: want kubernetes.io/os windows or linux", spec.NodeSelector)
-				}
-			})
+	for _, sel := range []Selection{vcenterCalico, vcenterFlannel} {
+		for _, name := range names(t, sel) {
+			for id, spec := range podSpecs(decode(t, processedManifests(t, sel, name, nil))) {
+				t.Run(sel.CNI+"/"+name+"/"+id, func(t *testing.T) {
+					g := NewWithT(t)
+					total++
+					switch spec.NodeSelector[corev1.LabelOSStable] {
+					case "windows":
+						sc := spec.SecurityContext
+						g.Expect(sc).NotTo(BeNil())
+						g.Expect(sc.WindowsOptions).NotTo(BeNil())
+						g.Expect(sc.WindowsOptions.HostProcess).To(HaveValue(BeTrue()), "HostProcess")
+						g.Expect(sc.WindowsOptions.RunAsUserName).To(HaveValue(Equal(`NT AUTHORITY\SYSTEM`)))
+						g.Expect(spec.HostNetwork).To(BeTrue(), "hostNetwork")
+						g.Expect(spec.Tolerations).To(ContainElement(windowsTaint))
+					case "linux":
+					default:
+						t.Fatalf("nodeSelector %v: want kubernetes.io/os windows or linux", spec.NodeSelector)
+					}
+				})
+			}
 		}
 	}
-	// calico Job, flannel Linux + Windows, kube-proxy in two variants.
-	NewWithT(t).Expect(total).To(Equal(5))
+	// calico Job, flannel Linux + Windows, kube-proxy with both CNIs, storage (csi-proxy + Job)
+	// with both (vCenter) CNIs.
+	NewWithT(t).Expect(total).To(Equal(9))
 }
 
 // netConf is flannel's net-conf.json.
@@ -164,7 +173,7 @@ func TestFlannelNetwork(t *testing.T) {
 		if vars != nil {
 			podCIDR, serviceCIDR = vars["POD_CIDR"], vars["SERVICE_CIDR"]
 		}
-		objs := decode(t, processedManifests(t, "flannel", vars))
+		objs := decode(t, processedManifests(t, vcenterFlannel, "flannel", vars))
 		var linux, windows netConf
 		g.Expect(json.Unmarshal([]byte(findConfigMap(t, objs, "kube-flannel-cfg").Data["net-conf.json"]), &linux)).To(Succeed())
 		winCfg := findConfigMap(t, objs, "kube-flannel-windows-cfg")
@@ -218,24 +227,48 @@ func env(c corev1.Container) map[string]string {
 	return m
 }
 
-// TestKubeProxyWindows checks both variants: the HNS network of their CNI, the cluster CIDR, the
-// API endpoint, and the image of the cluster's Kubernetes version.
+// TestKubeProxyWindows checks both CNIs: the HNS network of the CNI, the cluster CIDR, the API
+// endpoint, and one DaemonSet per Kubernetes version: named, selecting nodes and tagging capwin's
+// image with the version, so nodes of another version never run it.
 func TestKubeProxyWindows(t *testing.T) {
-	for name, network := range map[string]string{"kube-proxy-windows-calico": "Calico", "kube-proxy-windows-flannel": "flannel.4096"} {
+	for sel, network := range map[Selection]string{vcenterCalico: "Calico", vcenterFlannel: "flannel.4096"} {
 		g := NewWithT(t)
-		c := container(t, decode(t, processedManifests(t, name, overrides)), "DaemonSet kube-proxy-windows")
-		cni, err := CNI(name)
-		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(env(c)).To(HaveKeyWithValue("CNI", cni))
+		objs := decode(t, processedManifests(t, sel, "kube-proxy-windows", overrides))
+		c := container(t, objs, "DaemonSet kube-proxy-windows-v1.36.3")
+		g.Expect(env(c)).To(HaveKeyWithValue("CNI", sel.CNI))
 		g.Expect(env(c)).To(HaveKeyWithValue("NETWORK_NAME", network))
 		g.Expect(env(c)).To(HaveKeyWithValue("POD_CIDR", overrides["POD_CIDR"]))
 		g.Expect(env(c)).To(HaveKeyWithValue("KUBERNETES_SERVICE_HOST", required["CONTROL_PLANE_ENDPOINT_IP"]))
-		g.Expect(c.Image).To(Equal("docker.io/sigwindowstools/kube-proxy:v1.36.3-calico-hostprocess"))
+		g.Expect(c.Image).To(Equal("ghcr.io/capwin/capwin-kube-proxy-windows:v1.36.3"))
 		g.Expect(c.Command[len(c.Command)-1]).To(Equal("$env:CONTAINER_SANDBOX_MOUNT_POINT/mounts/scripts/start-kube-proxy.ps1"))
+		for _, o := range objs {
+			if ds, ok := o.typed.(*appsv1.DaemonSet); ok {
+				version := map[string]string{"capwin.io/kubernetes-version": "v1.36.3"}
+				g.Expect(ds.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("capwin.io/kubernetes-version", "v1.36.3"))
+				g.Expect(ds.Spec.Selector.MatchLabels).To(HaveKeyWithValue("capwin.io/kubernetes-version", "v1.36.3"))
+				g.Expect(ds.Spec.Template.Labels).To(HaveKeyWithValue("capwin.io/kubernetes-version", version["capwin.io/kubernetes-version"]))
+			}
+		}
+		// Another version is another DaemonSet, on other nodes, with another image.
+		next := decode(t, processedManifests(t, sel, "kube-proxy-windows", map[string]string{"KUBERNETES_VERSION": "v1.37.0"}))
+		c = container(t, next, "DaemonSet kube-proxy-windows-v1.37.0")
+		g.Expect(c.Image).To(Equal("ghcr.io/capwin/capwin-kube-proxy-windows:v1.37.0"))
+		g.Expect(podSpecs(next)["DaemonSet kube-proxy-windows-v1.37.0"].NodeSelector).To(HaveKeyWithValue("capwin.io/kubernetes-version", "v1.37.0"))
 	}
 	NewWithT(t).Expect(scriptFile(t, "start-kube-proxy.ps1")).To(And(
 		ContainSubstring("--proxy-mode=kernelspace"), ContainSubstring("--feature-gates=WinOverlay=true"),
-		ContainSubstring("--source-vip="), ContainSubstring("--network-name=")))
+		ContainSubstring("--source-vip="), ContainSubstring("--network-name="), ContainSubstring("Join-Path $root 'kube-proxy.exe'")))
+}
+
+// TestFlannelWindowsImage checks capwin's flanneld image and that the start script runs the
+// flanneld.exe at its root.
+func TestFlannelWindowsImage(t *testing.T) {
+	g := NewWithT(t)
+	c := container(t, decode(t, processedManifests(t, vcenterFlannel, "flannel", nil)), "DaemonSet kube-flannel-ds-windows")
+	g.Expect(c.Image).To(Equal("ghcr.io/capwin/capwin-flanneld-windows:dev"))
+	g.Expect(string(scriptFile(t, "start-flanneld.ps1"))).To(ContainSubstring("Join-Path $root 'flanneld.exe'"))
+	linux := container(t, decode(t, processedManifests(t, vcenterFlannel, "flannel", nil)), "DaemonSet kube-flannel-ds")
+	g.Expect(linux.Image).To(Equal("ghcr.io/flannel-io/flannel:v0.27.4"), "Linux flanneld matches the Windows one")
 }
 
 // TestCalicoInstallation checks the Installation the Job applies (VXLAN on POD_CIDR, HNS on
@@ -247,7 +280,7 @@ func TestCalicoInstallation(t *testing.T) {
 		if vars != nil {
 			podCIDR, serviceCIDR = vars["POD_CIDR"], vars["SERVICE_CIDR"]
 		}
-		objs := decode(t, processedManifests(t, "calico", vars))
+		objs := decode(t, processedManifests(t, vcenterCalico, "calico", vars))
 		crs := decode(t, []byte(findConfigMap(t, objs, "calico-custom-resources").Data["custom-resources.yaml"]))
 		kinds := map[string]*unstructured.Unstructured{}
 		for _, o := range crs {
@@ -281,7 +314,7 @@ func TestCalicoInstallation(t *testing.T) {
 		g.Expect(job.Tolerations).To(ContainElement(HaveField("Key", "node-role.kubernetes.io/control-plane")))
 		c := job.Containers[0]
 		g.Expect(c.Image).To(Equal("registry.k8s.io/kubectl:v1.36.3"))
-		g.Expect(env(c)).To(And(HaveKeyWithValue("CALICO_VERSION", "v3.31.7"),
+		g.Expect(env(c)).To(And(HaveKeyWithValue("CALICO_VERSION", "v3.32.2"),
 			HaveKeyWithValue("CALICO_MANIFESTS_URL", "https://raw.githubusercontent.com/projectcalico/calico")))
 	}
 	script := string(scriptFile(t, "install.sh"))
@@ -294,7 +327,7 @@ func TestCalicoInstallation(t *testing.T) {
 func TestRuntimeClasses(t *testing.T) {
 	g := NewWithT(t)
 	got := map[string]string{}
-	for _, o := range decode(t, processedManifests(t, "runtimeclasses", nil)) {
+	for _, o := range decode(t, processedManifests(t, vcenterCalico, "runtimeclasses", nil)) {
 		rc := o.u
 		handler, _, _ := unstructured.NestedString(rc.Object, "handler")
 		sel, _, _ := unstructured.NestedStringMap(rc.Object, "scheduling", "nodeSelector")

@@ -17,11 +17,16 @@ import (
 // allText is every template text this package produces.
 func allText(t *testing.T) string {
 	t.Helper()
-	text, err := ClusterResourceSets()
-	if err != nil {
-		t.Fatal(err)
+	var all strings.Builder
+	for _, sel := range Selections() {
+		text, err := ClusterResourceSets(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.WriteString("---\n")
+		all.Write(text)
 	}
-	return string(text)
+	return all.String()
 }
 
 // uses lists every variable occurrence with its default ("" = none), nested ones included.
@@ -74,7 +79,9 @@ func TestVariables(t *testing.T) {
 			req = append(req, name)
 		}
 	}
-	g.Expect(req).To(ConsistOf("CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP"))
+	g.Expect(req).To(ConsistOf("CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "KUBERNETES_VERSION",
+		// the vSphere CSI driver's login (storage addon on vCenter): the flavor's own variables
+		"VSPHERE_SERVER", "VSPHERE_TLS_THUMBPRINT", "VSPHERE_DATACENTER", "VSPHERE_USERNAME", "VSPHERE_PASSWORD"))
 	g.Expect(vars["POD_CIDR"]).To(HaveValue(Equal("10.244.0.0/16")))
 	g.Expect(vars["SERVICE_CIDR"]).To(HaveValue(Equal("10.96.0.0/12")))
 }
@@ -116,14 +123,16 @@ func TestREADMEVariables(t *testing.T) {
 // pairs (clusterctl turns "$$" into "$"), literal ConfigMap data included.
 func TestDollarSigns(t *testing.T) {
 	runs := regexp.MustCompile(`\$+`)
-	for _, name := range Names() {
-		m, err := Manifests(name)
-		NewWithT(t).Expect(err).NotTo(HaveOccurred())
-		text := string(m)
-		for _, loc := range runs.FindAllStringIndex(text, -1) {
-			odd := (loc[1]-loc[0])%2 == 1
-			if odd && !strings.HasPrefix(text[loc[1]:], "{") {
-				t.Errorf("%s: unescaped $ in %q", name, text[max(0, loc[0]-20):min(len(text), loc[1]+20)])
+	for _, sel := range Selections() {
+		for _, name := range names(t, sel) {
+			m, err := Manifests(sel, name)
+			NewWithT(t).Expect(err).NotTo(HaveOccurred())
+			text := string(m)
+			for _, loc := range runs.FindAllStringIndex(text, -1) {
+				odd := (loc[1]-loc[0])%2 == 1
+				if odd && !strings.HasPrefix(text[loc[1]:], "{") {
+					t.Errorf("%s: unescaped $ in %q", name, text[max(0, loc[0]-20):min(len(text), loc[1]+20)])
+				}
 			}
 		}
 	}

@@ -17,7 +17,7 @@ import (
 // namespace, provider labels) and applies them with server-side dry run. cert-manager's kinds
 // are left out: cert-manager is a prerequisite that clusterctl init installs, not part of envtest.
 func TestComponents(t *testing.T) {
-	cfg := localRepo(t, map[string]string{"CAPWIN_VCENTERMACHINE_CONCURRENCY": "20"})
+	cfg := localRepo(t, map[string]string{"CAPWIN_VCENTERMACHINE_CONCURRENCY": "20", "CAPWIN_HYPERVMACHINE_CONCURRENCY": "7"})
 	for _, p := range []struct {
 		name string
 		typ  clusterctlv1.ProviderType
@@ -33,6 +33,13 @@ func TestComponents(t *testing.T) {
 			g.Expect(err).NotTo(HaveOccurred())
 			comp, err := c.GetProviderComponents(ctx, p.name+":"+version, p.typ, clusterctl.ComponentsOptions{})
 			g.Expect(err).NotTo(HaveOccurred())
+			if p.name == "capwin" {
+				// The Hyper-V settings are clusterctl variables like the vCenter ones.
+				g.Expect(comp.Variables()).To(ContainElements("CAPWIN_HYPERVMACHINE_CONCURRENCY",
+					"CAPWIN_HYPERVCLUSTER_CONCURRENCY", "CAPWIN_HYPERV_HOST_RECHECK", "CAPWIN_WINRM_TIMEOUT"))
+				g.Expect(managerArgs(comp.Objs())).To(ContainElements("--vcentermachine-concurrency=20",
+					"--hypervmachine-concurrency=7", "--hyperv-host-recheck=1m", "--winrm-timeout=30s"))
+			}
 			g.Expect(comp.TargetNamespace()).To(Equal(p.ns))
 			g.Expect(comp.Images()).NotTo(BeEmpty())
 			expectCertManagerRefs(g, comp.Objs())
@@ -66,4 +73,17 @@ func TestComponents(t *testing.T) {
 			g.Expect(slices.ContainsFunc(comp.Objs(), func(o unstructured.Unstructured) bool { return o.GetKind() == "Certificate" })).To(BeTrue())
 		})
 	}
+}
+
+// managerArgs are the args of the components' Deployment.
+func managerArgs(objs []unstructured.Unstructured) []string {
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+		return args
+	}
+	return nil
 }

@@ -10,8 +10,10 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "sigs.k8s.io/cluster-api/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capwin/capwin/internal/release"
@@ -22,14 +24,45 @@ import (
 // default; adding a required variable is a deliberate change of this list.
 var required = map[string][]string{
 	"windows": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "KUBERNETES_VERSION",
-		"VSPHERE_DATACENTER", "VSPHERE_NETWORK", "VSPHERE_PASSWORD", "VSPHERE_SERVER", "VSPHERE_TEMPLATE",
+		"LINUX_TEMPLATE", "VSPHERE_DATACENTER", "VSPHERE_NETWORK", "VSPHERE_PASSWORD", "VSPHERE_SERVER",
 		"VSPHERE_TLS_THUMBPRINT", "VSPHERE_USERNAME", "WINDOWS_TEMPLATE", "WORKER_MACHINE_COUNT"},
 	"hyperv-windows": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "HYPERV_HOSTS",
-		"HYPERV_LINUX_PARENT_DISK", "HYPERV_PASSWORD", "HYPERV_SWITCH", "HYPERV_USERNAME",
-		"HYPERV_WINDOWS_PARENT_DISK", "KUBERNETES_VERSION", "WORKER_MACHINE_COUNT"},
-	"windows-topology": {"CLUSTER_NAME", "CONTROL_PLANE_ENDPOINT_IP", "CONTROL_PLANE_MACHINE_COUNT", "KUBERNETES_VERSION",
-		"VSPHERE_DATACENTER", "VSPHERE_NETWORK", "VSPHERE_PASSWORD", "VSPHERE_SERVER", "VSPHERE_TEMPLATE",
-		"VSPHERE_TLS_THUMBPRINT", "VSPHERE_USERNAME", "WINDOWS_2022_TEMPLATE", "WORKER_MACHINE_COUNT"},
+		"HYPERV_PASSWORD", "HYPERV_SWITCH", "HYPERV_USERNAME", "KUBERNETES_VERSION", "LINUX_TEMPLATE",
+		"WINDOWS_TEMPLATE", "WORKER_MACHINE_COUNT"},
+}
+
+// requiredOf is a flavor's required variables: those of its shape (a -flannel twin has its
+// Calico flavor's, and windows-topology has windows').
+func requiredOf(flavor string) []string {
+	base := strings.TrimSuffix(strings.TrimSuffix(flavor, "-flannel"), "-topology")
+	return required[base]
+}
+
+// shared are the variables of the concepts every flavor has, with one name and one default
+// everywhere: the machines' images (a vSphere template or a parent VHDX) and sizes, the Windows
+// version, the SSH keys.
+var shared = []string{"LINUX_TEMPLATE", "WINDOWS_TEMPLATE", "CONTROL_PLANE_NUM_CPUS", "CONTROL_PLANE_MEMORY_MIB", "CONTROL_PLANE_DISK_GIB",
+	"WINDOWS_NUM_CPUS", "WINDOWS_MEMORY_MIB", "WINDOWS_DISK_GIB", "WINDOWS_VERSION",
+	"LINUX_SSH_AUTHORIZED_KEYS", "WINDOWS_SSH_AUTHORIZED_KEYS"}
+
+// TestSharedVariables checks that every flavor exposes the shared concepts under the same names
+// with the same defaults.
+func TestSharedVariables(t *testing.T) {
+	g := NewWithT(t)
+	cfg := localRepo(t, nil)
+	defaults := map[string]*string{}
+	for _, flavor := range release.Flavors {
+		tmpl, err := generate(context.Background(), cfg, kubeconfig, "default", flavor, true)
+		g.Expect(err).NotTo(HaveOccurred())
+		vars := tmpl.VariableMap()
+		for _, name := range shared {
+			g.Expect(vars).To(HaveKey(name), "flavor %s", flavor)
+			if d, ok := defaults[name]; ok {
+				g.Expect(vars[name]).To(Equal(d), "%s in flavor %s", name, flavor)
+			}
+			defaults[name] = vars[name]
+		}
+	}
 }
 
 // TestListVariables lists each flavor's variables offline, as docs/quickstart.md does before
@@ -49,17 +82,17 @@ func TestListVariables(t *testing.T) {
 			}
 		}
 		slices.Sort(req)
-		g.Expect(req).To(Equal(required[flavor]), "required variables of flavor %s", flavor)
+		g.Expect(req).To(Equal(requiredOf(flavor)), "required variables of flavor %s", flavor)
 	}
 }
 
 // TestRenderAndDryRun renders the non-topology flavors and applies every object with
 // server-side dry run: CRD schemas, CEL rules and the admission webhooks of CAPI and capwin.
 func TestRenderAndDryRun(t *testing.T) {
-	cfg := localRepo(t, nil)
-	for _, flavor := range []string{"windows", "hyperv-windows"} {
+	for _, flavor := range []string{"windows", "hyperv-windows", "windows-flannel", "hyperv-windows-flannel"} {
 		t.Run(flavor, func(t *testing.T) {
 			g := NewWithT(t)
+			cfg := localRepo(t, imagesFor(flavor))
 			ctx := context.Background()
 			ns := namespace(ctx, t, "render-"+flavor)
 			tmpl, err := generate(ctx, cfg, kubeconfig, ns, flavor, false)
@@ -69,6 +102,8 @@ func TestRenderAndDryRun(t *testing.T) {
 				g.Expect(apply(ctx, &objs[i], client.DryRunAll)).To(Succeed(), "%s %s", objs[i].GetKind(), objs[i].GetName())
 			}
 			checkRendered(g, objs)
+			checkOneCNI(g, flavor, objs)
+			dryRunAddons(ctx, t, objs)
 		})
 	}
 }
@@ -83,7 +118,6 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	g.Expect(slices.Sorted(maps.Keys(byKind))).To(ContainElements("Cluster", "KubeadmControlPlane",
 		"MachineDeployment", "MachineHealthCheck", "WindowsConfigTemplate", "Secret", "ClusterResourceSet", "ConfigMap"))
 	cluster := byKind["Cluster"][0]
-	g.Expect(cluster.GetLabels()).To(HaveKeyWithValue("capwin.io/cni", "calico"))
 	g.Expect(cluster.GetLabels()).To(HaveKeyWithValue("cluster.x-k8s.io/cluster-name", "win1"))
 	md := byKind["MachineDeployment"][0]
 	ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
@@ -105,6 +139,12 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	content := files[0].(map[string]any)["content"].(string)
 	g.Expect(content).To(ContainSubstring(`value: "10.0.0.10"`))
 	g.Expect(content).To(ContainSubstring(`{name: vip_interface, value: ""}`))
+	for _, hc := range byKind["HyperVCluster"] {
+		// The hosts log in with the Secret the flavor creates, whatever HYPERV_HOSTS says.
+		ref, _, _ := unstructured.NestedString(hc.Object, "spec", "credentialsRef", "name")
+		g.Expect(ref).To(Equal(byKind["Secret"][0].GetName()))
+		g.Expect(ref).To(Equal("win1-hyperv"))
+	}
 	for _, s := range byKind["Secret"] {
 		var secret corev1.Secret
 		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(s.Object, &secret)).To(Succeed())
@@ -128,4 +168,40 @@ func namespace(ctx context.Context, t *testing.T, name string) string {
 func apply(ctx context.Context, obj *unstructured.Unstructured, opts ...client.ApplyOption) error {
 	opts = append(opts, client.FieldOwner("clusterctl-test"), client.ForceOwnership)
 	return mgmt.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj.DeepCopy()), opts...)
+}
+
+// dryRunAddons applies what each addon ConfigMap of a rendered flavor would put into the workload
+// cluster (pod network, kube-proxy, RuntimeClasses, storage) with server-side dry run; their
+// namespaces are created for real first. The test apiserver stands in for the workload cluster.
+func dryRunAddons(ctx context.Context, t *testing.T, objs []unstructured.Unstructured) {
+	t.Helper()
+	g := NewWithT(t)
+	for _, o := range objs {
+		if o.GetKind() != "ConfigMap" || o.GetLabels()["capwin.io/addon"] == "" {
+			continue
+		}
+		data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+		for key, manifest := range data {
+			inner, err := utilyaml.ToUnstructured([]byte(manifest))
+			g.Expect(err).NotTo(HaveOccurred(), key)
+			for i := range inner {
+				if inner[i].GetKind() == "Namespace" {
+					err := mgmt.Client.Create(ctx, inner[i].DeepCopy())
+					g.Expect(err == nil || apierrors.IsAlreadyExists(err)).To(BeTrue(), "%s: %v", key, err)
+				}
+			}
+			for i := range inner {
+				g.Expect(apply(ctx, &inner[i], client.DryRunAll)).To(Succeed(), "%s: %s %s", key, inner[i].GetKind(), inner[i].GetName())
+			}
+		}
+	}
+}
+
+// imagesFor is what LINUX_TEMPLATE and WINDOWS_TEMPLATE hold for a flavor: vSphere template names
+// (testValues) on vCenter, parent VHDX paths on Hyper-V.
+func imagesFor(flavor string) map[string]string {
+	if !strings.HasPrefix(flavor, "hyperv") {
+		return nil
+	}
+	return map[string]string{"LINUX_TEMPLATE": `D:\images\ubuntu-2404.vhdx`, "WINDOWS_TEMPLATE": `D:\images\windows-2022.vhdx`}
 }

@@ -19,23 +19,19 @@ const version = "v0.1.0"
 
 // testValues are values for the variables that have no default, as an operator would set them.
 var testValues = map[string]string{
-	"CONTROL_PLANE_ENDPOINT_IP":  "10.0.0.10",
-	"VSPHERE_SERVER":             "vcenter.example.com",
-	"VSPHERE_TLS_THUMBPRINT":     "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD",
-	"VSPHERE_USERNAME":           "capwin@vsphere.local",
-	"VSPHERE_PASSWORD":           "0123", // digits only: must stay a string
-	"VSPHERE_DATACENTER":         "dc1",
-	"VSPHERE_NETWORK":            "VM Network",
-	"VSPHERE_TEMPLATE":           "ubuntu-2404-kube-v1.36.3",
-	"WINDOWS_TEMPLATE":           "windows-2022-kube-v1.36.3",
-	"WINDOWS_2022_TEMPLATE":      "windows-2022-kube-v1.36.3",
-	"WINDOWS_2025_TEMPLATE":      "windows-2025-kube-v1.36.3",
-	"HYPERV_HOSTS":               "[{name: hv1, address: hv1.corp.example, credentialsRef: {name: win1-hyperv}}, {name: hv2, address: 10.0.0.22, credentialsRef: {name: win1-hyperv}}]",
-	"HYPERV_SWITCH":              "External",
-	"HYPERV_USERNAME":            `CORP\capwin`,
-	"HYPERV_PASSWORD":            "true", // a YAML boolean when unquoted: must stay a string
-	"HYPERV_LINUX_PARENT_DISK":   `D:\images\ubuntu-2404.vhdx`,
-	"HYPERV_WINDOWS_PARENT_DISK": `D:\images\windows-2022.vhdx`,
+	"CONTROL_PLANE_ENDPOINT_IP": "10.0.0.10",
+	"VSPHERE_SERVER":            "vcenter.example.com",
+	"VSPHERE_TLS_THUMBPRINT":    "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD",
+	"VSPHERE_USERNAME":          "capwin@vsphere.local",
+	"VSPHERE_PASSWORD":          "0123", // digits only: must stay a string
+	"VSPHERE_DATACENTER":        "dc1",
+	"VSPHERE_NETWORK":           "VM Network",
+	"LINUX_TEMPLATE":            "ubuntu-2404-kube-v1.36.3",
+	"WINDOWS_TEMPLATE":          "windows-2022-kube-v1.36.3",
+	"HYPERV_HOSTS":              "[{name: hv1, address: hv1.corp.example}, {name: hv2, address: 10.0.0.22}]",
+	"HYPERV_SWITCH":             "External",
+	"HYPERV_USERNAME":           `CORP\capwin`,
+	"HYPERV_PASSWORD":           "true", // a YAML boolean when unquoted: must stay a string
 }
 
 // localRepo writes a release into a clusterctl local repository and a clusterctl config that

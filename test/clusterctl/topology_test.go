@@ -33,7 +33,9 @@ func TestTopology(t *testing.T) {
 	defer cancel()
 	startTopologyControllers(ctx, t)
 	ns := namespace(ctx, t, "topology")
-	tmpl, err := generate(ctx, localRepo(t, nil), kubeconfig, ns, "windows-topology", false)
+	key := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAbc test@example"
+	tmpl, err := generate(ctx, localRepo(t, map[string]string{"WINDOWS_NUM_CPUS": "6", "CONTROL_PLANE_MEMORY_MIB": "16384",
+		"WINDOWS_SSH_AUTHORIZED_KEYS": "['" + key + "']"}), kubeconfig, ns, "windows-topology", false)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	var cluster *unstructured.Unstructured
@@ -64,9 +66,38 @@ func TestTopology(t *testing.T) {
 		g.Expect(vc.Spec.ControlPlaneEndpoint.Host).To(Equal("10.0.0.10"))
 	}, time.Minute).Should(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
+	// The flavor's size and SSH variables reach the class's templates through its variables.
+	g.Eventually(func(g Gomega) {
+		var mds clusterv1.MachineDeploymentList
+		g.Expect(mgmt.Client.List(ctx, &mds, client.InNamespace(ns), client.MatchingLabels{
+			clusterv1.ClusterTopologyMachineDeploymentNameLabel: "windows"})).To(Succeed())
+		g.Expect(mds.Items).To(HaveLen(1))
+		spec := mds.Items[0].Spec.Template.Spec
+		var vm infrav1.VCenterMachineTemplate
+		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.InfrastructureRef.Name}, &vm)).To(Succeed())
+		g.Expect(vm.Spec.Template.Spec.NumCPUs).To(BeEquivalentTo(6))
+		g.Expect(vm.Spec.Template.Spec.DiskGiB).To(BeEquivalentTo(80))
+		boot := &unstructured.Unstructured{}
+		boot.SetGroupVersionKind(schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Kind: "WindowsConfigTemplate"})
+		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Bootstrap.ConfigRef.Name}, boot)).To(Succeed())
+		users, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "users")
+		g.Expect(users).To(ConsistOf(map[string]any{"name": "capwin", "groups": []any{"Administrators"}, "sshAuthorizedKeys": []any{key}}))
+		var cps infrav1.VCenterMachineTemplateList
+		g.Expect(mgmt.Client.List(ctx, &cps, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterTopologyOwnedLabel: ""})).To(Succeed())
+		memory := map[int64]bool{}
+		for _, t := range cps.Items {
+			if t.Spec.Template.Spec.OS == infrav1.OSLinux {
+				memory[int64(t.Spec.Template.Spec.MemoryMiB)] = true
+			}
+		}
+		g.Expect(memory).To(HaveKey(int64(16384)), "the control plane's memory")
+	}, time.Minute).Should(Succeed())
 
-	// The upgrade: one variable.
-	g.Expect(setVariable(ctx, ns, "win1", "windowsVersion", `"ltsc2025"`)).To(Succeed())
+	// The upgrade: the 2025 template next to the 2022 one, then one variable.
+	g.Expect(setVariables(ctx, ns, "win1", map[string]string{
+		"windowsTemplates": `{"ltsc2022": "windows-2022-kube-v1.36.3", "ltsc2025": "windows-2025-kube-v1.36.3"}`,
+		"windowsVersion":   `"ltsc2025"`,
+	})).To(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns), time.Minute).Should(Equal(workers{"windows-2025-kube-v1.36.3", "ltsc2025"}),
 		func() string { return topologyReconciled(ctx, ns) })
 }
@@ -113,15 +144,15 @@ func clusterInfraName(ctx context.Context, g Gomega, ns string) string {
 	return c.Spec.InfrastructureRef.Name
 }
 
-// setVariable sets one topology variable of a Cluster (value is JSON).
-func setVariable(ctx context.Context, ns, name, variable, value string) error {
+// setVariables sets topology variables of a Cluster in one patch (values are JSON).
+func setVariables(ctx context.Context, ns, name string, values map[string]string) error {
 	var c clusterv1.Cluster
 	if err := mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &c); err != nil {
 		return err
 	}
 	patch := client.MergeFrom(c.DeepCopy())
-	for i := range c.Spec.Topology.Variables {
-		if c.Spec.Topology.Variables[i].Name == variable {
+	for i, v := range c.Spec.Topology.Variables {
+		if value, ok := values[v.Name]; ok {
 			c.Spec.Topology.Variables[i].Value.Raw = []byte(value)
 		}
 	}

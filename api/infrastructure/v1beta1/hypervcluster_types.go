@@ -6,6 +6,7 @@ import (
 )
 
 // HyperVClusterSpec lists the Hyper-V hosts a cluster's VMs run on and how capwin reaches them.
+// +kubebuilder:validation:XValidation:rule="has(self.credentialsRef) || self.hosts.all(h, has(h.credentialsRef))",message="set spec.credentialsRef, or a credentialsRef on every host"
 type HyperVClusterSpec struct {
 	// controlPlaneEndpoint is the API endpoint of the workload cluster. Once set it cannot change.
 	// +optional
@@ -20,6 +21,12 @@ type HyperVClusterSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	Hosts []HyperVHost `json:"hosts"`
+
+	// credentialsRef names the Secret (in the cluster's namespace, keys username and password) of
+	// every host that names none of its own. The cluster templates point it at the Secret they
+	// create, CLUSTER_NAME-hyperv.
+	// +optional
+	CredentialsRef SecretReference `json:"credentialsRef,omitzero"`
 
 	// virtualSwitch is the Hyper-V virtual switch that a NIC naming no switch connects to. It
 	// must exist on every host.
@@ -90,8 +97,9 @@ type HyperVHost struct {
 
 	// credentialsRef names the Secret (in the cluster's namespace) with keys username and password
 	// of an account in the host's Administrators or Hyper-V Administrators group. The username
-	// may be DOMAIN\user, user@domain or a local account name.
-	// +required
+	// may be DOMAIN\user, user@domain or a local account name. Unset: the cluster's
+	// spec.credentialsRef.
+	// +optional
 	CredentialsRef SecretReference `json:"credentialsRef,omitzero"`
 
 	// authType is NTLM (default) or Basic (local accounts only).
@@ -230,4 +238,13 @@ type HyperVClusterList struct {
 
 func init() {
 	objectTypes = append(objectTypes, &HyperVCluster{}, &HyperVClusterList{})
+}
+
+// HostCredentials is the name of the Secret with a host's credentials: the host's own
+// credentialsRef, else the cluster's.
+func (s *HyperVClusterSpec) HostCredentials(h HyperVHost) string {
+	if h.CredentialsRef.Name != "" {
+		return h.CredentialsRef.Name
+	}
+	return s.CredentialsRef.Name
 }

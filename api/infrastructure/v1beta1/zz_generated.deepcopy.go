@@ -122,6 +122,7 @@ func (in *HyperVClusterSpec) DeepCopyInto(out *HyperVClusterSpec) {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	out.CredentialsRef = in.CredentialsRef
 	if in.FailureDomains != nil {
 		in, out := &in.FailureDomains, &out.FailureDomains
 		*out = make([]HyperVFailureDomain, len(*in))

@@ -1,6 +1,8 @@
 package windowsconfig
 
 import (
+	"strings"
+
 	"k8s.io/utils/ptr"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
@@ -39,7 +41,7 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 			CRISocket:             spec.NodeRegistration.CRISocket,
 			IgnorePreflightErrors: spec.NodeRegistration.IgnorePreflightErrors,
 		},
-		Labels:             spec.NodeRegistration.Labels,
+		Labels:             nodeLabels(spec.NodeRegistration.Labels, p.KubernetesVersion),
 		Taints:             taints(spec.NodeRegistration.Taints),
 		PauseImage:         spec.Containerd.PauseImage,
 		HyperVIsolation:    spec.HyperVIsolation,
@@ -66,6 +68,25 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		in.Files = append(in.Files, userdata.File{Path: f.Path, Encoding: string(f.Encoding), Content: content, Append: f.Append})
 	}
 	return in
+}
+
+// KubernetesVersionLabel is the node label with the Machine's Kubernetes version: the kube-proxy
+// DaemonSet of each version selects its nodes by it (templates/addons/kube-proxy-windows), so a
+// node runs the kube-proxy of its own kubelet's version through a blue/green upgrade.
+const KubernetesVersionLabel = "capwin.io/kubernetes-version"
+
+// nodeLabels adds KubernetesVersionLabel to the spec's labels. A version that is no valid label
+// value (build metadata after '+') gets the '+' as '_', which the label allows.
+func nodeLabels(labels map[string]string, version string) map[string]string {
+	if version == "" {
+		return labels
+	}
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	out[KubernetesVersionLabel] = strings.ReplaceAll(version, "+", "_")
+	return out
 }
 
 // taints: nil means "the default Windows taint"; an explicit empty list means "no taints".

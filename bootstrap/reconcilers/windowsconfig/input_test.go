@@ -24,6 +24,7 @@ func TestBuildInput(t *testing.T) {
 				Format: userdata.FormatCloudConfig, KubernetesVersion: "v1.36.3",
 				Join: userdata.Join{APIServerEndpoint: "10.0.0.1:6443", Token: "abcdef.0123456789abcdef",
 					CACertHashes: []string{"sha256:00"}, CRISocket: bootstrapv1.DefaultCRISocket},
+				Labels:     map[string]string{KubernetesVersionLabel: "v1.36.3"},
 				Taints:     defaultTaints,
 				PauseImage: webhooks.DefaultPauseImage, CNI: userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
 				Binaries: userdata.Binaries{Directory: `C:\k`}, DefenderExclusions: true,
@@ -32,6 +33,14 @@ func TestBuildInput(t *testing.T) {
 				t.Fatalf("got  %+v\nwant %+v", in, want)
 			}
 		}},
+		{"the node is labelled with its Kubernetes version, next to the spec's labels", bootstrapv1.WindowsConfigSpec{
+			NodeRegistration: bootstrapv1.NodeRegistration{Labels: map[string]string{"a": "b"}}},
+			JoinParams{KubernetesVersion: "v1.36.3+build.1"}, func(t *testing.T, in userdata.Input) {
+				want := map[string]string{"a": "b", KubernetesVersionLabel: "v1.36.3_build.1"}
+				if !reflect.DeepEqual(in.Labels, want) {
+					t.Fatalf("labels = %v, want %v", in.Labels, want)
+				}
+			}},
 		{"explicit empty taints mean no taints", bootstrapv1.WindowsConfigSpec{
 			NodeRegistration: bootstrapv1.NodeRegistration{Taints: &[]bootstrapv1.Taint{}}}, params, func(t *testing.T, in userdata.Input) {
 			if in.Taints == nil || len(in.Taints) != 0 {

@@ -24,7 +24,7 @@ func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []
 	var wg sync.WaitGroup
 	for i, h := range hc.Spec.Hosts {
 		out[i].Name = h.Name
-		cfg, err := p.HostConfig(ctx, hc.Namespace, h)
+		cfg, err := p.HostConfig(ctx, hc, h)
 		if err != nil {
 			out[i].Err = err
 			continue

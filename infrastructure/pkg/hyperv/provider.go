@@ -74,7 +74,7 @@ func (c *Conns) Get(cfg HostConfig) (*Conn, error) {
 func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (map[string]HostConfig, error) {
 	out := map[string]HostConfig{}
 	for _, h := range hc.Spec.Hosts {
-		cfg, err := p.HostConfig(ctx, hc.Namespace, h)
+		cfg, err := p.HostConfig(ctx, hc, h)
 		if err != nil {
 			return nil, err
 		}
@@ -83,10 +83,11 @@ func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (
 	return out, nil
 }
 
-// HostConfig reads one host's credentials Secret.
-func (p *Provider) HostConfig(ctx context.Context, namespace string, h infrav1.HyperVHost) (HostConfig, error) {
+// HostConfig reads the credentials Secret of one host of a HyperVCluster (the host's own, else the
+// cluster's).
+func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h infrav1.HyperVHost) (HostConfig, error) {
 	secret := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: namespace, Name: h.CredentialsRef.Name}
+	key := client.ObjectKey{Namespace: hc.Namespace, Name: hc.Spec.HostCredentials(h)}
 	if err := p.Client.Get(ctx, key, secret); err != nil {
 		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s: %v", key.Name, err)}
 	}

@@ -52,7 +52,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl.Result, error) {
 	for _, h := range hc.Spec.Hosts {
-		if err := clusterbase.OwnSecret(ctx, r.Client, hc, h.CredentialsRef.Name); err != nil {
+		if err := clusterbase.OwnSecret(ctx, r.Client, hc, hc.Spec.HostCredentials(h)); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

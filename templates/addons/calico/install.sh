@@ -3,7 +3,7 @@
 # then the Installation and APIServer mounted at /config. Every step is idempotent, so a retried
 # Job pod simply starts over.
 #
-# Environment: CALICO_VERSION (e.g. v3.31.7), CALICO_MANIFESTS_URL (a mirror of
+# Environment: CALICO_VERSION (e.g. v3.32.2), CALICO_MANIFESTS_URL (a mirror of
 # https://raw.githubusercontent.com/projectcalico/calico: <url>/<version>/manifests/<file>).
 set -euo pipefail
 

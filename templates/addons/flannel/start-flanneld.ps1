@@ -1,7 +1,9 @@
 # Starts flanneld on a Windows node, in a HostProcess container of FLANNEL_WINDOWS_IMAGE.
 #
-# The image (sigwindowstools/flannel:*-hostprocess layout) carries flanneld.exe in flannel\ and
-# the CNI plugins flannel.exe, sdnoverlay.exe and host-local.exe in cni\. The pod sets NODE_NAME,
+# The image (capwin-flanneld-windows, built with the release) carries flanneld.exe at its root.
+# CNI plugins the image carries in cni\ are installed into CNI_BIN_DIR; the node must end up with
+# flannel.exe, sdnoverlay.exe and host-local.exe there (from the image or the node image). The
+# pod sets NODE_NAME,
 # NODE_IP, KUBERNETES_SERVICE_HOST/PORT, CNI_BIN_DIR and CNI_CONF_DIR, and mounts the
 # kube-flannel-windows-cfg ConfigMap at mounts\config.
 $ErrorActionPreference = 'Stop'
@@ -12,7 +14,7 @@ $config = Join-Path $root 'mounts\config'
 # 1. CNI plugins. A plugin in use by a pod being created cannot be overwritten; it is then the
 #    same file from an earlier start, so a failed copy is only a warning.
 New-Item -ItemType Directory -Force -Path $env:CNI_BIN_DIR, $env:CNI_CONF_DIR | Out-Null
-foreach ($plugin in Get-ChildItem -Path (Join-Path $root 'cni') -Filter '*.exe') {
+foreach ($plugin in Get-ChildItem -Path (Join-Path $root 'cni') -Filter '*.exe' -ErrorAction SilentlyContinue) {
     $target = Join-Path $env:CNI_BIN_DIR $plugin.Name
     if ((Test-Path $target) -and
         (Get-FileHash $target).Hash -eq (Get-FileHash $plugin.FullName).Hash) {
@@ -23,6 +25,12 @@ foreach ($plugin in Get-ChildItem -Path (Join-Path $root 'cni') -Filter '*.exe')
     } catch {
         Write-Warning "cannot update ${target}: $_"
     }
+}
+
+$missing = @('flannel.exe', 'sdnoverlay.exe', 'host-local.exe') |
+    Where-Object { -not (Test-Path (Join-Path $env:CNI_BIN_DIR $_)) }
+if ($missing) {
+    throw "CNI plugins missing in ${env:CNI_BIN_DIR}: $($missing -join ', ')"
 }
 
 # 2. CNI config: the ConfigMap's, with this node's address as the VXLAN provider address.
@@ -38,9 +46,9 @@ $cniFile = Join-Path $env:CNI_CONF_DIR '10-flannel.conf'
 Write-Host "Wrote $cniFile"
 
 # 3. flanneld: leases this node's podCIDR and creates the HNS network flannel.4096.
-$flanneld = Join-Path $root 'flannel\flanneld.exe'
+$flanneld = Join-Path $root 'flanneld.exe'
 if (-not (Test-Path $flanneld)) {
-    $flanneld = 'C:\k\flanneld.exe'
+    throw "the image has no flanneld.exe at its root ($flanneld)"
 }
 $netConf = Join-Path $config 'net-conf.json'
 Write-Host "Starting $flanneld on $env:NODE_NAME ($env:NODE_IP)"

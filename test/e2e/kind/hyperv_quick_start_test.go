@@ -55,6 +55,12 @@ var _ = Describe("When following the Cluster API quick start with the hyperv-win
 			Flavor:                   ptr.To(hypervWindowsFlavor),
 			ControlPlaneMachineCount: ptr.To[int64](1),
 			WorkerMachineCount:       ptr.To[int64](2),
+			// The flavor's images are the simulated hosts' parent disks (the vCenter specs use
+			// the config's vSphere template names).
+			ClusterctlVariables: map[string]string{
+				"LINUX_TEMPLATE":   e2eConfig.MustGetVariable("HYPERV_LINUX_PARENT_DISK"),
+				"WINDOWS_TEMPLATE": e2eConfig.MustGetVariable("HYPERV_WINDOWS_PARENT_DISK"),
+			},
 			PostNamespaceCreated: func(proxy framework.ClusterProxy, namespace string) {
 				createHyperVCredentials(ctx, proxy.GetClient(), e2eConfig, namespace)
 			},

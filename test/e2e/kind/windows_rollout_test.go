@@ -168,7 +168,7 @@ func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsT
 			want.Insert(vcm.Name)
 		}
 		templates := sets.New(input.E2EConfig.MustGetVariable(windowsTemplate), input.E2EConfig.MustGetVariable(windowsTemplateUpgradeTo),
-			input.E2EConfig.MustGetVariable("VSPHERE_TEMPLATE"))
+			input.E2EConfig.MustGetVariable("LINUX_TEMPLATE"))
 		Eventually(func(g Gomega) {
 			vms := sets.New(vcsimMachineVMs(ctx, proxy, input.E2EConfig.MustGetVariable(simulatorsNamespace))...).Difference(templates)
 			g.Expect(sets.List(vms)).To(Equal(sets.List(want)), "VMs in vcsim (no duplicate, none left behind)")

@@ -206,7 +206,12 @@ function Write-Keys {
 function Step-Users {
     foreach ($user in (Get-List $Data 'users')) {
         if (-not (Get-LocalUser -Name $user.name -ErrorAction SilentlyContinue)) {
-            New-LocalUser -Name $user.name -NoPassword -AccountNeverExpires | Out-Null
+            # A random password nobody knows: the account is reached by SSH key only (a blank
+            # password would allow a console logon).
+            $bytes = New-Object byte[] 32
+            [System.Security.Cryptography.RandomNumberGenerator]::Create().GetBytes($bytes)
+            $password = ConvertTo-SecureString ([Convert]::ToBase64String($bytes) + 'aA1!') -AsPlainText -Force
+            New-LocalUser -Name $user.name -Password $password -AccountNeverExpires | Out-Null
         }
         foreach ($group in (Get-List $user 'groups')) {
             if (-not (Get-LocalGroupMember -Group $group -Member $user.name -ErrorAction SilentlyContinue)) {

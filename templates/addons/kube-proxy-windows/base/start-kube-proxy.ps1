@@ -1,4 +1,5 @@
-# Starts kube-proxy on a Windows node, in a HostProcess container of KUBE_PROXY_WINDOWS_IMAGE.
+# Starts kube-proxy on a Windows node, in a HostProcess container of KUBE_PROXY_WINDOWS_IMAGE
+# (capwin-kube-proxy-windows: kube-proxy.exe of the node's Kubernetes version at the image root).
 #
 # Windows kube-proxy runs in kernelspace mode only. On an overlay network it needs the HNS
 # network's name and a source VIP: an address of the node's pod subnet that kube-proxy uses to
@@ -8,9 +9,9 @@ $ErrorActionPreference = 'Stop'
 
 $root = $env:CONTAINER_SANDBOX_MOUNT_POINT
 
-# Windows Server ships Get-HnsNetwork (HostNetworkingService module); images may carry hns.psm1.
+# Windows Server ships Get-HnsNetwork (HostNetworkingService module); an image may carry hns.psm1.
 if (-not (Get-Command Get-HnsNetwork -ErrorAction SilentlyContinue)) {
-    Import-Module (Join-Path $root 'kube-proxy\hns.psm1')
+    Import-Module (Join-Path $root 'hns.psm1')
 }
 
 # flannel: reserve the source VIP with host-local in the IPAM store flannel's CNI plugin uses, so
@@ -61,9 +62,9 @@ switch ($env:CNI) {
     }
 }
 
-$kubeProxy = Join-Path $root 'kube-proxy\kube-proxy.exe'
+$kubeProxy = Join-Path $root 'kube-proxy.exe'
 if (-not (Test-Path $kubeProxy)) {
-    $kubeProxy = 'C:\k\kube-proxy.exe'
+    throw "the image has no kube-proxy.exe at its root ($kubeProxy)"
 }
 $flags = @(
     "--hostname-override=$env:NODE_NAME",
