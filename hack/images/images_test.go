@@ -179,9 +179,9 @@ func TestFlanneldWindowsImage(t *testing.T) {
 		t.Errorf("platform %s", p)
 	}
 	fs := files(t, img)
-	exe := fs["Files/flannel/flanneld.exe"]
+	exe := fs["Files/flanneld.exe"]
 	if exe == nil || exe.PAXRecords["MSWINDOWS.rawsd"] == "" {
-		t.Errorf("Files/flannel/flanneld.exe: %+v", exe)
+		t.Errorf("Files/flanneld.exe: %+v", exe)
 	}
 	for _, n := range append([]string{"Hives"}, hiveNames...) {
 		if n != "Hives" {
@@ -201,4 +201,21 @@ func TestFlanneldWindowsImage(t *testing.T) {
 func TestMain(m *testing.M) {
 	os.Setenv("GOTOOLCHAIN", "local")
 	os.Exit(m.Run())
+}
+
+// TestStartScriptsFindThePrograms: the templates' start scripts run each program from the root
+// of the image's mount, where buildHostProcess puts it.
+func TestStartScriptsFindThePrograms(t *testing.T) {
+	for script, img := range map[string]hostProcessImage{
+		"../../templates/addons/flannel/start-flanneld.ps1":                   flanneldImage("v0.27.4"),
+		"../../templates/addons/kube-proxy-windows/base/start-kube-proxy.ps1": kubeProxyImage("v1.36.3"),
+	} {
+		body, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "Join-Path $root '" + img.exe + "'"; !strings.Contains(string(body), want) {
+			t.Errorf("%s does not run %s", script, want)
+		}
+	}
 }

@@ -18,19 +18,19 @@ import (
 // Windows base layers, only its own files. Windows layers keep the filesystem under Files/ and
 // registry changes under Hives/. ko is not used here: it puts one binary at C:\ko-app\<last
 // element of the import path> without .exe, where the start scripts of the templates' addons
-// run flannel\flanneld.exe and kube-proxy\kube-proxy.exe.
+// run flanneld.exe and kube-proxy.exe from the image's root.
 
 var windowsAMD64 = v1.Platform{OS: "windows", Architecture: "amd64"}
 
-// hostProcessImage describes one image: the folder under C:\ (in the container's mount) and the
-// program built into it.
+// hostProcessImage describes one image: the program built into its root (the container's
+// mount, $env:CONTAINER_SANDBOX_MOUNT_POINT).
 type hostProcessImage struct {
-	folder, exe string
-	src         goSource
+	exe string
+	src goSource
 }
 
 func flanneldImage(version string) hostProcessImage {
-	return hostProcessImage{folder: "flannel", exe: "flanneld.exe", src: goSource{
+	return hostProcessImage{exe: "flanneld.exe", src: goSource{
 		module: "github.com/flannel-io/flannel", version: version, pkg: "github.com/flannel-io/flannel",
 		ldflags: []string{"-X github.com/flannel-io/flannel/pkg/version.Version=" + version},
 	}}
@@ -44,7 +44,7 @@ func kubeProxyImage(version string) hostProcessImage {
 		ld = append(ld, "-X "+pkg+".gitVersion="+version, "-X "+pkg+".gitTreeState=clean",
 			fmt.Sprintf("-X %s.gitMajor=%d", pkg, major), fmt.Sprintf("-X %s.gitMinor=%d", pkg, minor))
 	}
-	return hostProcessImage{folder: "kube-proxy", exe: "kube-proxy.exe", src: goSource{
+	return hostProcessImage{exe: "kube-proxy.exe", src: goSource{
 		module: "k8s.io/kubernetes", version: version, pkg: "k8s.io/kubernetes/cmd/kube-proxy", ldflags: ld,
 		staging: fmt.Sprintf("v0.%d.%d", minor, patch),
 	}}
@@ -79,8 +79,7 @@ func buildHostProcess(ctx context.Context, o options, h hostProcessImage, sbomFi
 	}
 	app, err := layer([]entry{
 		{name: "Files", mode: 0o555, dir: true},
-		{name: "Files/" + h.folder, mode: 0o555, dir: true},
-		{name: "Files/" + h.folder + "/" + h.exe, mode: 0o555, body: body, pax: executable},
+		{name: "Files/" + h.exe, mode: 0o555, body: body, pax: executable},
 		{name: "Hives", mode: 0o555, dir: true},
 	}, o.created)
 	if err != nil {
