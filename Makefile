@@ -83,6 +83,17 @@ PUSH_REGISTRY ?=
 release-push:
 	$(GO) -C hack/images run . push -out $(CURDIR)/out $(if $(PUSH_REGISTRY),-registry $(PUSH_REGISTRY))
 
+## test-e2e-release: the kind e2e on the images of `make release` (E2E_RELEASE_VERSION, E2E_RELEASE_REGISTRY), loaded into the node under their stamped names; nothing is pulled.
+E2E_RELEASE_VERSION ?= v0.1.0
+E2E_RELEASE_REGISTRY ?= e2e.capwin.local/release
+.PHONY: test-e2e-release
+test-e2e-release:
+	@scripts/e2e-images.sh
+	@$(MAKE) --no-print-directory release VERSION=$(E2E_RELEASE_VERSION) REGISTRY=$(E2E_RELEASE_REGISTRY)
+	@scripts/e2e-release.sh $(E2E_RELEASE_REGISTRY) $(E2E_RELEASE_VERSION)
+	$(GO) test -tags e2e ./test/e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
+	  -e2e.config=$(CURDIR)/test/e2e/config/capwin-release.yaml -e2e.artifacts-folder=$(E2E_ARTIFACTS) $(E2E_ARGS)
+
 ## fuzz: run the user data fuzzer (FUZZTIME=10m for a long run).
 FUZZTIME ?= 60s
 .PHONY: fuzz

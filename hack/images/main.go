@@ -11,6 +11,7 @@
 //
 //	images build -root . -out out -registry example.com/capwin -version v0.1.0 -kubernetes-versions v1.36.3
 //	images push -out out [-registry other.example.com/capwin]
+//	images docker-archive -out out -dest DIR [-platform linux/amd64]   (docker load -i DIR/<image>-<tag>.docker.tar)
 package main
 
 import (
@@ -38,7 +39,7 @@ type options struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: images build|push [flags]")
+		fmt.Fprintln(os.Stderr, "usage: images build|push|docker-archive [flags]")
 		os.Exit(2)
 	}
 	ctx := context.Background()
@@ -48,8 +49,10 @@ func main() {
 		err = buildCmd(ctx, os.Args[2:])
 	case "push":
 		err = pushCmd(ctx, os.Args[2:])
+	case "docker-archive":
+		err = dockerArchiveCmd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (build or push)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (build, push or docker-archive)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)

@@ -112,6 +112,20 @@ func serviceAccountToken(ctx context.Context, proxy framework.ClusterProxy, name
 }
 
 var _ = Describe("capwin's managers as clusterctl installed them", func() {
+	It("run the images the e2e config names (the release's stamped tags with make test-e2e-release)", func() {
+		var names []string
+		for _, img := range e2eConfig.Images {
+			names = append(names, img.Name)
+		}
+		for _, m := range capwinManagers {
+			pod, _ := leaderPod(ctx, bootstrapClusterProxy.GetClient(), m)
+			Byf("%s/%s runs %s", pod.Namespace, pod.Name, pod.Spec.Containers[0].Image)
+			Expect(names).To(ContainElement(pod.Spec.Containers[0].Image), "the image of %s is none the e2e config loads", pod.Name)
+			Expect(pod.Status.ContainerStatuses).ToNot(BeEmpty())
+			Expect(pod.Status.ContainerStatuses[0].Ready).To(BeTrue(), "%s is not ready", pod.Name)
+		}
+	})
+
 	It("serve /metrics to a ServiceAccount allowed to read them, and to no other", func() {
 		proxy := bootstrapClusterProxy
 		c := proxy.GetClient()
