@@ -52,6 +52,17 @@ func buildTwice(t *testing.T, image string) (first, second v1.ImageIndex, archiv
 	return idx[0], idx[1], archive
 }
 
+// reproducible builds an image twice, checks both builds have one digest, and returns the index
+// and the archive of the first build.
+func reproducible(t *testing.T, image string) (v1.ImageIndex, string) {
+	t.Helper()
+	first, second, archive := buildTwice(t, image)
+	if a, b := digest(t, first), digest(t, second); a != b {
+		t.Errorf("two builds of the same source: digests %s and %s", a, b)
+	}
+	return first, archive
+}
+
 func digest(t *testing.T, idx v1.ImageIndex) v1.Hash {
 	d, err := idx.Digest()
 	if err != nil {
@@ -108,10 +119,7 @@ func files(t *testing.T, img v1.Image) map[string]*tar.Header {
 }
 
 func TestManagerImage(t *testing.T) {
-	first, second, archive := buildTwice(t, "capwin-bootstrap-windows")
-	if a, b := digest(t, first), digest(t, second); a != b {
-		t.Errorf("two builds of the same source: digests %s and %s", a, b)
-	}
+	first, archive := reproducible(t, "capwin-bootstrap-windows")
 	img, p := onlyImage(t, first)
 	if p.OS != "linux" || p.Architecture != "amd64" {
 		t.Errorf("platform %s", p)
@@ -170,10 +178,7 @@ func testPush(t *testing.T, archive string, want v1.Hash) {
 }
 
 func TestFlanneldWindowsImage(t *testing.T) {
-	first, second, _ := buildTwice(t, "capwin-flanneld-windows")
-	if a, b := digest(t, first), digest(t, second); a != b {
-		t.Errorf("two builds of the same source: digests %s and %s", a, b)
-	}
+	first, _ := reproducible(t, "capwin-flanneld-windows")
 	img, p := onlyImage(t, first)
 	if p.OS != "windows" || p.Architecture != "amd64" {
 		t.Errorf("platform %s", p)

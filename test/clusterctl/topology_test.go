@@ -68,18 +68,9 @@ func TestTopology(t *testing.T) {
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
 	// The flavor's size and SSH variables reach the class's templates through its variables.
 	g.Eventually(func(g Gomega) {
-		var mds clusterv1.MachineDeploymentList
-		g.Expect(mgmt.Client.List(ctx, &mds, client.InNamespace(ns), client.MatchingLabels{
-			clusterv1.ClusterTopologyMachineDeploymentNameLabel: "windows"})).To(Succeed())
-		g.Expect(mds.Items).To(HaveLen(1))
-		spec := mds.Items[0].Spec.Template.Spec
-		var vm infrav1.VCenterMachineTemplate
-		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.InfrastructureRef.Name}, &vm)).To(Succeed())
+		vm, boot := windowsTemplates(ctx, g, ns)
 		g.Expect(vm.Spec.Template.Spec.NumCPUs).To(BeEquivalentTo(6))
 		g.Expect(vm.Spec.Template.Spec.DiskGiB).To(BeEquivalentTo(80))
-		boot := &unstructured.Unstructured{}
-		boot.SetGroupVersionKind(schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Kind: "WindowsConfigTemplate"})
-		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Bootstrap.ConfigRef.Name}, boot)).To(Succeed())
 		users, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "users")
 		g.Expect(users).To(ConsistOf(map[string]any{"name": "capwin", "groups": []any{"Administrators"}, "sshAuthorizedKeys": []any{key}}))
 		var cps infrav1.VCenterMachineTemplateList
@@ -121,20 +112,27 @@ type workers struct{ Template, VersionLabel string }
 
 func windowsWorkers(ctx context.Context, ns string) func(g Gomega) workers {
 	return func(g Gomega) workers {
-		var mds clusterv1.MachineDeploymentList
-		g.Expect(mgmt.Client.List(ctx, &mds, client.InNamespace(ns), client.MatchingLabels{
-			clusterv1.ClusterTopologyMachineDeploymentNameLabel: "windows"})).To(Succeed())
-		g.Expect(mds.Items).To(HaveLen(1))
-		spec := mds.Items[0].Spec.Template.Spec
-		var vm infrav1.VCenterMachineTemplate
-		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.InfrastructureRef.Name}, &vm)).To(Succeed())
+		vm, boot := windowsTemplates(ctx, g, ns)
 		g.Expect(vm.Spec.Template.Spec.OS).To(Equal(infrav1.OSWindows))
-		boot := &unstructured.Unstructured{}
-		boot.SetGroupVersionKind(schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Kind: "WindowsConfigTemplate"})
-		g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Bootstrap.ConfigRef.Name}, boot)).To(Succeed())
 		label, _, _ := unstructured.NestedString(boot.Object, "spec", "template", "spec", "nodeRegistration", "labels", "capwin.io/windows-version")
 		return workers{vm.Spec.Template.Spec.Template, label}
 	}
+}
+
+// windowsTemplates are the machine template and WindowsConfigTemplate of the topology's Windows
+// MachineDeployment.
+func windowsTemplates(ctx context.Context, g Gomega, ns string) (*infrav1.VCenterMachineTemplate, *unstructured.Unstructured) {
+	var mds clusterv1.MachineDeploymentList
+	g.Expect(mgmt.Client.List(ctx, &mds, client.InNamespace(ns), client.MatchingLabels{
+		clusterv1.ClusterTopologyMachineDeploymentNameLabel: "windows"})).To(Succeed())
+	g.Expect(mds.Items).To(HaveLen(1))
+	spec := mds.Items[0].Spec.Template.Spec
+	vm := &infrav1.VCenterMachineTemplate{}
+	g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.InfrastructureRef.Name}, vm)).To(Succeed())
+	boot := &unstructured.Unstructured{}
+	boot.SetGroupVersionKind(schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta1", Kind: "WindowsConfigTemplate"})
+	g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: spec.Bootstrap.ConfigRef.Name}, boot)).To(Succeed())
+	return vm, boot
 }
 
 func clusterInfraName(ctx context.Context, g Gomega, ns string) string {
