@@ -34,6 +34,13 @@ func (e *HostError) Error() string {
 	return fmt.Sprintf("host %s: %s", e.Host, e.Message)
 }
 
+// Refused reports a credential the host refused (logingate.Refusal).
+func (e *HostError) Refused() bool { return e.Kind == KindAuth }
+
+// Unreachable reports a host that could not be reached, did not answer in time or could not be
+// trusted (logingate.Unreachable): it is tried again after a pause.
+func (e *HostError) Unreachable() bool { return e.Kind == KindUnreachable || e.Kind == KindTLS }
+
 // KindOf returns the kind of a *HostError, "" for other errors.
 func KindOf(err error) string {
 	var e *HostError
