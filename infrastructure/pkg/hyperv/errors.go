@@ -3,6 +3,8 @@ package hyperv
 import (
 	"errors"
 	"fmt"
+
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
 // Error kinds. The first ones come from the operation scripts (Stop-Capwin, or a classified
@@ -34,12 +36,21 @@ func (e *HostError) Error() string {
 	return fmt.Sprintf("host %s: %s", e.Host, e.Message)
 }
 
-// Refused reports a credential the host refused (logingate.Refusal).
-func (e *HostError) Refused() bool { return e.Kind == KindAuth }
-
-// Unreachable reports a host that could not be reached, did not answer in time or could not be
-// trusted (logingate.Unreachable): it is tried again after a pause.
-func (e *HostError) Unreachable() bool { return e.Kind == KindUnreachable || e.Kind == KindTLS }
+// LoginOutcome tells the login gate what the error says about the credential and the host: an
+// unreachable host is tried again after a pause, a refused credential not before its Secret
+// changes, an untrusted certificate means the credential was never sent, and an operation's own
+// failure means it was accepted.
+func (e *HostError) LoginOutcome() logingate.Outcome {
+	switch e.Kind {
+	case KindAuth:
+		return logingate.Refused
+	case KindUnreachable:
+		return logingate.Unreachable
+	case KindTLS, KindCredentials:
+		return logingate.Untried
+	}
+	return logingate.Accepted
+}
 
 // KindOf returns the kind of a *HostError, "" for other errors.
 func KindOf(err error) string {

@@ -17,13 +17,36 @@ type Key struct {
 	Server                           string
 }
 
-// Refusal is implemented by errors that say the server refused the credential (vCenter
-// InvalidLogin, WinRM 401).
-type Refusal interface{ Refused() bool }
+// Outcome is what a failed call says about the credential and the server.
+type Outcome int
 
-// Unreachable is implemented by errors that say the server could not be reached or answered in
-// time.
-type Unreachable interface{ Unreachable() bool }
+// Outcomes. Errors that do not classify themselves (Classified) count as Untried.
+const (
+	// Accepted: the server took the credential (an operation that failed on its own).
+	Accepted Outcome = iota
+	// Refused: the server refused the credential (vCenter InvalidLogin, WinRM 401).
+	Refused
+	// Unreachable: the server could not be reached or did not answer in time.
+	Unreachable
+	// Untried: the credential did not reach the server (its certificate is not trusted, the
+	// caller gave up); nothing is learnt.
+	Untried
+)
+
+// Classified is implemented by errors that know their Outcome.
+type Classified interface{ LoginOutcome() Outcome }
+
+// outcome classifies a call's error.
+func outcome(err error) Outcome {
+	if err == nil {
+		return Accepted
+	}
+	var c Classified
+	if errors.As(err, &c) {
+		return c.LoginOutcome()
+	}
+	return Untried
+}
 
 // Gate records refused credentials and unreachable servers. The zero value is ready to use with
 // backoff from 5s to 5m; a nil Gate lets every call through.
@@ -113,14 +136,14 @@ func (g *Gate) check(key Key) error {
 func (g *Gate) record(key Key, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case isRefusal(err):
+	switch outcome(err) {
+	case Refused:
 		if g.refused == nil {
 			g.refused = map[Key]error{}
 		}
 		g.refused[key] = err
 		delete(g.proven, key)
-	case isUnreachable(err):
+	case Unreachable:
 		if g.servers == nil {
 			g.servers = map[string]*pause{}
 		}
@@ -131,9 +154,7 @@ func (g *Gate) record(key Key, err error) {
 		}
 		p.delay = min(max(2*p.delay, g.backoff()), g.maxBackoff())
 		p.until, p.err = g.now().Add(p.delay), err
-	case err == nil || !errors.Is(err, context.Canceled):
-		// Any answer from the server (an operation's own failure too) proves it reachable and the
-		// credential accepted.
+	case Accepted:
 		if g.proven == nil {
 			g.proven = map[Key]bool{}
 		}
@@ -147,7 +168,7 @@ func (g *Gate) blocked(key Key, err error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var b error
-	if isRefusal(err) || isUnreachable(err) {
+	if o := outcome(err); o == Refused || o == Unreachable {
 		b = g.check(key)
 	}
 	if b == nil {
@@ -175,16 +196,6 @@ func (g *Gate) maxBackoff() time.Duration {
 		return g.MaxBackoff
 	}
 	return 5 * time.Minute
-}
-
-func isRefusal(err error) bool {
-	var r Refusal
-	return errors.As(err, &r) && r.Refused()
-}
-
-func isUnreachable(err error) bool {
-	var u Unreachable
-	return errors.As(err, &u) && u.Unreachable()
 }
 
 // Blocked says why a credential is not used now: the server refused it (until its Secret

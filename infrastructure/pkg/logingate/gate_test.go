@@ -13,13 +13,13 @@ import (
 
 type refusedErr struct{}
 
-func (refusedErr) Error() string { return "401" }
-func (refusedErr) Refused() bool { return true }
+func (refusedErr) Error() string         { return "401" }
+func (refusedErr) LoginOutcome() Outcome { return Refused }
 
 type downErr struct{}
 
-func (downErr) Error() string     { return "connection refused" }
-func (downErr) Unreachable() bool { return true }
+func (downErr) Error() string         { return "connection refused" }
+func (downErr) LoginOutcome() Outcome { return Unreachable }
 
 // burst runs n concurrent calls with key and returns how many reached the server.
 func burst(g *Gate, key Key, n int, answer error) (int64, []error) {
@@ -109,4 +109,22 @@ func TestWaitingForATurnHonoursTheContext(t *testing.T) {
 func TestNilGateCalls(t *testing.T) {
 	var gate *Gate
 	NewWithT(t).Expect(gate.Do(context.Background(), Key{}, func(context.Context) error { return nil })).To(Succeed())
+}
+
+type untrustedErr struct{}
+
+func (untrustedErr) Error() string         { return "x509: unknown authority" }
+func (untrustedErr) LoginOutcome() Outcome { return Untried }
+
+// TestUntriedTeachesNothing: a failure before the credential reached the server (an untrusted
+// certificate of one cluster's configuration) neither pauses the server for others nor proves the
+// credential.
+func TestUntriedTeachesNothing(t *testing.T) {
+	g := NewWithT(t)
+	gate := &Gate{}
+	key := Key{Namespace: "ns", Name: "creds", ResourceVersion: "1", Server: "vc"}
+	calls, _ := burst(gate, key, 3, untrustedErr{})
+	g.Expect(calls).To(Equal(int64(3)))
+	calls, _ = burst(gate, key, 5, refusedErr{})
+	g.Expect(calls).To(Equal(int64(1)), "still unproven: the burst is serialised")
 }

@@ -236,12 +236,17 @@ type LoginError struct {
 func (e *LoginError) Error() string { return e.Err.Error() }
 func (e *LoginError) Unwrap() error { return e.Err }
 
-// Refused reports that vCenter refused the credentials (logingate.Refusal).
-func (e *LoginError) Refused() bool { return e.Reason == infrav1.AuthenticationFailedReason }
-
-// Unreachable reports that vCenter could not be reached or trusted (logingate.Unreachable).
-func (e *LoginError) Unreachable() bool {
-	return e.unreachable || e.Reason == infrav1.TLSVerificationFailedReason
+// LoginOutcome tells the login gate what a failed login says: refused credentials wait for their
+// Secret to change, an unreachable vCenter is tried again after a pause, an untrusted certificate
+// means the credentials were never sent.
+func (e *LoginError) LoginOutcome() logingate.Outcome {
+	switch {
+	case e.Reason == infrav1.AuthenticationFailedReason:
+		return logingate.Refused
+	case e.unreachable:
+		return logingate.Unreachable
+	}
+	return logingate.Untried
 }
 
 func classifyLogin(err error) error {
