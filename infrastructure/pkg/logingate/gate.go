@@ -136,7 +136,11 @@ func (g *Gate) check(key Key) error {
 func (g *Gate) record(key Key, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch outcome(err) {
+	o := outcome(err)
+	if o == Refused || o == Accepted {
+		g.forgetOtherVersions(key)
+	}
+	switch o {
 	case Refused:
 		if g.refused == nil {
 			g.refused = map[Key]error{}
@@ -160,6 +164,29 @@ func (g *Gate) record(key Key, err error) {
 		}
 		g.proven[key] = true
 		delete(g.servers, key.Server)
+	}
+}
+
+// forgetOtherVersions drops what was learnt about other versions of key's Secret on key's server:
+// only the newest version is used again (g.mu held).
+func (g *Gate) forgetOtherVersions(key Key) {
+	other := func(k Key) bool {
+		return k != key && k.Namespace == key.Namespace && k.Name == key.Name && k.Server == key.Server
+	}
+	for k := range g.refused {
+		if other(k) {
+			delete(g.refused, k)
+		}
+	}
+	for k := range g.proven {
+		if other(k) {
+			delete(g.proven, k)
+		}
+	}
+	for k := range g.turns {
+		if other(k) {
+			delete(g.turns, k)
+		}
 	}
 }
 

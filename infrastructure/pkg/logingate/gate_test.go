@@ -61,6 +61,7 @@ func TestRefusedCredentialIsTriedOncePerSecretVersion(t *testing.T) {
 	calls, errs = burst(gate, key, 20, nil)
 	g.Expect(calls).To(Equal(int64(20)), "a credential that worked is not serialised")
 	g.Expect(errs).To(HaveEach(BeNil()))
+	g.Expect(gate.refused).To(HaveLen(1), "only the other server's refusal is kept")
 }
 
 func TestUnreachableServerBacksOff(t *testing.T) {
