@@ -63,9 +63,12 @@ func (r *Reconciler) forget(ctx context.Context, s *Scope) error {
 	if vm == "" {
 		vm = "(none recorded)"
 	}
+	if st.VM.Host != "" {
+		vm += " on host " + st.VM.Host
+	}
 	r.Recorder.Eventf(obj, nil, "Warning", "VMForgotten", "Delete",
-		"Finalizer removed without contacting the hypervisor (annotation %s): VM %s on %q (providerID %q, instance UUID %s, addresses %v) is left behind if it still exists; remove it by hand",
-		infrav1.ForgetVMAnnotation, vm, st.VM.Host, *obj.GetProviderID(), st.VM.InstanceUUID, addressList(st))
+		"Finalizer removed without contacting the hypervisor (annotation %s): VM %s (providerID %q, instance UUID %q, addresses %v) is left behind if it still exists; remove it by hand",
+		infrav1.ForgetVMAnnotation, vm, *obj.GetProviderID(), st.VM.InstanceUUID, addressList(st))
 	return nil
 }
 
