@@ -29,6 +29,10 @@ func main() {
 			"First wait before a hypervisor task is read again; grows with the task's age up to 10x.")
 		fs.DurationVar(&o.HostRecheck, "hyperv-host-recheck", time.Minute, "How often every Hyper-V host is probed (availability and free memory for placement).")
 		fs.DurationVar(&o.Conns.Timeout, "winrm-timeout", 30*time.Second, "Longest wait for one WinRM request to a Hyper-V host.")
+		fs.DurationVar(&o.Conns.Deadlines.Short, "winrm-operation-timeout", 30*time.Second,
+			"Longest wait for one Hyper-V host operation (find, power, job, eject, host probe), including the wait for the host's turn.")
+		fs.DurationVar(&o.Conns.Deadlines.Long, "winrm-long-operation-timeout", 2*time.Minute,
+			"Longest wait for one long Hyper-V host operation (create with its disk and config drive, remove, copy into the guest).")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue = common.WatchFilterValue

@@ -37,6 +37,9 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 	if conns == nil {
 		conns = &hyperv.Conns{}
 	}
+	if conns.Gate == nil {
+		conns.Gate = o.Gate
+	}
 	provider := &hyperv.Provider{Client: mgr.GetClient(), Conns: conns}
 	if err := (&hypervcluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,

@@ -18,6 +18,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
@@ -67,6 +68,11 @@ type Options struct {
 	Conns *hyperv.Conns
 	// HostRecheck is how often every Hyper-V host is probed (default 1m).
 	HostRecheck time.Duration
+	// Gate is shared by the vCenter sessions and the Hyper-V connections: a refused credential is
+	// not tried again until its Secret changes, an unreachable server backs off; nil makes one.
+	Gate *logingate.Gate
+	// CredentialRecheck: see machine.Reconciler.
+	CredentialRecheck time.Duration
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.
@@ -75,12 +81,18 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.Gate == nil {
+		o.Gate = &logingate.Gate{}
+	}
 	sessions := o.Sessions
 	if sessions == nil {
 		sessions = &vcenter.Sessions{}
 	}
 	if sessions.MaxIdleConnsPerHost == 0 {
 		sessions.MaxIdleConnsPerHost = o.VCenterMachineConcurrency + o.VCenterClusterConcurrency
+	}
+	if sessions.Gate == nil {
+		sessions.Gate = o.Gate
 	}
 	if sessions.UserAgent == "" {
 		sessions.UserAgent = ControllerName
@@ -123,13 +135,14 @@ func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc cl
 // newMachineReconciler is the machine lifecycle of one kind with the manager's settings.
 func newMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, o Options, kind machine.Kind) *machine.Reconciler {
 	return &machine.Reconciler{
-		Client:           c,
-		APIReader:        apiReader,
-		ClusterCache:     cc,
-		WatchFilterValue: o.WatchFilterValue,
-		PollInterval:     o.PollInterval,
-		TaskPollInterval: o.TaskPollInterval,
-		Kind:             kind,
+		Client:            c,
+		APIReader:         apiReader,
+		ClusterCache:      cc,
+		WatchFilterValue:  o.WatchFilterValue,
+		PollInterval:      o.PollInterval,
+		TaskPollInterval:  o.TaskPollInterval,
+		CredentialRecheck: o.CredentialRecheck,
+		Kind:              kind,
 	}
 }
 

@@ -68,7 +68,7 @@ func TestHostCredentialsAndTrust(t *testing.T) {
 			for i := range s.Hosts {
 				s.Hosts[i].CredentialsRef.Name = "wrong"
 			}
-		}, infrav1.LoginFailedReason},
+		}, infrav1.AuthenticationFailedReason},
 		"untrusted certificate": {func(s *infrav1.HyperVClusterSpec) {
 			for i := range s.Hosts {
 				s.Hosts[i].CABundle = hosts[(i+1)%len(hosts)].srv.CACertPEM()

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
@@ -41,7 +42,7 @@ var (
 	env   *envtest.Environment
 	k8s   client.Client
 	hosts []simHost
-	conns = &hyperv.Conns{Timeout: 5 * time.Second}
+	conns = &hyperv.Conns{Timeout: 5 * time.Second, Deadlines: hyperv.Deadlines{Short: 2 * time.Second, Long: 3 * time.Second}}
 	ctx   = context.Background()
 )
 
@@ -84,7 +85,9 @@ func run(m *testing.M) int {
 		WatchFilterValue: watchFilter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 500 * time.Millisecond,
-		Conns: conns,
+		Conns: conns, CredentialRecheck: 200 * time.Millisecond,
+		// Hosts that went down come back within the tests.
+		Gate: &logingate.Gate{Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
 	}
 	mgr, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
 		if err := setup.Webhooks(mgr); err != nil {

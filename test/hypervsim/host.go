@@ -35,6 +35,8 @@ type Host struct {
 	lose map[string]int
 	// skipSyntax accepts capwin's scripts by content hash alone (SkipSyntaxCheck).
 	skipSyntax bool
+	// hung, while not nil, holds every operation until it is closed (Hang).
+	hung chan struct{}
 	// OnGuestRun is called (without the host lock) after guest.ps1 started a launcher in a VM.
 	OnGuestRun func(h *Host, vmID string, files map[string][]byte)
 }
@@ -89,6 +91,20 @@ func NewHost(name string, memoryMiB int64, switches []string, parentDisks map[st
 
 // SetFreeDisk sets the free disk space (0 makes every disk or file creation fail as disk full).
 func (h *Host) SetFreeDisk(bytes int64) { h.mu.Lock(); h.freeDiskBytes = bytes; h.mu.Unlock() }
+
+// Hang makes every operation run until its command is cancelled or Hang(false): a host whose
+// PowerShell or WMI hangs, while WinRM still answers (the client keeps waiting for output).
+func (h *Host) Hang(hang bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case hang && h.hung == nil:
+		h.hung = make(chan struct{})
+	case !hang && h.hung != nil:
+		close(h.hung)
+		h.hung = nil
+	}
+}
 
 // SetJobDelay sets how long power jobs run.
 func (h *Host) SetJobDelay(d time.Duration) { h.mu.Lock(); h.jobDelay = d; h.mu.Unlock() }

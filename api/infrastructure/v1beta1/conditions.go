@@ -62,4 +62,15 @@ const (
 	TLSVerificationFailedReason = "TLSVerificationFailed"
 	PlacementNotFoundReason     = "PlacementNotFound"
 	WaitingForEndpointReason    = "WaitingForControlPlaneEndpoint"
+
+	// AuthenticationFailedReason: the server refused the credentials of the Secret; they are not
+	// tried again until the Secret changes, so a directory account is not locked out. Machines
+	// show it on VMProvisioned, too.
+	AuthenticationFailedReason = "AuthenticationFailed"
 )
+
+// ForgetVMAnnotation on a VCenterMachine or HyperVMachine being deleted drops its finalizer
+// without contacting the hypervisor: the way out when the vCenter or Hyper-V host holding the VM
+// is gone for good. The VM, if it still exists, is left behind for the operator to remove (an
+// event names it). Like CAPI's cluster.x-k8s.io/skip-remediation, the value is ignored.
+const ForgetVMAnnotation = "infrastructure.cluster.x-k8s.io/forget-vm"

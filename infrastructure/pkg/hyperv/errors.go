@@ -3,6 +3,8 @@ package hyperv
 import (
 	"errors"
 	"fmt"
+
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
 // Error kinds. The first ones come from the operation scripts (Stop-Capwin, or a classified
@@ -32,6 +34,22 @@ func (e *HostError) Error() string {
 		return fmt.Sprintf("host %s: %s: %s", e.Host, e.Op, e.Message)
 	}
 	return fmt.Sprintf("host %s: %s", e.Host, e.Message)
+}
+
+// LoginOutcome tells the login gate what the error says about the credential and the host: an
+// unreachable host is tried again after a pause, a refused credential not before its Secret
+// changes, an untrusted certificate means the credential was never sent, and an operation's own
+// failure means it was accepted.
+func (e *HostError) LoginOutcome() logingate.Outcome {
+	switch e.Kind {
+	case KindAuth:
+		return logingate.Refused
+	case KindUnreachable:
+		return logingate.Unreachable
+	case KindTLS, KindCredentials:
+		return logingate.Untried
+	}
+	return logingate.Accepted
 }
 
 // KindOf returns the kind of a *HostError, "" for other errors.

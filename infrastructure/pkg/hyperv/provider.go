@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
@@ -39,7 +40,11 @@ type placement struct {
 // Conns caches one connection per host, address and credentials.
 type Conns struct {
 	// Timeout bounds one WinRM request (default 30s).
-	Timeout  time.Duration
+	Timeout time.Duration
+	// Deadlines bound one operation.
+	Deadlines Deadlines
+	// Gate keeps refused credentials and unreachable hosts from being tried on every reconcile.
+	Gate     *logingate.Gate
 	Counters Counters
 
 	mu sync.Mutex
@@ -49,7 +54,7 @@ type Conns struct {
 // Get returns the cached connection of a host configuration.
 func (c *Conns) Get(cfg HostConfig) (*Conn, error) {
 	key := strings.Join([]string{cfg.Name, cfg.Address, fmt.Sprint(cfg.Port), cfg.Username, cfg.Password,
-		fmt.Sprint(cfg.Basic, cfg.Insecure), string(cfg.CABundle)}, "\x00")
+		fmt.Sprint(cfg.Basic, cfg.Insecure), string(cfg.CABundle), fmt.Sprint(cfg.Secret)}, "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if conn, ok := c.m[key]; ok {
@@ -63,6 +68,7 @@ func (c *Conns) Get(cfg HostConfig) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	conn.gate, conn.deadlines = c.Gate, c.Deadlines
 	if c.m == nil {
 		c.m = map[string]*Conn{}
 	}
@@ -96,7 +102,8 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s needs the keys username and password", key.Name)}
 	}
 	return HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
-		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: h.CABundle, Insecure: h.InsecureSkipTLSVerify}, nil
+		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: h.CABundle, Insecure: h.InsecureSkipTLSVerify,
+		Secret: logingate.Key{Namespace: key.Namespace, Name: key.Name, ResourceVersion: secret.ResourceVersion}}, nil
 }
 
 // Folders returns the cluster's VM and disk folders.

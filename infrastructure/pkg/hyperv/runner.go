@@ -11,13 +11,14 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
+
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
 // HostConfig is how to reach one host's WinRM HTTPS listener.
@@ -29,6 +30,9 @@ type HostConfig struct {
 	Basic    bool
 	CABundle []byte
 	Insecure bool
+	// Secret is where Username and Password come from (Namespace, Name, ResourceVersion): a
+	// refused credential is not sent again until the Secret changes.
+	Secret logingate.Key
 }
 
 // Counters are shared by all connections of a manager.
@@ -44,7 +48,12 @@ type Conn struct {
 	counters *Counters
 	// ntlm serialises operations: the NTLM client's handshakes go wrong when requests of
 	// concurrent commands share its connection pool (masterzen/winrm#142, Azure/go-ntlmssp#43).
-	ntlm sync.Mutex
+	// A channel, so waiting for it ends with the caller's context.
+	ntlm chan struct{}
+	// gate stops sending a refused credential and backs off from an unreachable host (nil: off).
+	gate *logingate.Gate
+	// deadlines of one operation.
+	deadlines Deadlines
 }
 
 // ResultPrefix marks the result line on stdout.
@@ -99,7 +108,7 @@ func Dial(cfg HostConfig, timeout time.Duration, counters *Counters) (*Conn, err
 	if err != nil {
 		return nil, &HostError{Kind: KindTLS, Host: cfg.Name, Message: err.Error()}
 	}
-	return &Conn{cfg: cfg, client: c, counters: counters}, nil
+	return &Conn{cfg: cfg, client: c, counters: counters, ntlm: make(chan struct{}, 1)}, nil
 }
 
 // Run runs one operation with its input and decodes its result into out (may be nil).
@@ -116,26 +125,28 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 		c.counters.Operations.Add(1)
 		defer func(start time.Time) { c.counters.Nanos.Add(int64(time.Since(start))) }(time.Now())
 	}
-	if !c.cfg.Basic {
-		c.ntlm.Lock()
-		defer c.ntlm.Unlock()
-	}
 	start := time.Now()
-	err = c.run(ctx, op, env, out)
+	res, err := c.bounded(ctx, op, env)
 	observeOperation(op.Name, err, time.Since(start))
-	return err
+	if err != nil || out == nil || len(res) == 0 {
+		return err
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Message: "bad result: " + err.Error()}
+	}
+	return nil
 }
 
-// run sends one operation envelope and decodes its result.
-func (c *Conn) run(ctx context.Context, op Script, env []byte, out any) error {
+// run sends one operation envelope and returns its result document.
+func (c *Conn) run(ctx context.Context, op Script, env []byte) (json.RawMessage, error) {
 	var stdout, stderr bytes.Buffer
 	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))
 	if err != nil {
-		return c.transportError(err)
+		return nil, c.transportError(err)
 	}
 	res, found, err := parseOutcome(stdout.Bytes())
 	if err != nil || !found {
-		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name,
+		return nil, &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name,
 			Message: fmt.Sprintf("no result (exit code %d): %s", code, tail(stderr.String(), 400))}
 	}
 	if !res.OK {
@@ -143,15 +154,9 @@ func (c *Conn) run(ctx context.Context, op Script, env []byte, out any) error {
 		if res.Error != nil {
 			e.Kind, e.Message = res.Error.Kind, res.Error.Message
 		}
-		return e
+		return nil, e
 	}
-	if out == nil || len(res.Result) == 0 {
-		return nil
-	}
-	if err := json.Unmarshal(res.Result, out); err != nil {
-		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Message: "bad result: " + err.Error()}
-	}
-	return nil
+	return res.Result, nil
 }
 
 // parseOutcome finds the result line in the runner's output.

@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
@@ -31,6 +32,7 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s: %w", key.Name, err)}
 	}
 	cred.Username, cred.Password = string(secret.Data["username"]), string(secret.Data["password"])
+	cred.Secret = logingate.Key{Namespace: key.Namespace, Name: key.Name, ResourceVersion: secret.ResourceVersion}
 	if cred.Username == "" || cred.Password == "" {
 		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s needs the keys username and password", key.Name)}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
 // Credentials say where and as whom to log in, and how to trust the server.
@@ -40,6 +41,9 @@ type Credentials struct {
 	CABundle []byte
 	// Insecure skips verification; only when the user asked for it explicitly.
 	Insecure bool
+	// Secret is where Username and Password come from (Namespace, Name, ResourceVersion): a
+	// refused login is not tried again until the Secret changes.
+	Secret logingate.Key
 }
 
 // key identifies a session; a changed password or trust setting yields a new session.
@@ -67,6 +71,8 @@ type Sessions struct {
 	UserAgent string
 	// Dials counts the TLS connections opened to vCenter (the benchmark reports it).
 	Dials atomic.Int64
+	// Gate keeps a refused identity and an unreachable vCenter from being tried on every reconcile.
+	Gate *logingate.Gate
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -111,7 +117,13 @@ func (s *Sessions) Get(ctx context.Context, cred Credentials) (*Session, error) 
 	if sess != nil {
 		return sess, nil
 	}
-	sess, err := s.login(ctx, cred)
+	gateKey := cred.Secret
+	gateKey.Server = cred.Server
+	err := s.Gate.Do(ctx, gateKey, func(ctx context.Context) error {
+		var err error
+		sess, err = s.login(ctx, cred)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -217,19 +229,34 @@ func pinned(thumbprint, server string) func(tls.ConnectionState) error {
 type LoginError struct {
 	Reason string
 	Err    error
+	// unreachable: vCenter did not answer (logingate backs off).
+	unreachable bool
 }
 
 func (e *LoginError) Error() string { return e.Err.Error() }
 func (e *LoginError) Unwrap() error { return e.Err }
 
+// LoginOutcome tells the login gate what a failed login says: refused credentials wait for their
+// Secret to change, an unreachable vCenter is tried again after a pause, an untrusted certificate
+// means the credentials were never sent.
+func (e *LoginError) LoginOutcome() logingate.Outcome {
+	switch {
+	case e.Reason == infrav1.AuthenticationFailedReason:
+		return logingate.Refused
+	case e.unreachable:
+		return logingate.Unreachable
+	}
+	return logingate.Untried
+}
+
 func classifyLogin(err error) error {
 	switch {
 	case fault.Is(err, &types.InvalidLogin{}):
-		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("vCenter refused the credentials: %w", err)}
+		return &LoginError{Reason: infrav1.AuthenticationFailedReason, Err: fmt.Errorf("vCenter refused the credentials: %w", err)}
 	case soap.IsCertificateUntrusted(err) || strings.Contains(err.Error(), "thumbprint does not match"):
 		return &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: fmt.Errorf("vCenter's certificate is not trusted (check thumbprint / caBundle): %w", err)}
 	default:
-		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("cannot reach vCenter: %w", err)}
+		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("cannot reach vCenter: %w", err), unreachable: true}
 	}
 }
 

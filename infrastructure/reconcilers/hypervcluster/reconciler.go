@@ -121,6 +121,8 @@ func reason(err error) string {
 		return infrav1.CredentialsNotFoundReason
 	case hyperv.KindTLS:
 		return infrav1.TLSVerificationFailedReason
+	case hyperv.KindAuth:
+		return infrav1.AuthenticationFailedReason
 	case hyperv.KindInvalidSpec:
 		return infrav1.PlacementNotFoundReason
 	}

@@ -21,6 +21,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	r.setState(obj, infrav1.StateDeleting)
 	waiting(obj, infrav1.DeletingReason, "Deleting the VM")
+	if _, forget := obj.GetAnnotations()[infrav1.ForgetVMAnnotation]; forget {
+		return ctrl.Result{}, r.forget(ctx, s)
+	}
 	b, vm, stop, res, err := r.observe(ctx, s)
 	if stop {
 		return res, err
@@ -46,6 +49,35 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 		return r.hypervisorError(obj, err)
 	}
 	return r.afterTask(st, ref), nil
+}
+
+// forget drops the finalizer without contacting the hypervisor (ForgetVMAnnotation) and names
+// the VM it leaves behind.
+func (r *Reconciler) forget(ctx context.Context, s *Scope) error {
+	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
+		return fmt.Errorf("release IP address claims: %w", err)
+	}
+	controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer)
+	vm := st.VM.ID
+	if vm == "" {
+		vm = "(none recorded)"
+	}
+	if st.VM.Host != "" {
+		vm += " on host " + st.VM.Host
+	}
+	r.Recorder.Eventf(obj, nil, "Warning", "VMForgotten", "Delete",
+		"Finalizer removed without contacting the hypervisor (annotation %s): VM %s (providerID %q, instance UUID %q, addresses %v) is left behind if it still exists; remove it by hand",
+		infrav1.ForgetVMAnnotation, vm, *obj.GetProviderID(), st.VM.InstanceUUID, addressList(st))
+	return nil
+}
+
+func addressList(st *infrav1.MachineStatus) []string {
+	var out []string
+	for _, a := range st.Addresses {
+		out = append(out, a.Address)
+	}
+	return out
 }
 
 // powerOff stops a running VM: hard at once; soft asks the guest once and waits; trySoft asks

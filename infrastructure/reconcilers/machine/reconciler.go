@@ -75,6 +75,9 @@ type Reconciler struct {
 	// CreateGrace is how long a create whose task reference was lost (manager stopped between the
 	// call and the status write) is given to show its VM before the create is tried again.
 	CreateGrace time.Duration
+	// CredentialRecheck is how often a machine whose hypervisor refused the credentials reads
+	// their Secret again, to try them once it changed (default 30s).
+	CredentialRecheck time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
@@ -224,6 +227,7 @@ func (r *Reconciler) Default() {
 	r.PollInterval = defaultDuration(r.PollInterval, 10*time.Second)
 	r.TaskPollInterval = defaultDuration(r.TaskPollInterval, time.Second)
 	r.CreateGrace = defaultDuration(r.CreateGrace, 5*time.Minute)
+	r.CredentialRecheck = defaultDuration(r.CredentialRecheck, 30*time.Second)
 }
 
 func defaultDuration(d, def time.Duration) time.Duration {

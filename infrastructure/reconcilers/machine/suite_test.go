@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	_ "github.com/vmware/govmomi/vapi/simulator" // content libraries
 	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -42,7 +45,12 @@ var (
 	guestOps *vcsimops.GuestOps
 	calls    = &vcenter.Calls{}
 	ctx      = context.Background()
+	// refusedLogins counts the logins vcsim refused (wrong password).
+	refusedLogins atomic.Int64
 )
+
+// vcsimUser is the only identity vcsim accepts.
+var vcsimUser = url.UserPassword("capwin", "vc-pw1")
 
 // TestMain runs the production wiring (setup.Reconcilers) against a real kube-apiserver and
 // govmomi's vcsim (VPX model). Every test Cluster's workload cluster is that same apiserver.
@@ -60,7 +68,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	model.Service.TLS = new(tls.Config)    // capwin verifies vCenter's certificate
+	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
+	model.Service.Listen = &url.URL{User: vcsimUser}
+	model.Map().SessionManager().ValidLogin = func(req *types.Login) bool {
+		pw, _ := vcsimUser.Password()
+		if req.UserName == vcsimUser.Username() && req.Password == pw {
+			return true
+		}
+		refusedLogins.Add(1)
+		return false
+	}
 	model.Service.RegisterEndpoints = true // SPBM (storage policies)
 	guestOps = vcsimops.Install(model)
 	guestOps.Password = guestPassword
@@ -100,7 +117,8 @@ func options(filter string, s *vcenter.Sessions) setup.Options {
 		WatchFilterValue: filter, VCenterMachineConcurrency: 4, VCenterClusterConcurrency: 2,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond,
-		Sessions: s,
+		CredentialRecheck: 200 * time.Millisecond,
+		Sessions:          s,
 	}
 }
 

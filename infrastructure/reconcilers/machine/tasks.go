@@ -2,12 +2,14 @@ package machine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
 // observe chooses the backend, waits for the task in flight and reads the VM (nil: none). When
@@ -58,6 +60,18 @@ func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Re
 	return ctrl.Result{}, true, nil
 }
 
+// blocked shows a credential the hypervisor refused, or a server backing off, and looks again
+// without an error: the gate, not the controller's per-object backoff, paces the attempts. A
+// refused credential is read again every CredentialRecheck (a Secret read, no login).
+func (r *Reconciler) blocked(obj Object, b *logingate.Blocked) (ctrl.Result, error) {
+	if b.Refused {
+		waiting(obj, infrav1.AuthenticationFailedReason, b.Error())
+		return ctrl.Result{RequeueAfter: r.CredentialRecheck}, nil
+	}
+	waiting(obj, infrav1.HypervisorErrorReason, b.Error())
+	return ctrl.Result{RequeueAfter: max(b.RetryIn(r.now()), r.TaskPollInterval)}, nil
+}
+
 // taskWait grows with the state's age: quick tasks are seen quickly, long clones are not read
 // every second.
 func (r *Reconciler) taskWait(st *infrav1.MachineStatus) time.Duration {
@@ -69,6 +83,10 @@ func (r *Reconciler) taskWait(st *infrav1.MachineStatus) time.Duration {
 // only slowly (the user must change something); others are returned so the controller retries
 // with backoff.
 func (r *Reconciler) hypervisorError(obj Object, err error) (ctrl.Result, error) {
+	var blocked *logingate.Blocked
+	if errors.As(err, &blocked) {
+		return r.blocked(obj, blocked)
+	}
 	if e, ok := asTerminal(err); ok {
 		waiting(obj, e.Reason, e.Message)
 		r.Recorder.Eventf(obj, nil, "Warning", e.Reason, "Reconcile", "%s", e.Message)
