@@ -35,8 +35,9 @@ func TestVCenter(t *testing.T) {
 		g.Expect(n.Labels).To(HaveKeyWithValue(corev1.LabelWindowsBuild, "10.0.20348"))
 		g.Expect(n.Spec.ProviderID).To(HavePrefix("vsphere://"))
 	}
-	// Read through the harness's informer, which may trail the snapshot WaitWorkers acted on (once,
-	// under a loaded CI run, a Machine was listed without providerID and nodeRef right after).
+	// Once, in a loaded CI run, a Machine was listed here without providerID and nodeRef right
+	// after WaitWorkers had counted three Ready Machines (cause not found: Ready needs a nodeRef);
+	// checked eventually, and it fails if a Machine was replaced instead.
 	g.Eventually(func(g Gomega) {
 		byProviderID := map[string]string{}
 		for _, m := range machinesOf(t, h, workers) {
