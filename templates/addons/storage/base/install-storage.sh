@@ -1,23 +1,12 @@
 #!/bin/bash
 # Installs a CSI driver with Windows node support from its upstream manifests, then drops the
-# Job's cluster-admin binding. Every step is idempotent, so a retried Job pod starts over.
+# Job's cluster-admin binding. Every step is idempotent: a failed step fails the pod, and the
+# Job's restarts (backoffLimit, with Kubernetes' growing back-off) start it over.
 #
 # Environment: DRIVER (vsphere or smb), VERSION (the driver release), MANIFESTS_URL (the
 # upstream manifests or a mirror of them); for vsphere also VSPHERE_SERVER, VSPHERE_THUMBPRINT,
 # VSPHERE_DATACENTER, VSPHERE_USERNAME, VSPHERE_PASSWORD and CLUSTER_ID.
 set -euo pipefail
-
-retry() {
-  local attempt=1
-  until "$@"; do
-    if [ "$attempt" -ge 60 ]; then
-      echo "giving up after $attempt attempts: $*" >&2
-      return 1
-    fi
-    attempt=$((attempt + 1))
-    sleep 10
-  done
-}
 
 apply() {
   kubectl apply --server-side --force-conflicts --field-manager=capwin-storage-install -f "$1"
@@ -49,16 +38,16 @@ config_secret() {
 case "$DRIVER" in
 vsphere)
   vsphere_config > /tmp/csi-vsphere.conf
-  retry config_secret
-  retry apply "${MANIFESTS_URL%/}/${VERSION}/manifests/vanilla/vsphere-csi-driver.yaml"
+  config_secret
+  apply "${MANIFESTS_URL%/}/${VERSION}/manifests/vanilla/vsphere-csi-driver.yaml"
   # The Windows node DaemonSet of the driver runs only with this feature state on.
-  retry kubectl -n vmware-system-csi patch configmap internal-feature-states.csi.vsphere.vmware.com \
+  kubectl -n vmware-system-csi patch configmap internal-feature-states.csi.vsphere.vmware.com \
     --type merge -p '{"data":{"csi-windows-support":"true"}}'
   ;;
 smb)
   # csi-smb-node-windows.yaml is the Windows node plugin that works through csi-proxy.
   for file in rbac-csi-smb.yaml csi-smb-driver.yaml csi-smb-controller.yaml csi-smb-node.yaml csi-smb-node-windows.yaml; do
-    retry apply "${MANIFESTS_URL%/}/${VERSION}/${file}"
+    apply "${MANIFESTS_URL%/}/${VERSION}/${file}"
   done
   ;;
 *)
