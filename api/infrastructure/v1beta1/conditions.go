@@ -36,7 +36,11 @@ const (
 	HypervisorErrorReason = "HypervisorError"
 	// VMMissingReason: a provisioned VM is gone from the hypervisor; it is not re-created.
 	VMMissingReason = "VMMissing"
-	DeletingReason  = clusterv1.DeletingReason
+	// VMNotOwnedReason: the VM that spec.providerID (or a lookup) points at does not carry
+	// capwin's ownership mark for this very object. capwin never adopts, changes or deletes it;
+	// deleting the object leaves the VM alone.
+	VMNotOwnedReason = "VMNotOwned"
+	DeletingReason   = clusterv1.DeletingReason
 )
 
 // Reasons of BootstrapSucceeded.

@@ -116,7 +116,9 @@ type Task struct {
 // the work finished synchronously); the reconciler stores it in status and polls it with Task.
 type Backend interface {
 	// Find returns the machine's VM, or nil when the hypervisor has none. It must find a VM
-	// created by an earlier Create even if status was lost (identity = object UID).
+	// created by an earlier Create even if status was lost (identity = object UID). A VM found
+	// through a reference the user can write (spec.providerID) that lacks capwin's ownership mark
+	// for this object is never returned: Find returns NotOwned instead.
 	Find(ctx context.Context, s *Scope) (*VM, error)
 	// Task reports a task returned earlier, with the VM observed in the same read when possible.
 	Task(ctx context.Context, s *Scope, ref string) (Task, error)
@@ -153,6 +155,18 @@ func (e *Error) Error() string { return e.Message }
 // Errorf returns a terminal *Error.
 func Errorf(reason, format string, args ...any) error {
 	return &Error{Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotOwned is Find's error for a VM that exists but was not created for this object: capwin
+// neither adopts nor deletes it.
+func NotOwned(format string, args ...any) error {
+	return Errorf(infrav1.VMNotOwnedReason, format, args...)
+}
+
+// isNotOwned reports whether err is NotOwned's.
+func isNotOwned(err error) bool {
+	e, ok := asTerminal(err)
+	return ok && e.Reason == infrav1.VMNotOwnedReason
 }
 
 // asTerminal unwraps a terminal error.

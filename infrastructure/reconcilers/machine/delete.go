@@ -22,10 +22,14 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 	r.setState(obj, infrav1.StateDeleting)
 	waiting(obj, infrav1.DeletingReason, "Deleting the VM")
 	if _, forget := obj.GetAnnotations()[infrav1.ForgetVMAnnotation]; forget {
-		return ctrl.Result{}, r.forget(ctx, s)
+		return ctrl.Result{}, r.forget(ctx, s, "VMForgotten", fmt.Sprintf("annotation %s", infrav1.ForgetVMAnnotation))
 	}
 	b, vm, stop, res, err := r.observe(ctx, s)
 	if stop {
+		if isNotOwned(err) {
+			// Not capwin's VM for this object: it is never deleted, whoever points at it.
+			return ctrl.Result{}, r.forget(ctx, s, infrav1.VMNotOwnedReason, err.Error())
+		}
 		return res, err
 	}
 	if vm == nil {
@@ -51,9 +55,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 	return r.afterTask(st, ref), nil
 }
 
-// forget drops the finalizer without contacting the hypervisor (ForgetVMAnnotation) and names
-// the VM it leaves behind.
-func (r *Reconciler) forget(ctx context.Context, s *Scope) error {
+// forget drops the finalizer without deleting the VM (ForgetVMAnnotation, or a VM that is not
+// the object's) and names the VM it leaves behind; why says what made it do so.
+func (r *Reconciler) forget(ctx context.Context, s *Scope, reason, why string) error {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
 		return fmt.Errorf("release IP address claims: %w", err)
@@ -66,9 +70,9 @@ func (r *Reconciler) forget(ctx context.Context, s *Scope) error {
 	if st.VM.Host != "" {
 		vm += " on host " + st.VM.Host
 	}
-	r.Recorder.Eventf(obj, nil, "Warning", "VMForgotten", "Delete",
-		"Finalizer removed without contacting the hypervisor (annotation %s): VM %s (providerID %q, instance UUID %q, addresses %v) is left behind if it still exists; remove it by hand",
-		infrav1.ForgetVMAnnotation, vm, *obj.GetProviderID(), st.VM.InstanceUUID, addressList(st))
+	r.Recorder.Eventf(obj, nil, "Warning", reason, "Delete",
+		"Finalizer removed without deleting the VM (%s): VM %s (providerID %q, instance UUID %q, addresses %v) is left behind if it still exists; remove it by hand",
+		why, vm, *obj.GetProviderID(), st.VM.InstanceUUID, addressList(st))
 	return nil
 }
 

@@ -45,6 +45,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func
 	}
 	b, vm, stop, res, err := r.observe(ctx, s)
 	if stop {
+		if isNotOwned(err) {
+			return r.hypervisorError(obj, err)
+		}
 		return res, err
 	}
 	if vm == nil {

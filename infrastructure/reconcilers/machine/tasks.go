@@ -13,7 +13,8 @@ import (
 )
 
 // observe chooses the backend, waits for the task in flight and reads the VM (nil: none). When
-// stop is true the caller returns res and err as they are.
+// stop is true the caller returns res and err as they are, except a NotOwned error, which is
+// returned unhandled.
 func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, stop bool, res ctrl.Result, err error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if b, err = r.Kind.Backend(ctx, s); err != nil {
@@ -26,6 +27,9 @@ func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, 
 		}
 	}
 	if vm, err = b.Find(ctx, s); err != nil {
+		if isNotOwned(err) {
+			return nil, nil, true, ctrl.Result{}, err // the caller decides: refuse, or leave it on delete
+		}
 		res, err = r.hypervisorError(obj, err)
 		return nil, nil, true, res, err
 	}
