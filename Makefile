@@ -37,11 +37,12 @@ envtest:
 npm:
 	@test -d hack/pscheck/node_modules || (cd hack/pscheck && npm ci --no-audit --no-fund --loglevel=error)
 
-## lint: gofmt, go vet (also of the nested image builder module) and actionlint on .github/workflows.
+## lint: no tracked file over 512 KiB (binaries, logs and data are made by scripts, not committed), gofmt, go vet (also of the nested image builder module) and actionlint on .github/workflows.
 ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 .PHONY: lint
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
+	@scripts/check-file-sizes.sh
 	$(GO) vet ./...
 	$(GO) -C hack/images vet ./...
 	$(ACTIONLINT)
