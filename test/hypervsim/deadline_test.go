@@ -20,7 +20,7 @@ func TestHungHostReturnsAtDeadline(t *testing.T) {
 	}
 	t.Cleanup(srv.Close)
 	conns := &hyperv.Conns{Timeout: 10 * time.Second, Deadlines: hyperv.Deadlines{Short: 500 * time.Millisecond}}
-	conn, err := conns.Get(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1", CABundle: srv.CACertPEM()})
+	conn, err := conns.Get("test/c/hv1", hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1", CABundle: srv.CACertPEM()})
 	if err != nil {
 		t.Fatal(err)
 	}

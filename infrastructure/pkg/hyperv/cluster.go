@@ -32,7 +32,7 @@ func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []
 		wg.Add(1)
 		go func(i int, cfg HostConfig) {
 			defer wg.Done()
-			out[i].Info, out[i].Err = p.checkHost(ctx, cfg, Folders(hc), hc.Spec.VirtualSwitch)
+			out[i].Info, out[i].Err = p.checkHost(ctx, holder(hc, cfg.Name), cfg, Folders(hc), hc.Spec.VirtualSwitch)
 		}(i, cfg)
 	}
 	wg.Wait()
@@ -40,8 +40,8 @@ func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []
 	return out
 }
 
-func (p *Provider) checkHost(ctx context.Context, cfg HostConfig, folders Placement, vswitch string) (HostInfo, error) {
-	c, err := p.Conns.Get(cfg)
+func (p *Provider) checkHost(ctx context.Context, holder string, cfg HostConfig, folders Placement, vswitch string) (HostInfo, error) {
+	c, err := p.Conns.Get(holder, cfg)
 	if err != nil {
 		return HostInfo{}, err
 	}

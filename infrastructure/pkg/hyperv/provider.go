@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/holders"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
@@ -49,12 +50,19 @@ type Conns struct {
 
 	mu sync.Mutex
 	m  map[string]*Conn
+	// holders are the hosts of HyperVClusters (namespace/cluster/host) using each connection: a
+	// connection no host uses (its cluster is gone, or its Secret changed) is closed.
+	holders holders.Holders
 }
 
-// Get returns the cached connection of a host configuration.
-func (c *Conns) Get(cfg HostConfig) (*Conn, error) {
+// Get returns the cached connection of a host configuration; holder (namespace/cluster/host)
+// uses it from now on, and a connection it used before that no one uses any more is closed.
+func (c *Conns) Get(holder string, cfg HostConfig) (*Conn, error) {
 	key := strings.Join([]string{cfg.Name, cfg.Address, fmt.Sprint(cfg.Port), cfg.Username, cfg.Password,
 		fmt.Sprint(cfg.Basic, cfg.Insecure), string(cfg.CABundle), fmt.Sprint(cfg.Secret)}, "\x00")
+	if old := c.holders.Hold(holder, key); old != "" {
+		c.close(old)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if conn, ok := c.m[key]; ok {
@@ -74,6 +82,40 @@ func (c *Conns) Get(cfg HostConfig) (*Conn, error) {
 	}
 	c.m[key] = conn
 	return conn, nil
+}
+
+// Release closes the connections only the hosts of a deleted HyperVCluster used.
+func (c *Conns) Release(cluster string) {
+	for _, k := range c.holders.Release(cluster) {
+		c.close(k)
+	}
+}
+
+// Len is the number of cached connections.
+func (c *Conns) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+func (c *Conns) close(key string) {
+	c.mu.Lock()
+	conn := c.m[key]
+	delete(c.m, key)
+	c.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+}
+
+// Release closes the host connections of a deleted HyperVCluster unless another cluster uses them.
+func (p *Provider) Release(cluster client.ObjectKey) {
+	p.Conns.Release(cluster.Namespace + "/" + cluster.Name)
+}
+
+// holder names one host of a HyperVCluster for the connection cache.
+func holder(hc *infrav1.HyperVCluster, host string) string {
+	return hc.Namespace + "/" + hc.Name + "/" + host
 }
 
 // HostConfigs reads the credentials of every host of a HyperVCluster, by host name.
@@ -141,5 +183,5 @@ func (b *backend) conn(host string) (*Conn, error) {
 	if !ok {
 		return nil, machine.Errorf(infrav1.InvalidSpecReason, "host %q is not one of the HyperVCluster's hosts", host)
 	}
-	return b.p.Conns.Get(cfg)
+	return b.p.Conns.Get(holder(b.cluster, host), cfg)
 }

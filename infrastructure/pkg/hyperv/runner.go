@@ -54,6 +54,7 @@ type Conn struct {
 	gate *logingate.Gate
 	// deadlines of one operation.
 	deadlines Deadlines
+	socks     *sockets
 }
 
 // ResultPrefix marks the result line on stdout.
@@ -98,18 +99,22 @@ func Dial(cfg HostConfig, timeout time.Duration, counters *Counters) (*Conn, err
 	ep := winrm.NewEndpoint(cfg.Address, cfg.Port, true, cfg.Insecure, cfg.CABundle, nil, nil, timeout)
 	params := winrm.NewParameters(fmt.Sprintf("PT%dS", max(int(timeout.Seconds()), 1)), "en-US", 153600)
 	dialer := &net.Dialer{Timeout: min(timeout, 5*time.Second), KeepAlive: 30 * time.Second}
+	socks := &sockets{dial: dialer.Dial}
 	params.TransportDecorator = func() winrm.Transporter {
 		if cfg.Basic {
-			return &counting{next: winrm.NewClientWithDial(dialer.Dial), counters: counters}
+			return &counting{next: winrm.NewClientWithDial(socks.Dial), counters: counters}
 		}
-		return &counting{next: winrm.NewClientNTLMWithDial(dialer.Dial), counters: counters}
+		return &counting{next: winrm.NewClientNTLMWithDial(socks.Dial), counters: counters}
 	}
 	c, err := winrm.NewClientWithParameters(ep, cfg.Username, cfg.Password, params)
 	if err != nil {
 		return nil, &HostError{Kind: KindTLS, Host: cfg.Name, Message: err.Error()}
 	}
-	return &Conn{cfg: cfg, client: c, counters: counters, ntlm: make(chan struct{}, 1)}, nil
+	return &Conn{cfg: cfg, client: c, counters: counters, ntlm: make(chan struct{}, 1), socks: socks}, nil
 }
+
+// Close ends the connection's sockets; an operation still running fails.
+func (c *Conn) Close() { c.socks.Close() }
 
 // Run runs one operation with its input and decodes its result into out (may be nil).
 func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {

@@ -45,7 +45,12 @@ func (p *Provider) session(ctx context.Context, vc *infrav1.VCenterCluster) (*Se
 	if err != nil {
 		return nil, err
 	}
-	return p.Sessions.Get(ctx, cred)
+	return p.Sessions.Get(ctx, vc.Namespace+"/"+vc.Name, cred)
+}
+
+// Release closes the vCenter session of a deleted VCenterCluster unless another cluster uses it.
+func (p *Provider) Release(cluster client.ObjectKey) {
+	p.Sessions.Release(cluster.Namespace + "/" + cluster.Name)
 }
 
 // Backend implements machine.BackendFor.

@@ -27,6 +27,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/holders"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
@@ -77,6 +78,9 @@ type Sessions struct {
 	mu       sync.Mutex
 	sessions map[string]*Session
 	logins   map[string]*sync.Mutex
+	// holders are the VCenterClusters (namespace/name) using each session: a session no cluster
+	// uses is logged out, its keep-alive stopped and its connections closed.
+	holders holders.Holders
 }
 
 // Session is a logged-in vCenter client plus what was looked up through it.
@@ -90,10 +94,14 @@ type Session struct {
 	user *url.Userinfo
 }
 
-// Get returns the cached session for the credentials, logging in when there is none. Logins for
-// one key are serialised so a burst of reconciles logs in once.
-func (s *Sessions) Get(ctx context.Context, cred Credentials) (*Session, error) {
+// Get returns the cached session for the credentials, logging in when there is none; holder (the
+// VCenterCluster's namespace/name) uses it from now on, and a session it used before that no one
+// uses any more is closed. Logins for one key are serialised so a burst of reconciles logs in once.
+func (s *Sessions) Get(ctx context.Context, holder string, cred Credentials) (*Session, error) {
 	k := cred.key()
+	if old := s.holders.Hold(holder, k); old != "" {
+		s.close(old)
+	}
 	s.mu.Lock()
 	if s.sessions == nil {
 		s.sessions, s.logins = map[string]*Session{}, map[string]*sync.Mutex{}
@@ -129,9 +137,53 @@ func (s *Sessions) Get(ctx context.Context, cred Credentials) (*Session, error) 
 	}
 	sess.key = k
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cached := s.sessions[k]; cached != nil || !s.holders.Used(k) {
+		// Another login won the race (the key was closed and opened again meanwhile), or every
+		// holder was released while this one logged in: do not keep a second session.
+		go sess.logout(context.Background())
+		if cached != nil {
+			return cached, nil
+		}
+		return sess, nil
+	}
 	s.sessions[k] = sess
-	s.mu.Unlock()
 	return sess, nil
+}
+
+// Release forgets a holder (its VCenterCluster is gone) and closes the sessions no one uses.
+func (s *Sessions) Release(holder string) {
+	for _, k := range s.holders.Release(holder) {
+		s.close(k)
+	}
+}
+
+// Len is the number of cached sessions.
+func (s *Sessions) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
+
+// close logs a session out and forgets it.
+func (s *Sessions) close(k string) {
+	s.mu.Lock()
+	sess := s.sessions[k]
+	delete(s.sessions, k)
+	delete(s.logins, k)
+	s.mu.Unlock()
+	if sess != nil {
+		sess.logout(context.Background())
+	}
+}
+
+// logout ends the session on vCenter (best effort, bounded) and closes its connections.
+func (sess *Session) logout(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_ = session.NewManager(sess.Client).Logout(ctx)
+	sess.stop()
+	sess.Client.CloseIdleConnections()
 }
 
 // Invalidate drops a session (after NotAuthenticated); the next Get logs in again.
@@ -141,6 +193,7 @@ func (s *Sessions) Invalidate(sess *Session) {
 	if s.sessions[sess.key] == sess {
 		delete(s.sessions, sess.key)
 		sess.stop()
+		sess.Client.CloseIdleConnections()
 	}
 }
 
@@ -151,8 +204,7 @@ func (s *Sessions) Close(ctx context.Context) {
 	s.sessions = map[string]*Session{}
 	s.mu.Unlock()
 	for _, sess := range all {
-		_ = session.NewManager(sess.Client).Logout(ctx)
-		sess.stop()
+		sess.logout(ctx)
 	}
 }
 

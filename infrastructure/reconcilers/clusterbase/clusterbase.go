@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -40,11 +41,16 @@ type Object interface {
 }
 
 // Reconcile reads the object, skips it while its Cluster is paused or it is being deleted, runs
-// check, and patches the object with Ready summarising HypervisorAvailable.
+// check, and patches the object with Ready summarising HypervisorAvailable. gone is called when
+// the object no longer exists, so the provider closes the connections only it used.
 func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj Object,
-	check func(ctx context.Context) (ctrl.Result, error)) (_ ctrl.Result, rerr error) {
+	check func(ctx context.Context) (ctrl.Result, error), gone func(client.ObjectKey)) (_ ctrl.Result, rerr error) {
 	if err := c.Get(ctx, key, obj); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			gone(key)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
 	}
 	cluster, err := util.GetOwnerCluster(ctx, c, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
 	if err != nil || cluster == nil {

@@ -47,7 +47,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	hc := &infrav1.HyperVCluster{}
 	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, func(ctx context.Context) (ctrl.Result, error) {
 		return r.check(ctx, hc)
-	})
+	}, r.Provider.Release)
 }
 
 func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl.Result, error) {

@@ -45,7 +45,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	vc := &infrav1.VCenterCluster{}
 	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, vc, func(ctx context.Context) (ctrl.Result, error) {
 		return r.check(ctx, vc)
-	})
+	}, r.Provider.Release)
 }
 
 func (r *Reconciler) check(ctx context.Context, vc *infrav1.VCenterCluster) (ctrl.Result, error) {

@@ -1,0 +1,84 @@
+package hypervsim
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+)
+
+// TestConnectionChurn creates and deletes clusters (and changes a host Secret) many times: the
+// connections no cluster's host uses are closed, so goroutines (the simulated host's, too) and
+// heap come back to where they started.
+func TestConnectionChurn(t *testing.T) {
+	// Each cycle runs a simulated PowerShell operation (about 0.1 s on 2 cores); the vCenter
+	// session churn test runs 1000.
+	cycles := 300
+	if testing.Short() {
+		cycles = 50
+	}
+	h := NewHost("hv1", 65536, []string{"external"}, map[string]int64{parent: 30 << 30})
+	srv, err := h.Serve(map[string]string{"capwin": "Host-pw1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	conns := &hyperv.Conns{Timeout: 10 * time.Second, Deadlines: hyperv.Deadlines{Short: 2 * time.Minute}}
+	cfg := func(version string) hyperv.HostConfig {
+		return hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1",
+			CABundle: srv.CACertPEM(), Secret: logingate.Key{Namespace: "ns", Name: "hv", ResourceVersion: version}}
+	}
+	use := func(holder string, c hyperv.HostConfig) {
+			t.Helper()
+		conn, err := conns.Get(holder, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var found hyperv.Found
+		if err := conn.Run(context.Background(), hyperv.OpFind, hyperv.VMKey{Placement: folders, UID: "u1"}, &found); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cycle := func(i int) {
+		use(fmt.Sprintf("ns/c%d/hv1", i), cfg("1"))
+		conns.Release(fmt.Sprintf("ns/c%d", i))
+		use("ns/stay/hv1", cfg(fmt.Sprint(i))) // its Secret changes every cycle
+	}
+	cycle(-1)
+	goroutines, heap := settle()
+	for i := range cycles {
+		cycle(i)
+	}
+	if n := conns.Len(); n != 1 {
+		t.Fatalf("%d connections cached after the churn, want 1 (the cluster that stayed)", n)
+	}
+	afterGoroutines, afterHeap := settle()
+	t.Logf("%d cycles: goroutines %d -> %d, heap %d KiB -> %d KiB", cycles, goroutines, afterGoroutines, heap>>10, afterHeap>>10)
+	if afterGoroutines > goroutines+5 {
+		t.Errorf("goroutines grew from %d to %d over %d cycles", goroutines, afterGoroutines, cycles)
+	}
+	if afterHeap > heap+8<<20 {
+		t.Errorf("heap grew from %d KiB to %d KiB over %d cycles", heap>>10, afterHeap>>10, cycles)
+	}
+}
+
+// settle waits for closed connections' goroutines to end and returns the goroutines and live heap.
+func settle() (int, uint64) {
+	var n int
+	for range 50 {
+		runtime.GC()
+		n = runtime.NumGoroutine()
+		time.Sleep(100 * time.Millisecond)
+		if runtime.NumGoroutine() == n {
+			break
+		}
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return n, ms.HeapAlloc
+}
