@@ -33,7 +33,7 @@ func TestConnectionChurn(t *testing.T) {
 			CABundle: srv.CACertPEM(), Secret: logingate.Key{Namespace: "ns", Name: "hv", ResourceVersion: version}}
 	}
 	use := func(holder string, c hyperv.HostConfig) {
-			t.Helper()
+		t.Helper()
 		conn, err := conns.Get(holder, c)
 		if err != nil {
 			t.Fatal(err)
