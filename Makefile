@@ -102,6 +102,12 @@ fuzz: npm
 	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -fuzz FuzzRender -fuzztime $(FUZZTIME) -timeout 0
 	$(GO) test ./bootstrap/webhooks -run '^$$' -fuzz FuzzValidateSpec -fuzztime $(FUZZTIME) -timeout 0
 
+## chaos: the chaos soak on both providers (faults, rollout, manager restarts, invariants); CHAOS_ARGS="-duration 5m -machines 200 -seed 2".
+CHAOS_ARGS ?=
+.PHONY: chaos
+chaos: envtest npm
+	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) run ./test/chaos/cmd $(CHAOS_ARGS)
+
 ## bench: render benchmarks.
 .PHONY: bench
 bench:

@@ -1,0 +1,50 @@
+package chaos
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/capwin/capwin/test/harness"
+)
+
+// TestChaosShort is the soak in brief: a few machines per provider, 30 s of faults at raised
+// rates with a rollout and a manager restart, then every invariant. `make chaos` runs it long.
+func TestChaosShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos soak: harness with two apiservers and a hypervisor simulator")
+	}
+	var out io.Writer = io.Discard
+	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
+		out = os.Stderr
+	}
+	log := zap.New(zap.WriteTo(out))
+	ctrl.SetLogger(log)
+	rates := DefaultRates
+	rates.Delay, rates.Drop, rates.Lose, rates.Expire = 0.1, 0.03, 0.03, 0.02
+	var reports []*Report
+	for _, p := range []string{harness.VCenter, harness.HyperV} {
+		r, err := Run(t.Context(), Config{Provider: p, Machines: 3, Duration: 30 * time.Second, Seed: 1, Rates: rates,
+			Restarts: 1, Converge: 6 * time.Minute, Log: log}, func(format string, args ...any) { t.Logf(format, args...) })
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		reports = append(reports, r)
+	}
+	var b strings.Builder
+	Print(&b, reports)
+	t.Log("\n" + b.String())
+	for _, r := range reports {
+		for _, v := range r.Violations {
+			t.Errorf("%s: %s", r.Provider, v)
+		}
+		if len(r.Faults) == 0 {
+			t.Errorf("%s: no fault was injected", r.Provider)
+		}
+	}
+}

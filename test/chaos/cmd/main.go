@@ -1,0 +1,74 @@
+// Command chaos runs the chaos soak (test/chaos) on each provider and prints its figures; it exits
+// 1 when an invariant broke. `make chaos CHAOS_ARGS="-duration 5m -machines 200"`.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/capwin/capwin/test/chaos"
+	"github.com/capwin/capwin/test/harness"
+)
+
+func main() {
+	c := chaos.Config{Rates: chaos.DefaultRates}
+	providers := flag.String("providers", "vcenter,hyperv", "providers to soak, one after the other")
+	machines := flag.Int("machines", 20, "machines in all, split evenly over the providers")
+	flag.DurationVar(&c.Duration, "duration", 2*time.Minute, "fault window per provider (the rollout starts halfway)")
+	flag.Uint64Var(&c.Seed, "seed", 1, "random seed of the faults")
+	flag.IntVar(&c.Restarts, "restarts", 1, "manager restarts (leader handovers) per fault window")
+	flag.DurationVar(&c.Converge, "converge", 20*time.Minute, "bound of the wait for convergence and for the deletion")
+	flag.Float64Var(&c.Rates.Delay, "delay-rate", c.Rates.Delay, "vSphere: chance of a delayed call")
+	flag.Float64Var(&c.Rates.Drop, "drop-rate", c.Rates.Drop, "vSphere: chance of a call dropped before it is sent")
+	flag.Float64Var(&c.Rates.Lose, "lose-rate", c.Rates.Lose, "chance of an answer lost after the server acted (Hyper-V: x10 per quarter second)")
+	flag.Float64Var(&c.Rates.Expire, "expire-rate", c.Rates.Expire, "vSphere: chance of a call refused as from an expired session")
+	flag.DurationVar(&c.Rates.MaxDelay, "max-delay", c.Rates.MaxDelay, "longest injected delay")
+	logs := flag.Bool("v", false, "print the controllers' logs")
+	flag.Parse()
+
+	var out io.Writer = io.Discard
+	if *logs {
+		out = os.Stderr
+	}
+	c.Log = zap.New(zap.WriteTo(out))
+	ctrl.SetLogger(c.Log)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	list := strings.Split(*providers, ",")
+	c.Machines = max(1, *machines/len(list))
+	begin := time.Now()
+	progress := func(format string, args ...any) {
+		fmt.Printf("%7.1fs "+format+"\n", append([]any{time.Since(begin).Seconds()}, args...)...)
+	}
+	var reports []*chaos.Report
+	for _, p := range list {
+		if p != harness.VCenter && p != harness.HyperV {
+			fmt.Fprintf(os.Stderr, "unknown provider %q\n", p)
+			os.Exit(2)
+		}
+		c.Provider = p
+		r, err := chaos.Run(ctx, c, progress)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", p, err)
+			os.Exit(2)
+		}
+		reports = append(reports, r)
+	}
+	fmt.Printf("\nchaos soak: %d machines per provider, %s of faults, seed %d, %s in all\n\n", c.Machines, c.Duration, c.Seed,
+		time.Since(begin).Round(time.Second))
+	chaos.Print(os.Stdout, reports)
+	for _, r := range reports {
+		if len(r.Violations) > 0 {
+			os.Exit(1)
+		}
+	}
+}
