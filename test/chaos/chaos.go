@@ -62,6 +62,8 @@ type Report struct {
 	// every such VM still exists as it was.
 	DecoyChanges int64
 	DecoysLeft   bool
+	// BadCluster is the HypervisorAvailable condition of the cluster whose credential is refused.
+	BadCluster string
 	// RefusedLogins of the bad credential, and the bound (1 per server).
 	RefusedLogins, RefusedBound int64
 	// Converged is the time from the last fault until every machine was Ready on the new image.

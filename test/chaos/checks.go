@@ -35,6 +35,7 @@ func (s *soak) converge(ctx context.Context) error {
 			snap.VMs == n+s.decoyVMs()
 	}, func(snap harness.Snapshot) { s.p("  %s", snap) })
 	s.r.Hostile = s.d.hostileCondition(ctx)
+	s.r.BadCluster = s.d.badClusterCondition(ctx)
 	reasons, lerr := s.notReady(ctx)
 	if lerr != nil {
 		return lerr
@@ -76,12 +77,7 @@ func (s *soak) infraCondition(ctx context.Context, kind, name string) string {
 	if err := s.h.Management.Client.Get(ctx, client.ObjectKey{Namespace: harness.Namespace, Name: name}, obj); err != nil {
 		return err.Error()
 	}
-	for _, c := range obj.GetConditions() {
-		if c.Type == infrav1.VMProvisionedCondition {
-			return c.Reason + ": " + c.Message
-		}
-	}
-	return "no VMProvisioned condition yet"
+	return conditionOf(obj.GetConditions(), infrav1.VMProvisionedCondition)
 }
 
 // delete deletes both Clusters and waits until no Machine, VM (but the decoys) or bootstrap token
@@ -107,7 +103,7 @@ func (s *soak) delete(ctx context.Context) error {
 	if err != nil {
 		s.r.Violations = append(s.r.Violations, err.Error())
 	}
-	s.r.LeakedVMs, s.r.LeakedTokens = snap.VMs-s.decoyVMs(), snap.Tokens
+	s.r.LeakedVMs, s.r.LeakedTokens = max(0, snap.VMs-s.decoyVMs()), snap.Tokens
 	claims := &ipamv1.IPAddressClaimList{}
 	if err := c.List(ctx, claims, client.InNamespace(harness.Namespace)); err != nil {
 		return err
@@ -146,6 +142,9 @@ func (s *soak) check() {
 	}
 	if !strings.HasPrefix(r.Hostile, infrav1.VMNotOwnedReason+":") {
 		fail("the machine pointing at a decoy says %q, want %s", r.Hostile, infrav1.VMNotOwnedReason)
+	}
+	if !strings.HasPrefix(r.BadCluster, infrav1.AuthenticationFailedReason+":") {
+		fail("the cluster with a refused credential says %q, want %s", r.BadCluster, infrav1.AuthenticationFailedReason)
 	}
 	if r.RefusedLogins > r.RefusedBound {
 		fail("%d refused logins of the bad credential, bound %d", r.RefusedLogins, r.RefusedBound)

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -144,10 +145,12 @@ func (d *decoys) badCluster(ctx context.Context) error {
 		spec := vc.Spec.DeepCopy()
 		spec.IdentityRef = infrav1.SecretReference{Name: badCluster}
 		infra = &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: badCluster, Namespace: harness.Namespace}, Spec: *spec}
-		sm := d.h.VSphere.Model.Map().SessionManager()
+		// vcsim accepts any login while it listens with its default user: name the harness's
+		// user explicitly (same name and password), so ValidLogin decides.
 		u := d.h.VSphere.Server.URL.User
 		pw, _ := u.Password()
-		sm.ValidLogin = func(req *types.Login) bool {
+		d.h.VSphere.Model.Service.Listen.User = url.UserPassword(u.Username(), pw)
+		d.h.VSphere.Model.Map().SessionManager().ValidLogin = func(req *types.Login) bool {
 			if req.UserName == badUser {
 				d.refused.Add(1)
 				return false
@@ -221,6 +224,33 @@ func (d *decoys) hostileMachine(ctx context.Context, template string) error {
 	return nil
 }
 
+// badClusterCondition is the bad-credential cluster's HypervisorAvailable condition as
+// "Reason: message".
+func (d *decoys) badClusterCondition(ctx context.Context) string {
+	key := client.ObjectKey{Namespace: harness.Namespace, Name: badCluster}
+	var obj interface {
+		client.Object
+		GetConditions() []metav1.Condition
+	} = &infrav1.VCenterCluster{}
+	if d.h.Provider() == harness.HyperV {
+		obj = &infrav1.HyperVCluster{}
+	}
+	if err := d.h.Management.Client.Get(ctx, key, obj); err != nil {
+		return err.Error()
+	}
+	return conditionOf(obj.GetConditions(), infrav1.HypervisorAvailableCondition)
+}
+
+// conditionOf returns a condition as "Reason: message".
+func conditionOf(conds []metav1.Condition, t string) string {
+	for _, c := range conds {
+		if c.Type == t {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return "no " + t + " condition"
+}
+
 // hostileCondition is the hostile machine's VMProvisioned condition as "Reason: message".
 func (d *decoys) hostileCondition(ctx context.Context) string {
 	key := client.ObjectKey{Namespace: harness.Namespace, Name: hostile}
@@ -238,10 +268,5 @@ func (d *decoys) hostileCondition(ctx context.Context) string {
 		}
 		conds = m.Status.Conditions
 	}
-	for _, c := range conds {
-		if c.Type == infrav1.VMProvisionedCondition {
-			return c.Reason + ": " + c.Message
-		}
-	}
-	return "no VMProvisioned condition"
+	return conditionOf(conds, infrav1.VMProvisionedCondition)
 }

@@ -40,6 +40,7 @@ func Print(w io.Writer, reports []*Report) {
 	row("changing calls to decoy VMs", func(r *Report) string { return fmt.Sprint(r.DecoyChanges) })
 	row("decoys left as they were", func(r *Report) string { return yes(r.DecoysLeft) })
 	row("machine pointing at a decoy", func(r *Report) string { return strings.SplitN(r.Hostile, ":", 2)[0] })
+	row("cluster with a refused credential", func(r *Report) string { return strings.SplitN(r.BadCluster, ":", 2)[0] })
 	row("refused logins of the bad credential (bound)", func(r *Report) string {
 		return fmt.Sprintf("%d (%d)", r.RefusedLogins, r.RefusedBound)
 	})

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/harness"
 )
 
