@@ -16,11 +16,18 @@ import (
 // no Node, so a slow Windows first boot (feature install + reboot) never outlives its token.
 const DefaultTokenTTL = 15 * time.Minute
 
+// DefaultJoinTimeout is how long after its first token a Machine may take to get a Node. Past
+// it the token is revoked and never refreshed or re-issued: a VM that never joins must not keep a
+// valid join credential. It is longer than the templates' MachineHealthCheck nodeStartupTimeout
+// (30m), so remediation normally replaces such a Machine first.
+const DefaultJoinTimeout = time.Hour
+
 // tokenGroup lets kubeadm's RBAC (created at init) authorise the join.
 const tokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 
-// createToken creates a new bootstrap token Secret in the workload cluster and returns the token.
-func createToken(ctx context.Context, c client.Client, ttl time.Duration, now time.Time) (string, error) {
+// createToken creates a new bootstrap token Secret in the workload cluster, valid until
+// expires, and returns the token.
+func createToken(ctx context.Context, c client.Client, expires time.Time) (string, error) {
 	token, err := bootstraputil.GenerateBootstrapToken()
 	if err != nil {
 		return "", fmt.Errorf("generate bootstrap token: %w", err)
@@ -35,7 +42,7 @@ func createToken(ctx context.Context, c client.Client, ttl time.Duration, now ti
 		Data: map[string][]byte{
 			bootstrapapi.BootstrapTokenIDKey:               []byte(id),
 			bootstrapapi.BootstrapTokenSecretKey:           []byte(secret),
-			bootstrapapi.BootstrapTokenExpirationKey:       []byte(now.UTC().Add(ttl).Format(time.RFC3339)),
+			bootstrapapi.BootstrapTokenExpirationKey:       []byte(expires.UTC().Format(time.RFC3339)),
 			bootstrapapi.BootstrapTokenUsageSigningKey:     []byte("true"),
 			bootstrapapi.BootstrapTokenUsageAuthentication: []byte("true"),
 			bootstrapapi.BootstrapTokenExtraGroupsKey:      []byte(tokenGroup),
@@ -49,16 +56,17 @@ func createToken(ctx context.Context, c client.Client, ttl time.Duration, now ti
 	return token, nil
 }
 
-// refreshToken extends the token's expiration when less than half its TTL is left. It returns
-// found=false when the token Secret no longer exists (the caller then issues a new token).
-func refreshToken(ctx context.Context, c client.Client, tokenID string, ttl time.Duration, now time.Time) (found bool, err error) {
+// refreshToken extends the token's expiration to until when less than half its TTL is left (and
+// until is later). It returns found=false when the token Secret no longer exists or has expired
+// (the caller then issues a new token).
+func refreshToken(ctx context.Context, c client.Client, tokenID string, until time.Time, ttl time.Duration, now time.Time) (found bool, err error) {
 	s := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: bootstraputil.BootstrapTokenSecretName(tokenID)}
 	if err := c.Get(ctx, key, s); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	exp, err := time.Parse(time.RFC3339, string(s.Data[bootstrapapi.BootstrapTokenExpirationKey]))
-	if err == nil && exp.After(now.Add(ttl/2)) {
+	if err == nil && (exp.After(now.Add(ttl/2)) || !exp.Before(until)) {
 		return true, nil
 	}
 	if exp.Before(now) && err == nil {
@@ -68,7 +76,7 @@ func refreshToken(ctx context.Context, c client.Client, tokenID string, ttl time
 	if s.Data == nil {
 		s.Data = map[string][]byte{}
 	}
-	s.Data[bootstrapapi.BootstrapTokenExpirationKey] = []byte(now.UTC().Add(ttl).Format(time.RFC3339))
+	s.Data[bootstrapapi.BootstrapTokenExpirationKey] = []byte(until.UTC().Format(time.RFC3339))
 	if err := c.Update(ctx, s); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
@@ -83,4 +91,28 @@ func splitToken(token string) (id, secret string, err error) {
 		return "", "", fmt.Errorf("bootstrap token is not of the form %s", bootstrapapi.BootstrapTokenPattern)
 	}
 	return m[1], m[2], nil
+}
+
+// joinDeadline is when the Machine of a data Secret must have its Node: the join timeout after
+// the Secret (and so its first token) was created. A Secret not written yet starts now.
+func (r *Reconciler) joinDeadline(ds *corev1.Secret) time.Time {
+	if ds == nil || ds.CreationTimestamp.IsZero() {
+		return r.now().Add(r.JoinTimeout)
+	}
+	return ds.CreationTimestamp.Add(r.JoinTimeout)
+}
+
+// tokenExpiry is the expiration of a token issued or refreshed now: one TTL, but never past the
+// join deadline, so the token also dies on time while this manager is down.
+func (r *Reconciler) tokenExpiry(deadline time.Time) time.Time {
+	if exp := r.now().Add(r.TokenTTL); exp.Before(deadline) {
+		return exp
+	}
+	return deadline
+}
+
+// recheckAfter is when a config with a live token is looked at again: often enough to refresh it
+// (a third of the TTL, two chances before it expires) and at its join deadline.
+func (r *Reconciler) recheckAfter(deadline time.Time) time.Duration {
+	return max(min(r.TokenTTL/3, deadline.Sub(r.now())), time.Second)
 }
