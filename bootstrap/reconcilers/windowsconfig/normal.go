@@ -191,26 +191,6 @@ func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result,
 	return r.generate(ctx, s)
 }
 
-// expireToken revokes the token of a Machine that got no Node within the join timeout. The
-// config keeps its data Secret (the Machine's contract) but says the data can no longer join.
-func (r *Reconciler) expireToken(ctx context.Context, s *scope, remote client.Client, ds *corev1.Secret, id string) error {
-	if err := r.deleteToken(ctx, remote, ds, id, tokenRevokedAnnotation, tokenExpiredAnnotation); err != nil {
-		return err
-	}
-	setTokenExpiredCondition(s.Config, r.JoinTimeout)
-	ctrl.LoggerFrom(ctx).Info("Machine has no Node within the join timeout; bootstrap token revoked", "tokenID", id, "joinTimeout", r.JoinTimeout)
-	r.Recorder.Eventf(s.Config, s.Machine, corev1.EventTypeWarning, bootstrapv1.BootstrapTokenExpiredReason, "RevokeToken",
-		"Machine has no Node %s after its bootstrap token was issued; token %s revoked unused", r.JoinTimeout, id)
-	return nil
-}
-
-func setTokenExpiredCondition(cfg *bootstrapv1.WindowsConfig, joinTimeout time.Duration) {
-	setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.BootstrapTokenExpiredReason, fmt.Sprintf(
-		"The Machine got no Node within %s (--bootstrap-join-timeout) of its first bootstrap token; the token "+
-			"is revoked, so this bootstrap data can no longer join a node. Replace the Machine: a "+
-			"MachineHealthCheck's nodeStartupTimeout does so, or delete it.", joinTimeout))
-}
-
 // revokeToken deletes the token of a joined node from the workload cluster (once; the data
 // Secret records it), so a join credential does not outlive its use until it expires.
 func (r *Reconciler) revokeToken(ctx context.Context, s *scope) (ctrl.Result, error) {

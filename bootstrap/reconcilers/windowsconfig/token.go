@@ -16,12 +16,6 @@ import (
 // no Node, so a slow Windows first boot (feature install + reboot) never outlives its token.
 const DefaultTokenTTL = 15 * time.Minute
 
-// DefaultJoinTimeout is how long after its first token a Machine may take to get a Node. Past
-// it the token is revoked and never refreshed or re-issued: a VM that never joins must not keep a
-// valid join credential. It is longer than the templates' MachineHealthCheck nodeStartupTimeout
-// (30m), so remediation normally replaces such a Machine first.
-const DefaultJoinTimeout = time.Hour
-
 // tokenGroup lets kubeadm's RBAC (created at init) authorise the join.
 const tokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 
@@ -91,28 +85,4 @@ func splitToken(token string) (id, secret string, err error) {
 		return "", "", fmt.Errorf("bootstrap token is not of the form %s", bootstrapapi.BootstrapTokenPattern)
 	}
 	return m[1], m[2], nil
-}
-
-// joinDeadline is when the Machine of a data Secret must have its Node: the join timeout after
-// the Secret (and so its first token) was created. A Secret not written yet starts now.
-func (r *Reconciler) joinDeadline(ds *corev1.Secret) time.Time {
-	if ds == nil || ds.CreationTimestamp.IsZero() {
-		return r.now().Add(r.JoinTimeout)
-	}
-	return ds.CreationTimestamp.Add(r.JoinTimeout)
-}
-
-// tokenExpiry is the expiration of a token issued or refreshed now: one TTL, but never past the
-// join deadline, so the token also dies on time while this manager is down.
-func (r *Reconciler) tokenExpiry(deadline time.Time) time.Time {
-	if exp := r.now().Add(r.TokenTTL); exp.Before(deadline) {
-		return exp
-	}
-	return deadline
-}
-
-// recheckAfter is when a config with a live token is looked at again: often enough to refresh it
-// (a third of the TTL, two chances before it expires) and at its join deadline.
-func (r *Reconciler) recheckAfter(deadline time.Time) time.Duration {
-	return max(min(r.TokenTTL/3, deadline.Sub(r.now())), time.Second)
 }
