@@ -95,12 +95,11 @@ test-e2e-release:
 	$(GO) test -tags e2e ./test/e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
 	  -e2e.config=$(CURDIR)/test/e2e/config/capwin-release.yaml -e2e.artifacts-folder=$(E2E_ARTIFACTS) $(E2E_ARGS)
 
-## fuzz: run the user data fuzzer (FUZZTIME=10m for a long run).
+## fuzz: run every fuzz target in the repository for FUZZTIME each (FUZZTIME=10m for a long run; FUZZ=Name to pick).
 FUZZTIME ?= 60s
 .PHONY: fuzz
 fuzz: npm
-	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -fuzz FuzzRender -fuzztime $(FUZZTIME) -timeout 0
-	$(GO) test ./bootstrap/webhooks -run '^$$' -fuzz FuzzValidateSpec -fuzztime $(FUZZTIME) -timeout 0
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh $(FUZZ)
 
 ## chaos: the chaos soak on both providers (faults, rollout, manager restarts, invariants); CHAOS_ARGS="-duration 5m -machines 200 -seed 2".
 CHAOS_ARGS ?=

@@ -18,7 +18,9 @@ func main() {
 	manager.Main(setup.ControllerName, setup.Scheme(), func(fs *pflag.FlagSet) {
 		o.ClusterCache.AddFlags(fs)
 		fs.DurationVar(&o.TokenTTL, "bootstrap-token-ttl", windowsconfig.DefaultTokenTTL,
-			"Lifetime of a bootstrap token; extended while the Machine has no Node.")
+			"Lifetime of a bootstrap token; extended while the Machine has no Node, up to --bootstrap-join-timeout.")
+		fs.DurationVar(&o.JoinTimeout, "bootstrap-join-timeout", windowsconfig.DefaultJoinTimeout,
+			"How long a Machine may take to get a Node after its first bootstrap token was issued; then the token is revoked unused and the WindowsConfig says BootstrapTokenExpired. Keep it longer than the MachineHealthCheck nodeStartupTimeout.")
 		fs.IntVar(&o.WindowsConfigConcurrency, "windowsconfig-concurrency", 10, "Number of WindowsConfigs reconciled in parallel.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue = common.WatchFilterValue

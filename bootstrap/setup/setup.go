@@ -42,6 +42,7 @@ func Scheme() *runtime.Scheme {
 type Options struct {
 	WatchFilterValue         string
 	TokenTTL                 time.Duration
+	JoinTimeout              time.Duration
 	WindowsConfigConcurrency int
 	ClusterCache             manager.ClusterCacheOptions
 }
@@ -58,6 +59,7 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		ClusterCache:        cc,
 		WatchFilterValue:    o.WatchFilterValue,
 		TokenTTL:            o.TokenTTL,
+		JoinTimeout:         o.JoinTimeout,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.WindowsConfigConcurrency, 1)})
 }
 

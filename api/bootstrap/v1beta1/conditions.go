@@ -30,6 +30,10 @@ const (
 	RenderFailedReason = "RenderFailed"
 	// DataSecretNotCreatedReason: a generic failure writing the Secret; the message says why.
 	DataSecretNotCreatedReason = "DataSecretNotCreated"
+	// BootstrapTokenExpiredReason: the Machine got no Node within the join timeout, so its
+	// bootstrap token was revoked unused; the data cannot join a node any more and the Machine
+	// must be replaced (a MachineHealthCheck's nodeStartupTimeout, or deleting the Machine).
+	BootstrapTokenExpiredReason = "BootstrapTokenExpired"
 	// WaitingForOwnerReason: no Machine (or MachinePool) owns this config yet.
 	WaitingForOwnerReason = "WaitingForOwner"
 	// DeletingReason: the config is being deleted.

@@ -66,14 +66,7 @@ func run(args []string, stdout io.Writer) error {
 	if *format != "" {
 		spec.Format = bootstrapv1.Format(*format)
 	}
-	// The same defaults and checks as admission (the CRD's schema and CEL rules, then the
-	// webhook), so what renders here is what a cluster accepts.
-	webhooks.DefaultSpec(spec)
-	errs := validateSchema(obj)
-	if len(errs) == 0 {
-		errs = webhooks.ValidateSpec(spec, field.NewPath("spec"))
-	}
-	if len(errs) > 0 {
+	if errs := admit(obj, spec); len(errs) > 0 {
 		return fmt.Errorf("%s is invalid: %w", *file, errs.ToAggregate())
 	}
 	if *caFile != "" {
@@ -112,29 +105,48 @@ func run(args []string, stdout io.Writer) error {
 	return w.Close()
 }
 
-// readSpec accepts either kind and returns the object and its WindowsConfigSpec.
+// readSpec reads a file of either kind and returns the object and its WindowsConfigSpec.
 func readSpec(path string) (runtime.Object, *bootstrapv1.WindowsConfigSpec, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
+	obj, spec, err := decodeSpec(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return obj, spec, nil
+}
+
+// decodeSpec decodes YAML of either kind strictly (an unknown field is an error).
+func decodeSpec(raw []byte) (runtime.Object, *bootstrapv1.WindowsConfigSpec, error) {
 	var meta struct{ Kind string }
 	if err := yaml.Unmarshal(raw, &meta); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
 	switch meta.Kind {
 	case "WindowsConfig":
 		c := &bootstrapv1.WindowsConfig{}
 		if err := yaml.UnmarshalStrict(raw, c); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, err
 		}
 		return c, &c.Spec, nil
 	case "WindowsConfigTemplate":
 		t := &bootstrapv1.WindowsConfigTemplate{}
 		if err := yaml.UnmarshalStrict(raw, t); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, err
 		}
 		return t, &t.Spec.Template.Spec, nil
 	}
-	return nil, nil, fmt.Errorf("%s: kind %q is neither WindowsConfig nor WindowsConfigTemplate", path, meta.Kind)
+	return nil, nil, fmt.Errorf("kind %q is neither WindowsConfig nor WindowsConfigTemplate", meta.Kind)
+}
+
+// admit applies the same defaults and checks as admission (the CRD's schema and CEL rules, then
+// the webhook) to obj, whose spec is spec, so what renders here is what a cluster accepts.
+func admit(obj runtime.Object, spec *bootstrapv1.WindowsConfigSpec) field.ErrorList {
+	webhooks.DefaultSpec(spec)
+	if errs := validateSchema(obj); len(errs) > 0 {
+		return errs
+	}
+	return webhooks.ValidateSpec(spec, field.NewPath("spec"))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -23,7 +24,7 @@ import (
 // object's kind and version.
 func validateSchema(obj runtime.Object) field.ErrorList {
 	gvk := obj.GetObjectKind().GroupVersionKind()
-	props, err := crdSchema(gvk.Kind, gvk.Version)
+	v, err := validatorFor(gvk.Kind, gvk.Version)
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
@@ -31,18 +32,42 @@ func validateSchema(obj runtime.Object) field.ErrorList {
 	if err != nil {
 		return field.ErrorList{field.InternalError(nil, err)}
 	}
-	validator, _, err := validation.NewSchemaValidator(props)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
+	errs := validation.ValidateCustomResource(nil, content, v.schema)
+	celErrs, _ := v.cel.Validate(context.Background(), nil, v.structural, content, nil, celconfig.RuntimeCELCostBudget)
+	return append(errs, celErrs...)
+}
+
+// validator is the compiled schema and CEL rules of one kind and version.
+type validator struct {
+	schema     validation.SchemaValidator
+	structural *schema.Structural
+	cel        *cel.Validator
+}
+
+// validators caches the compiled validators by "kind/version": compiling the CEL rules costs
+// far more than checking an object (the fuzz test checks thousands).
+var validators sync.Map
+
+func validatorFor(kind, version string) (*validator, error) {
+	key := kind + "/" + version
+	if v, ok := validators.Load(key); ok {
+		return v.(*validator), nil
 	}
-	errs := validation.ValidateCustomResource(nil, content, validator)
+	props, err := crdSchema(kind, version)
+	if err != nil {
+		return nil, err
+	}
+	sv, _, err := validation.NewSchemaValidator(props)
+	if err != nil {
+		return nil, err
+	}
 	structural, err := schema.NewStructural(props)
 	if err != nil {
-		return append(errs, field.InternalError(nil, err))
+		return nil, err
 	}
-	celErrs, _ := cel.NewValidator(structural, true, celconfig.PerCallLimit).
-		Validate(context.Background(), nil, structural, content, nil, celconfig.RuntimeCELCostBudget)
-	return append(errs, celErrs...)
+	v := &validator{schema: sv, structural: structural, cel: cel.NewValidator(structural, true, celconfig.PerCallLimit)}
+	validators.Store(key, v)
+	return v, nil
 }
 
 // crdSchema returns the internal form of the schema of kind at version from the embedded CRDs.

@@ -41,7 +41,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 		case err != nil:
 			return ctrl.Result{}, err
 		default:
-			if err := r.deleteToken(ctx, remote, ds, id); err != nil {
+			if err := r.deleteToken(ctx, remote, ds, id, tokenRevokedAnnotation); err != nil {
 				return ctrl.Result{}, err
 			}
 			ctrl.LoggerFrom(ctx).Info("WindowsConfig deleted; bootstrap token revoked", "tokenID", id)

@@ -36,6 +36,8 @@ type fixtureOpts struct {
 	// unreachable points the workload kubeconfig at a port nobody listens on.
 	unreachable bool
 	spec        bootstrapv1.WindowsConfigSpec
+	// shortJoinTimeout hands the objects to the suite's manager whose join timeout is short.
+	shortJoinTimeout bool
 }
 
 func readyCluster() fixtureOpts {
@@ -50,6 +52,13 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "wc-"}}
 	g.Expect(k8s.Create(ctx, ns)).To(Succeed())
 	f := &fixture{ns: ns.Name}
+	filter := defaultFilter
+	if o.shortJoinTimeout {
+		filter = shortJoinFilter
+	}
+	labels := func() map[string]string {
+		return map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: filter}
+	}
 
 	ca, err := os.ReadFile("testdata/ca.crt")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -59,7 +68,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	port, _ := strconv.Atoi(portStr)
 
 	f.cluster = &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns, Labels: map[string]string{clusterv1.WatchLabel: filter}},
 		Spec: clusterv1.ClusterSpec{
 			ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: host, Port: int32(port)},
 			Paused:               ptr.To(o.paused),
@@ -83,7 +92,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	g.Expect(k8s.Status().Update(ctx, f.cluster)).To(Succeed())
 
 	f.machine = &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Name: "win-md-0-abcde", Namespace: f.ns, Labels: map[string]string{clusterv1.ClusterNameLabel: "win"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "win-md-0-abcde", Namespace: f.ns, Labels: labels()},
 		Spec: clusterv1.MachineSpec{
 			ClusterName: "win",
 			Version:     "v1.36.3",
@@ -96,7 +105,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	g.Expect(k8s.Create(ctx, f.machine)).To(Succeed())
 	f.config = &bootstrapv1.WindowsConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "win-md-0-abcde", Namespace: f.ns,
-			Labels:          map[string]string{clusterv1.ClusterNameLabel: "win"},
+			Labels:          labels(),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: f.machine.Name, UID: f.machine.UID}}},
 		Spec: o.spec,
 	}

@@ -42,8 +42,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return ctrl.Result{}, nil
 	case ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false):
-		setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		if m.Status.NodeRef.IsDefined() {
+			setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 			return r.revokeToken(ctx, s) // joined: the token has done its job
 		}
 		return r.keepTokenFresh(ctx, s)
@@ -87,10 +87,12 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	// The finalizer is persisted with this reconcile's patch; until then a lost token only
 	// lives until it expires.
 	controllerutil.AddFinalizer(cfg, tokenFinalizer)
-	if adopted, err := r.adoptDataSecret(ctx, s, remote); err != nil || adopted {
-		return ctrl.Result{RequeueAfter: r.TokenTTL / 3}, err
+	ds, adopted, err := r.adoptDataSecret(ctx, s, remote)
+	deadline := r.joinDeadline(ds) // a re-issued token keeps the first one's deadline
+	if err != nil || adopted {
+		return ctrl.Result{RequeueAfter: r.recheckAfter(deadline)}, err
 	}
-	token, err := createToken(ctx, remote, r.TokenTTL, r.now())
+	token, err := createToken(ctx, remote, r.tokenExpiry(deadline))
 	if err != nil {
 		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DataSecretNotCreatedReason, err.Error())
 		return ctrl.Result{}, err
@@ -115,40 +117,52 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 	r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeNormal, "DataSecretCreated", "Render",
 		"Bootstrap data (%s) written to Secret %s", in.Format, cfg.Name)
-	return ctrl.Result{RequeueAfter: r.TokenTTL / 3}, nil
+	return ctrl.Result{RequeueAfter: r.recheckAfter(deadline)}, nil
 }
 
 // adoptDataSecret takes over a data Secret this config already wrote whose token is still
 // valid: an earlier reconcile's result that this one does not see in the status yet (a stale
 // cache or a lost status patch). Issuing a second token would leave the first one behind.
-func (r *Reconciler) adoptDataSecret(ctx context.Context, s *scope, remote client.Client) (bool, error) {
+// It returns the Secret it found (empty when there is none). Past the join deadline the Secret
+// is adopted as it is; keepTokenFresh then revokes its token.
+func (r *Reconciler) adoptDataSecret(ctx context.Context, s *scope, remote client.Client) (*corev1.Secret, bool, error) {
 	cfg, ds := s.Config, &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cfg.Namespace, Name: cfg.Name}, ds); err != nil {
-		return false, client.IgnoreNotFound(err)
+		return &corev1.Secret{}, false, client.IgnoreNotFound(err)
 	}
 	id := ds.Annotations[tokenIDAnnotation]
 	if id == "" || ds.Annotations[tokenRevokedAnnotation] != "" || !metav1.IsControlledBy(ds, cfg) {
-		return false, nil
+		return ds, false, nil
 	}
-	found, err := refreshToken(ctx, remote, id, r.TokenTTL, r.now())
-	if err != nil || !found {
-		return false, err
+	if deadline := r.joinDeadline(ds); r.now().Before(deadline) {
+		found, err := refreshToken(ctx, remote, id, r.tokenExpiry(deadline), r.TokenTTL, r.now())
+		if err != nil || !found {
+			return ds, false, err
+		}
 	}
 	cfg.Status.DataSecretName = ds.Name
 	cfg.Status.Initialization.DataSecretCreated = ptr.To(true)
 	setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
-	return true, nil
+	return ds, true, nil
 }
 
 // keepTokenFresh extends the token while the Machine has no Node; if the token Secret is gone
-// (expired and cleaned up, or deleted), it issues a new token and re-renders the data.
+// (expired and cleaned up, or deleted), it issues a new token and re-renders the data. Past the
+// join deadline it revokes the token instead, once and for good.
 func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result, error) {
 	ds := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.Config.Namespace, Name: s.Config.Status.DataSecretName}, ds); err != nil {
+		setDataSecretCondition(s.Config, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	id := ds.Annotations[tokenIDAnnotation]
-	if id == "" || !metav1.IsControlledBy(ds, s.Config) {
+	ours := id != "" && metav1.IsControlledBy(ds, s.Config)
+	if ours && ds.Annotations[tokenExpiredAnnotation] != "" {
+		setTokenExpiredCondition(s.Config, r.JoinTimeout)
+		return ctrl.Result{}, nil
+	}
+	setDataSecretCondition(s.Config, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
+	if !ours {
 		return ctrl.Result{}, nil // not ours to refresh (e.g. a user-provided data secret)
 	}
 	if ds.Annotations[tokenRevokedAnnotation] != "" {
@@ -160,12 +174,16 @@ func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result,
 	if remote == nil {
 		return res, err
 	}
-	found, err := refreshToken(ctx, remote, id, r.TokenTTL, r.now())
+	deadline := r.joinDeadline(ds)
+	if !r.now().Before(deadline) {
+		return ctrl.Result{}, r.expireToken(ctx, s, remote, ds, id)
+	}
+	found, err := refreshToken(ctx, remote, id, r.tokenExpiry(deadline), r.TokenTTL, r.now())
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if found {
-		return ctrl.Result{RequeueAfter: r.TokenTTL / 3}, nil
+		return ctrl.Result{RequeueAfter: r.recheckAfter(deadline)}, nil
 	}
 	ctrl.LoggerFrom(ctx).Info("Bootstrap token is gone before the Node joined; issuing a new one", "tokenID", id)
 	r.Recorder.Eventf(s.Config, s.Machine, corev1.EventTypeNormal, "BootstrapTokenRecreated", "Render",
@@ -184,7 +202,7 @@ func (r *Reconciler) revokeToken(ctx context.Context, s *scope) (ctrl.Result, er
 	if remote == nil {
 		return res, err
 	}
-	if err := r.deleteToken(ctx, remote, ds, id); err != nil {
+	if err := r.deleteToken(ctx, remote, ds, id, tokenRevokedAnnotation); err != nil {
 		return ctrl.Result{}, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Node joined; bootstrap token revoked", "tokenID", id, "node", s.Machine.Status.NodeRef.Name)
@@ -208,8 +226,9 @@ func (r *Reconciler) unrevokedToken(ctx context.Context, s *scope) (*corev1.Secr
 	return ds, id, nil
 }
 
-// deleteToken deletes the token Secret in the workload cluster and records it on the data Secret.
-func (r *Reconciler) deleteToken(ctx context.Context, remote client.Client, ds *corev1.Secret, id string) error {
+// deleteToken deletes the token Secret in the workload cluster and records it on the data Secret
+// with the current time in each of the marks (annotations).
+func (r *Reconciler) deleteToken(ctx context.Context, remote client.Client, ds *corev1.Secret, id string, marks ...string) error {
 	tok := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstrapapi.BootstrapTokenSecretPrefix + id}}
 	switch err := remote.Delete(ctx, tok); {
 	case err == nil:
@@ -218,7 +237,9 @@ func (r *Reconciler) deleteToken(ctx context.Context, remote client.Client, ds *
 		return fmt.Errorf("revoke bootstrap token %s: %w", id, err)
 	}
 	before := ds.DeepCopy()
-	ds.Annotations[tokenRevokedAnnotation] = r.now().UTC().Format(time.RFC3339)
+	for _, m := range marks {
+		ds.Annotations[m] = r.now().UTC().Format(time.RFC3339)
+	}
 	return r.Client.Patch(ctx, ds, client.MergeFrom(before))
 }
 

@@ -47,6 +47,9 @@ type Reconciler struct {
 	// WatchFilterValue restricts reconciliation to objects with this cluster.x-k8s.io/watch-filter label.
 	WatchFilterValue string
 	TokenTTL         time.Duration
+	// JoinTimeout is how long a Machine may take to get a Node after its first bootstrap token;
+	// then the token is revoked unused (DefaultJoinTimeout when zero).
+	JoinTimeout time.Duration
 	// Now is the clock; nil means time.Now (tests set it).
 	Now func() time.Time
 }
@@ -58,6 +61,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	if r.TokenTTL <= 0 {
 		r.TokenTTL = DefaultTokenTTL
+	}
+	if r.JoinTimeout <= 0 {
+		r.JoinTimeout = DefaultJoinTimeout
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder("windowsconfig-controller")

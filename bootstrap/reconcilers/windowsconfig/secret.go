@@ -18,8 +18,12 @@ import (
 // refreshed while the node has not joined. Only the public token ID is stored here.
 const tokenIDAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-id"
 
-// tokenRevokedAnnotation records when the token was deleted after the node joined.
+// tokenRevokedAnnotation records when the token was deleted (the node joined, or it expired unused).
 const tokenRevokedAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-revoked"
+
+// tokenExpiredAnnotation records when the token was revoked because the Machine had no Node
+// within the join timeout; such a config never gets a new token.
+const tokenExpiredAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-expired-unused"
 
 // storeDataSecret creates or updates the bootstrap data Secret (keys "value" and "format", the
 // CAPI contract). A Secret of the same name that the config does not control is never overwritten.

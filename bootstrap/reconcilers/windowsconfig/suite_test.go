@@ -6,9 +6,12 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -39,35 +42,57 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// Watch filters of the suite's two managers: one with the production defaults, one with a
+// short join timeout (see fixtureOpts.shortJoinTimeout).
+const (
+	defaultFilter    = "default"
+	shortJoinFilter  = "short-join"
+	shortJoinTimeout = 4 * time.Second
+)
+
 func run(m *testing.M) int {
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var err error
+	if k8s, err = startManager(mctx, setup.Options{WatchFilterValue: defaultFilter}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err = startManager(mctx, setup.Options{WatchFilterValue: shortJoinFilter, JoinTimeout: shortJoinTimeout}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// startManager runs the production wiring with the given options and returns its client once
+// its cache is synced.
+func startManager(mctx context.Context, o setup.Options) (client.Client, error) {
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:  setup.Scheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   manager.CacheOptions("", 0),
 		Client:  manager.ClientOptions(),
+		// Two managers in one process register controllers of the same names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
-	mctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if err := setup.Reconcilers(mctx, mgr, setup.Options{
-		WindowsConfigConcurrency: 4, ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
-	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	o.WindowsConfigConcurrency = 4
+	o.ClusterCache = manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100}
+	if err := setup.Reconcilers(mctx, mgr, o); err != nil {
+		return nil, err
 	}
 	go func() {
 		if err := mgr.Start(mctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	k8s = mgr.GetClient()
 	if !mgr.GetCache().WaitForCacheSync(mctx) {
-		return 1
+		return nil, fmt.Errorf("manager %s: cache not synced", o.WatchFilterValue)
 	}
-	return m.Run()
+	return mgr.GetClient(), nil
 }
 
 // logOutput shows the controllers' logs only when CAPWIN_TEST_DEBUG is set.

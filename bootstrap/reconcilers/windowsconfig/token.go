@@ -19,8 +19,9 @@ const DefaultTokenTTL = 15 * time.Minute
 // tokenGroup lets kubeadm's RBAC (created at init) authorise the join.
 const tokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 
-// createToken creates a new bootstrap token Secret in the workload cluster and returns the token.
-func createToken(ctx context.Context, c client.Client, ttl time.Duration, now time.Time) (string, error) {
+// createToken creates a new bootstrap token Secret in the workload cluster, valid until
+// expires, and returns the token.
+func createToken(ctx context.Context, c client.Client, expires time.Time) (string, error) {
 	token, err := bootstraputil.GenerateBootstrapToken()
 	if err != nil {
 		return "", fmt.Errorf("generate bootstrap token: %w", err)
@@ -35,7 +36,7 @@ func createToken(ctx context.Context, c client.Client, ttl time.Duration, now ti
 		Data: map[string][]byte{
 			bootstrapapi.BootstrapTokenIDKey:               []byte(id),
 			bootstrapapi.BootstrapTokenSecretKey:           []byte(secret),
-			bootstrapapi.BootstrapTokenExpirationKey:       []byte(now.UTC().Add(ttl).Format(time.RFC3339)),
+			bootstrapapi.BootstrapTokenExpirationKey:       []byte(expires.UTC().Format(time.RFC3339)),
 			bootstrapapi.BootstrapTokenUsageSigningKey:     []byte("true"),
 			bootstrapapi.BootstrapTokenUsageAuthentication: []byte("true"),
 			bootstrapapi.BootstrapTokenExtraGroupsKey:      []byte(tokenGroup),
@@ -49,16 +50,17 @@ func createToken(ctx context.Context, c client.Client, ttl time.Duration, now ti
 	return token, nil
 }
 
-// refreshToken extends the token's expiration when less than half its TTL is left. It returns
-// found=false when the token Secret no longer exists (the caller then issues a new token).
-func refreshToken(ctx context.Context, c client.Client, tokenID string, ttl time.Duration, now time.Time) (found bool, err error) {
+// refreshToken extends the token's expiration to until when less than half its TTL is left (and
+// until is later). It returns found=false when the token Secret no longer exists or has expired
+// (the caller then issues a new token).
+func refreshToken(ctx context.Context, c client.Client, tokenID string, until time.Time, ttl time.Duration, now time.Time) (found bool, err error) {
 	s := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: metav1.NamespaceSystem, Name: bootstraputil.BootstrapTokenSecretName(tokenID)}
 	if err := c.Get(ctx, key, s); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
 	exp, err := time.Parse(time.RFC3339, string(s.Data[bootstrapapi.BootstrapTokenExpirationKey]))
-	if err == nil && exp.After(now.Add(ttl/2)) {
+	if err == nil && (exp.After(now.Add(ttl/2)) || !exp.Before(until)) {
 		return true, nil
 	}
 	if exp.Before(now) && err == nil {
@@ -68,7 +70,7 @@ func refreshToken(ctx context.Context, c client.Client, tokenID string, ttl time
 	if s.Data == nil {
 		s.Data = map[string][]byte{}
 	}
-	s.Data[bootstrapapi.BootstrapTokenExpirationKey] = []byte(now.UTC().Add(ttl).Format(time.RFC3339))
+	s.Data[bootstrapapi.BootstrapTokenExpirationKey] = []byte(until.UTC().Format(time.RFC3339))
 	if err := c.Update(ctx, s); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
