@@ -1,12 +1,15 @@
 package hyperv_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/test/hypervsim"
 )
 
 // TestLostCreateAnswer: the host creates the VM but its answer is lost. The host was recorded
@@ -54,4 +57,48 @@ func TestDiskFull(t *testing.T) {
 	g.Expect(ok).To(BeFalse())
 	h.SetFreeDisk(1 << 40)
 	mc.waitReason(t, infrav1.WaitingForAddressesReason)
+}
+
+// TestInterruptedCreate: the connection breaks after New-VM, leaving a VM without notes, network
+// adapters or config drive. capwin does not start that VM: the next create finishes it on the
+// same host, and the machine gets one fully configured VM.
+func TestInterruptedCreate(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec := defaultSpec()
+	spec.Host = "hv2"
+	h := host("hv2")
+	before := h.Ops()["create"]
+	h.CutCreates(1)
+	t.Cleanup(func() { h.CutCreates(0) })
+	mc := f.addMachine(t, "win-cut-"+randSuffix(), "", userData, spec)
+	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	uid := string(m.UID)
+	g.Expect(h.Ops()["create"] - before).To(Equal(2))
+	var mine []hypervsim.VM
+	for _, sh := range hosts {
+		for _, vm := range sh.VMs() {
+			if strings.Contains(strings.ToLower(vm.Disk), strings.ToLower(uid)) || strings.Contains(vm.Notes, uid) {
+				mine = append(mine, vm)
+			}
+		}
+	}
+	g.Expect(mine).To(HaveLen(1))
+	vm := mine[0]
+	g.Expect(vm.ID).To(Equal(m.Status.VM.ID))
+	g.Expect(vm.Notes).To(Equal("capwin-uid:" + uid + "\ncapwin-owner:" + f.ns + "/" + m.Name + "\ncapwin-complete:" + uid))
+	g.Expect(vm.NICs).To(HaveLen(1))
+	g.Expect(vm.NICs[0].MAC).To(Equal(strings.ToUpper(strings.ReplaceAll(hyperv.MAC(uid, 0), ":", ""))))
+	g.Expect(vm.SecureBoot).To(BeTrue())
+	g.Expect(vm.DVDs).To(HaveLen(1))
+	files, err := hyperv.ReadConfigDrive(h.File(vm.DVDs[0]))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files["user-data"]).To(Equal(userData))
+	g.Expect(vm.StartNotes).NotTo(BeEmpty())
+	for _, notes := range vm.StartNotes {
+		g.Expect(notes).To(ContainSubstring("capwin-complete:"+uid), "started before its create finished")
+	}
+	g.Expect(h.GuestAddress(vm.ID, "10.2.0.7")).To(Succeed())
+	mc.waitReason(t, infrav1.ProvisionedReason)
 }
