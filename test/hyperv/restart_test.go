@@ -6,6 +6,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
@@ -101,4 +103,46 @@ func TestInterruptedCreate(t *testing.T) {
 	}
 	g.Expect(h.GuestAddress(vm.ID, "10.2.0.7")).To(Succeed())
 	mc.waitReason(t, infrav1.ProvisionedReason)
+}
+
+// TestDeleteInterruptedCreate: a machine deleted while its VM is half-built (every create is cut)
+// removes that VM, its disk and folder, and never starts it.
+func TestDeleteInterruptedCreate(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec := defaultSpec()
+	spec.Host = "hv2"
+	h := host("hv2")
+	before := h.Ops()["create"]
+	h.CutCreates(1000)
+	t.Cleanup(func() { h.CutCreates(0) })
+	mc := f.addMachine(t, "win-cutdel-"+randSuffix(), "", userData, spec)
+	uid := string(mc.hvm.UID)
+	halfBuilt := func() []hypervsim.VM {
+		var out []hypervsim.VM
+		for _, vm := range h.VMs() {
+			if strings.Contains(strings.ToLower(vm.Disk), strings.ToLower(uid)) {
+				out = append(out, vm)
+			}
+		}
+		return out
+	}
+	g.Eventually(func() int { return h.Ops()["create"] - before }, 20*time.Second, 50*time.Millisecond).Should(BeNumerically(">=", 2))
+	g.Consistently(func(g Gomega) {
+		vms := halfBuilt()
+		g.Expect(vms).To(HaveLen(1))
+		g.Expect(vms[0].State).To(Equal("Off"))
+		g.Expect(vms[0].StartNotes).To(BeEmpty())
+	}, time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(mc.get(g).Spec.ProviderID).To(BeEmpty())
+
+	g.Expect(k8s.Delete(ctx, mc.hvm)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(mc.hvm), &infrav1.HyperVMachine{}))
+	}, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
+	g.Expect(halfBuilt()).To(BeEmpty())
+	for _, p := range h.Files() {
+		g.Expect(p).NotTo(ContainSubstring(strings.ToLower(uid)))
+	}
 }
