@@ -90,7 +90,7 @@ func (b *backend) findOn(ctx context.Context, s *machine.Scope, host, id string)
 		return nil, nil
 	}
 	obj := s.InfraMachine
-	owner := obj.GetNamespace() + "/" + obj.GetName()
+	owner := ownerOf(obj)
 	m, why := claim(found.VM, []string{string(obj.GetUID()), obj.GetMachineStatus().VM.InstanceUUID}, owner)
 	if why != "" {
 		return nil, machine.NotOwned("VM %s (%q) on host %s is not capwin's VM of HyperVMachine %s: %s; it is neither adopted nor changed nor deleted",

@@ -56,7 +56,7 @@ func (b *backend) createInput(s *machine.Scope) (CreateInput, error) {
 	spec := &b.m.Spec
 	uid := string(s.InfraMachine.GetUID())
 	nics := append([]guest.NIC(nil), s.NICs...)
-	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Owner: s.InfraMachine.GetNamespace() + "/" + s.InfraMachine.GetName(),
+	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Owner: ownerOf(s.InfraMachine),
 		Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
 		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20,
 		NestedVirtualization: spec.NestedVirtualization}

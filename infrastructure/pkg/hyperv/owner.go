@@ -3,6 +3,8 @@ package hyperv
 import (
 	"fmt"
 	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Lines of a VM's notes that create.ps1 writes: the uid and owner lines right after New-VM, the
@@ -53,6 +55,9 @@ func claim(v *View, uids []string, owner string) (mark, string) {
 	}
 	return m, fmt.Sprintf("its notes mark it as the VM of the object with UID %s", m.uid)
 }
+
+// ownerOf is the owner line's value for an object: it survives clusterctl move, its UID does not.
+func ownerOf(obj client.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
 
 // hasDisk reports whether one of the VM's disks is the differencing disk capwin names after uid.
 func hasDisk(v *View, uid string) bool {
