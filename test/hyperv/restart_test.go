@@ -1,12 +1,17 @@
 package hyperv_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/test/hypervsim"
 )
 
 // TestLostCreateAnswer: the host creates the VM but its answer is lost. The host was recorded
@@ -54,4 +59,90 @@ func TestDiskFull(t *testing.T) {
 	g.Expect(ok).To(BeFalse())
 	h.SetFreeDisk(1 << 40)
 	mc.waitReason(t, infrav1.WaitingForAddressesReason)
+}
+
+// TestInterruptedCreate: the connection breaks after New-VM, leaving a VM without notes, network
+// adapters or config drive. capwin does not start that VM: the next create finishes it on the
+// same host, and the machine gets one fully configured VM.
+func TestInterruptedCreate(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec := defaultSpec()
+	spec.Host = "hv2"
+	h := host("hv2")
+	before := h.Ops()["create"]
+	h.CutCreates(1)
+	t.Cleanup(func() { h.CutCreates(0) })
+	mc := f.addMachine(t, "win-cut-"+randSuffix(), "", userData, spec)
+	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	uid := string(m.UID)
+	g.Expect(h.Ops()["create"] - before).To(Equal(2))
+	var mine []hypervsim.VM
+	for _, sh := range hosts {
+		for _, vm := range sh.VMs() {
+			if strings.Contains(strings.ToLower(vm.Disk), strings.ToLower(uid)) || strings.Contains(vm.Notes, uid) {
+				mine = append(mine, vm)
+			}
+		}
+	}
+	g.Expect(mine).To(HaveLen(1))
+	vm := mine[0]
+	g.Expect(vm.ID).To(Equal(m.Status.VM.ID))
+	g.Expect(vm.Notes).To(Equal("capwin-uid:" + uid + "\ncapwin-owner:" + f.ns + "/" + m.Name + "\ncapwin-complete:" + uid))
+	g.Expect(vm.NICs).To(HaveLen(1))
+	g.Expect(vm.NICs[0].MAC).To(Equal(strings.ToUpper(strings.ReplaceAll(hyperv.MAC(uid, 0), ":", ""))))
+	g.Expect(vm.SecureBoot).To(BeTrue())
+	g.Expect(vm.DVDs).To(HaveLen(1))
+	files, err := hyperv.ReadConfigDrive(h.File(vm.DVDs[0]))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files["user-data"]).To(Equal(userData))
+	g.Expect(vm.StartNotes).NotTo(BeEmpty())
+	for _, notes := range vm.StartNotes {
+		g.Expect(notes).To(ContainSubstring("capwin-complete:"+uid), "started before its create finished")
+	}
+	g.Expect(h.GuestAddress(vm.ID, "10.2.0.7")).To(Succeed())
+	mc.waitReason(t, infrav1.ProvisionedReason)
+}
+
+// TestDeleteInterruptedCreate: a machine deleted while its VM is half-built (every create is cut)
+// removes that VM, its disk and folder, and never starts it.
+func TestDeleteInterruptedCreate(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec := defaultSpec()
+	spec.Host = "hv2"
+	h := host("hv2")
+	before := h.Ops()["create"]
+	h.CutCreates(1000)
+	t.Cleanup(func() { h.CutCreates(0) })
+	mc := f.addMachine(t, "win-cutdel-"+randSuffix(), "", userData, spec)
+	uid := string(mc.hvm.UID)
+	halfBuilt := func() []hypervsim.VM {
+		var out []hypervsim.VM
+		for _, vm := range h.VMs() {
+			if strings.Contains(strings.ToLower(vm.Disk), strings.ToLower(uid)) {
+				out = append(out, vm)
+			}
+		}
+		return out
+	}
+	g.Eventually(func() int { return h.Ops()["create"] - before }, 20*time.Second, 50*time.Millisecond).Should(BeNumerically(">=", 2))
+	g.Consistently(func(g Gomega) {
+		vms := halfBuilt()
+		g.Expect(vms).To(HaveLen(1))
+		g.Expect(vms[0].State).To(Equal("Off"))
+		g.Expect(vms[0].StartNotes).To(BeEmpty())
+	}, time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(mc.get(g).Spec.ProviderID).To(BeEmpty())
+
+	g.Expect(k8s.Delete(ctx, mc.hvm)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(mc.hvm), &infrav1.HyperVMachine{}))
+	}, 30*time.Second, 50*time.Millisecond).Should(BeTrue())
+	g.Expect(halfBuilt()).To(BeEmpty())
+	for _, p := range h.Files() {
+		g.Expect(p).NotTo(ContainSubstring(strings.ToLower(uid)))
+	}
 }

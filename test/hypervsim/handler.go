@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -63,8 +64,8 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	h.ops[op.Name]++
 	h.mu.Unlock()
 	result, err := h.apply(op.Name, env.Input)
-	if h.loseAnswer(op.Name) {
-		return wsman.Result{Stderr: []byte("hypervsim: the connection broke after the operation"), ExitCode: 1}
+	if errors.Is(err, errCut) || h.loseAnswer(op.Name) {
+		return wsman.Result{Stderr: []byte("hypervsim: the connection broke"), ExitCode: 1}
 	}
 	out := map[string]any{"ok": err == nil}
 	if err != nil {

@@ -33,6 +33,8 @@ type Host struct {
 	guestPassword string
 	// lose counts, per operation, answers to drop after the operation was applied.
 	lose map[string]int
+	// cut counts creates to stop right after New-VM (CutCreates).
+	cut int
 	// skipSyntax accepts capwin's scripts by content hash alone (SkipSyntaxCheck).
 	skipSyntax bool
 	// hung, while not nil, holds every operation until it is closed (Hang).
@@ -61,6 +63,8 @@ type VM struct {
 	KVP        map[string]string
 	GuestFiles map[string][]byte
 	GuestPIDs  []int64
+	// StartNotes are the VM's notes each time it was started (tests check what was started).
+	StartNotes []string
 }
 
 // NIC is one VM network adapter.
@@ -112,6 +116,30 @@ func (h *Host) SetJobDelay(d time.Duration) { h.mu.Lock(); h.jobDelay = d; h.mu.
 // LoseAnswers makes the next n runs of an operation take effect on the host but end without a
 // result, as when the connection breaks after the host did the work.
 func (h *Host) LoseAnswers(op string, n int) { h.mu.Lock(); h.lose[op] = n; h.mu.Unlock() }
+
+// CutCreates makes the next n creates stop right after New-VM, as when the WinRM connection
+// breaks mid-script: the VM exists on its disk, without notes, network adapters, config drive or
+// firmware settings, and no result comes back.
+func (h *Host) CutCreates(n int) { h.mu.Lock(); h.cut = n; h.mu.Unlock() }
+
+// AddVM puts a VM on the host that capwin did not create (as an administrator would) and
+// returns its id.
+func (h *Host) AddVM(vm VM) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	vm.ID = h.newID()
+	if vm.State == "" {
+		vm.State = "Off"
+	}
+	if vm.KVP == nil {
+		vm.KVP = map[string]string{}
+	}
+	if vm.GuestFiles == nil {
+		vm.GuestFiles = map[string][]byte{}
+	}
+	h.vms[vm.ID] = &vm
+	return vm.ID
+}
 
 // SkipSyntaxCheck makes the host accept capwin's scripts by their content hash alone, without
 // parsing them: for a simulator that runs where no PowerShell parser is installed (the kind

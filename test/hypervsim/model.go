@@ -2,6 +2,7 @@ package hypervsim
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -50,9 +51,16 @@ func (h *Host) find(k hyperv.VMKey) *VM {
 	return nil
 }
 
+// create mirrors create.ps1: a VM an earlier run finished is returned as it is, one an interrupted
+// run left is finished; the complete line goes into the notes last.
 func (h *Host) create(in hyperv.CreateInput) (any, error) {
-	if vm := h.find(in.VMKey); vm != nil {
+	complete := "capwin-complete:" + in.UID
+	vm := h.find(in.VMKey)
+	if vm != nil && strings.Contains(vm.Notes, complete) {
 		return view(vm), nil
+	}
+	if vm != nil && vm.State != "Off" {
+		return nil, fail(hyperv.KindFailed, "VM %s of an interrupted create is not off (%s); turn it off to let capwin finish it", vm.ID, vm.State)
 	}
 	parent, ok := h.files[strings.ToLower(in.ParentDisk)]
 	if !ok {
@@ -76,21 +84,47 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 			return nil, err
 		}
 	}
-	vm := &VM{ID: h.newID(), Name: in.Name, Notes: "capwin-uid:" + in.UID, State: "Off", Processors: in.Processors,
-		MemoryBytes: in.MemoryBytes, DynamicMemory: in.DynamicMemory != nil, NestedVirtualization: in.NestedVirtualization, SecureBoot: in.SecureBoot.Enabled,
-		SecureBootTemplate: in.SecureBoot.Template, Disk: disk, Parent: in.ParentDisk, KVP: map[string]string{}, GuestFiles: map[string][]byte{}}
 	if len(iso) > 0 {
+		h.unlink(isoPath(in.VMKey)) // WriteAllBytes replaces what an earlier run wrote
 		if err := h.write(isoPath(in.VMKey), int64(len(iso))); err != nil {
 			return nil, err
 		}
 		h.drives[strings.ToLower(isoPath(in.VMKey))] = iso
-		vm.DVDs = []string{isoPath(in.VMKey)}
 	}
+	if vm == nil {
+		vm = &VM{ID: h.newID(), Name: in.Name, State: "Off", MemoryBytes: in.MemoryBytes, Disk: disk, Parent: in.ParentDisk,
+			KVP: map[string]string{}, GuestFiles: map[string][]byte{}}
+		h.vms[vm.ID] = vm
+	}
+	if h.cut > 0 {
+		h.cut--
+		return nil, errCut
+	}
+	vm.Notes = fmt.Sprintf("capwin-uid:%s\ncapwin-owner:%s", in.UID, in.Owner)
+	vm.Processors, vm.MemoryBytes, vm.DynamicMemory = in.Processors, in.MemoryBytes, in.DynamicMemory != nil
+	vm.SecureBoot, vm.SecureBootTemplate, vm.NestedVirtualization = in.SecureBoot.Enabled, in.SecureBoot.Template, in.NestedVirtualization
+	vm.NICs, vm.DVDs = nil, nil
 	for _, n := range in.NICs {
 		vm.NICs = append(vm.NICs, NIC{MAC: n.MAC, Switch: n.Switch, VLANID: n.VLANID})
 	}
-	h.vms[vm.ID] = vm
+	if len(iso) > 0 {
+		vm.DVDs = []string{isoPath(in.VMKey)}
+	}
+	vm.Notes += "\n" + complete
 	return view(vm), nil
+}
+
+// errCut ends an operation whose connection broke (CutCreates).
+var errCut = errors.New("the connection broke during the operation")
+
+// unlink deletes a file if it exists.
+func (h *Host) unlink(path string) {
+	p := strings.ToLower(path)
+	if size, ok := h.files[p]; ok {
+		delete(h.files, p)
+		delete(h.drives, p)
+		h.freeDiskBytes += size
+	}
 }
 
 // write creates a file, failing like Windows when the disk is full.
@@ -120,6 +154,9 @@ func (h *Host) power(in hyperv.PowerInput) (any, error) {
 	id := h.newID()
 	h.jobs[id] = &job{vm: vm.ID, state: target, due: time.Now().Add(h.jobDelay)}
 	vm.State = map[string]string{"Running": "Starting", "Off": "Stopping"}[target]
+	if in.Action == hyperv.PowerStart {
+		vm.StartNotes = append(vm.StartNotes, vm.Notes)
+	}
 	if in.Action == hyperv.PowerShutdown {
 		return hyperv.JobRef{}, nil // the guest shuts down on its own; capwin watches the state
 	}
@@ -162,11 +199,7 @@ func (h *Host) eject(k hyperv.VMKey) {
 		}
 		vm.DVDs = keep
 	}
-	if size, ok := h.files[iso]; ok {
-		delete(h.files, iso)
-		delete(h.drives, iso)
-		h.freeDiskBytes += size
-	}
+	h.unlink(iso)
 }
 
 func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {

@@ -24,6 +24,9 @@ type backend struct {
 	m       *infrav1.HyperVMachine
 	hosts   map[string]HostConfig
 	folders Placement
+	// resume is the host where Find saw a VM whose create was interrupted: Create finishes it
+	// there instead of placing a new one.
+	resume string
 }
 
 // ProviderID is the Hyper-V providerID of a VM.
@@ -50,7 +53,9 @@ func (b *backend) key(s *machine.Scope, id string) VMKey {
 // Find reads the VM on its recorded host: status (written before a create is sent, so a lost
 // answer is found there), else the providerID (after clusterctl move). Without a host, only a
 // create that may have been sent is searched for, on every host: a host that cannot be asked
-// then stops the search, so a VM is never created twice.
+// then stops the search, so a VM is never created twice. A VM is returned only when its notes
+// mark it as this object's (claim), else Find returns NotOwned. A VM whose create was interrupted
+// is returned only to be deleted: otherwise Find reports none, and Create finishes it.
 func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	host, id := st.VM.Host, st.VM.ID
@@ -84,15 +89,28 @@ func (b *backend) findOn(ctx context.Context, s *machine.Scope, host, id string)
 	if !found.Found || found.VM == nil {
 		return nil, nil
 	}
-	return observe(host, found.VM), nil
+	obj := s.InfraMachine
+	owner := ownerOf(obj)
+	m, why := claim(found.VM, []string{string(obj.GetUID()), obj.GetMachineStatus().VM.InstanceUUID}, owner)
+	if why != "" {
+		return nil, machine.NotOwned("VM %s (%q) on host %s is not capwin's VM of HyperVMachine %s: %s; it is neither adopted nor changed nor deleted",
+			found.VM.ID, found.VM.Name, host, owner, why)
+	}
+	if !m.complete && obj.GetDeletionTimestamp().IsZero() {
+		// Its create was interrupted: the next Create finishes it; it is never started as it is.
+		b.resume = host
+		return nil, nil
+	}
+	return observe(host, found.VM, m), nil
 }
 
-// observe turns a VM view into the lifecycle's view of it.
-func observe(host string, v *View) *machine.VM {
+// observe turns a VM view into the lifecycle's view of it. Only a VM whose create finished has
+// its bootstrap data in place.
+func observe(host string, v *View, m mark) *machine.VM {
 	vm := &machine.VM{
-		Ref:        infrav1.VMReference{ID: v.ID, Host: host, InstanceUUID: noteValue(v.Notes, "capwin-uid:")},
-		ProviderID: ProviderID(host, v.ID), Power: power(v.State), Delivered: true,
-		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, "capwin-guest-run:") != "",
+		Ref:        infrav1.VMReference{ID: v.ID, Host: host, InstanceUUID: m.uid},
+		ProviderID: ProviderID(host, v.ID), Power: power(v.State), Delivered: m.complete,
+		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, noteGuestRun) != "",
 	}
 	for _, n := range v.NICs {
 		vm.MACs = append(vm.MACs, guest.NormalizeMAC(n.MAC))
@@ -108,16 +126,6 @@ func observe(host string, v *View) *machine.VM {
 
 // StatusKVPValue is the KVP guest item the bootstrap script reports in.
 const StatusKVPValue = "capwin.bootstrap.status"
-
-// noteValue returns the value of a "prefix..." line of a VM's notes.
-func noteValue(notes, prefix string) string {
-	for _, line := range strings.Split(notes, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
-			return v
-		}
-	}
-	return ""
-}
 
 func power(state string) machine.PowerState {
 	switch state {

@@ -13,11 +13,15 @@ import (
 )
 
 // Create places the VM on a host and creates it there, powered off, with its config drive, in one
-// operation; the reference it returns names the VM (nothing to poll).
+// operation; the reference it returns names the VM (nothing to poll). A VM whose create was
+// interrupted is finished on its host.
 func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
 	// Choosing and remembering are one step, so concurrent creates see each other's choice.
 	b.p.placeMu.Lock()
-	host, err := b.place(ctx, s)
+	host, err := b.resume, error(nil)
+	if host == "" {
+		host, err = b.place(ctx, s)
+	}
 	if err == nil {
 		b.remember(s, host)
 	}
@@ -52,7 +56,8 @@ func (b *backend) createInput(s *machine.Scope) (CreateInput, error) {
 	spec := &b.m.Spec
 	uid := string(s.InfraMachine.GetUID())
 	nics := append([]guest.NIC(nil), s.NICs...)
-	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
+	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Owner: ownerOf(s.InfraMachine),
+		Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
 		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20,
 		NestedVirtualization: spec.NestedVirtualization}
 	if in.Processors == 0 {

@@ -52,6 +52,9 @@ type Found struct {
 // CreateInput is create.ps1's input.
 type CreateInput struct {
 	VMKey
+	// Owner is the object's namespace/name, written into the VM's notes beside its UID: after
+	// clusterctl move the object has a new UID but the same namespace/name.
+	Owner         string         `json:"owner"`
 	Name          string         `json:"name"`
 	ParentDisk    string         `json:"parentDisk"`
 	DiskBytes     int64          `json:"diskBytes"`

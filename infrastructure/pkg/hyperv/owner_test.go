@@ -1,0 +1,41 @@
+package hyperv
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+)
+
+func TestClaim(t *testing.T) {
+	const uid, other = "11111111-2222-3333-4444-555555555555", "99999999-8888-7777-6666-555555555555"
+	ownDisk := []string{`C:\ProgramData\capwin\disks\` + uid + ".vhdx"}
+	for _, tc := range []struct {
+		name     string
+		view     View
+		uids     []string
+		owned    bool
+		complete bool
+	}{
+		{"created for the object", View{Notes: "capwin-uid:" + uid + "\ncapwin-owner:ns/m\ncapwin-complete:" + uid}, []string{uid}, true, true},
+		{"guest run line after complete", View{Notes: "capwin-uid:" + uid + "\ncapwin-owner:ns/m\ncapwin-complete:" + uid + "\ncapwin-guest-run:pid=4"}, []string{uid}, true, true},
+		{"settings not all written", View{Notes: "capwin-uid:" + uid + "\ncapwin-owner:ns/m"}, []string{uid}, true, false},
+		{"complete line of another UID", View{Notes: "capwin-uid:" + uid + "\ncapwin-owner:ns/m\ncapwin-complete:" + other}, []string{uid}, true, false},
+		{"before the notes, found by disk", View{Disks: ownDisk}, []string{uid}, true, false},
+		{"older capwin, uid line only", View{Notes: "capwin-uid:" + uid}, []string{uid}, true, true},
+		{"moved: recorded UID", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns/x\ncapwin-complete:" + other}, []string{uid, other}, true, true},
+		{"moved: namespace/name", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns/m\ncapwin-complete:" + other}, []string{uid}, true, true},
+		{"no mark", View{Notes: "SQL server", Disks: []string{`D:\sql.vhdx`}}, []string{uid}, false, false},
+		{"no notes, foreign disk named like the UID elsewhere", View{Disks: []string{`D:\` + other + ".vhdx"}}, []string{uid}, false, false},
+		{"another object's", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns/x\ncapwin-complete:" + other}, []string{uid}, false, true},
+		{"another object's, own disk attached", View{Notes: "capwin-uid:" + other, Disks: ownDisk}, []string{uid}, false, true},
+		{"another namespace, same name", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns2/m\ncapwin-complete:" + other}, []string{uid}, false, true},
+		{"empty UIDs never match", View{Notes: "capwin-owner:ns/x"}, []string{""}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			m, why := claim(&tc.view, tc.uids, "ns/m")
+			g.Expect(why == "").To(Equal(tc.owned), why)
+			g.Expect(m.complete).To(Equal(tc.complete))
+		})
+	}
+}
