@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
@@ -96,6 +97,9 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 	key := client.ObjectKey{Namespace: hc.Namespace, Name: hc.Spec.HostCredentials(h)}
 	if err := p.Client.Get(ctx, key, secret); err != nil {
 		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s: %v", key.Name, err)}
+	}
+	if err := credentials.CheckHolder(secret, hc); err != nil {
+		return HostConfig{}, err
 	}
 	user, pw := string(secret.Data["username"]), string(secret.Data["password"])
 	if user == "" || pw == "" {

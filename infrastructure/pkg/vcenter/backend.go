@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
@@ -30,6 +31,9 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 	key := client.ObjectKey{Namespace: vc.Namespace, Name: vc.Spec.IdentityRef.Name}
 	if err := p.Client.Get(ctx, key, secret); err != nil {
 		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s: %w", key.Name, err)}
+	}
+	if err := credentials.CheckHolder(secret, vc); err != nil {
+		return cred, &LoginError{Reason: infrav1.CredentialsInUseReason, Err: err}
 	}
 	cred.Username, cred.Password = string(secret.Data["username"]), string(secret.Data["password"])
 	cred.Secret = logingate.Key{Namespace: key.Namespace, Name: key.Name, ResourceVersion: secret.ResourceVersion}

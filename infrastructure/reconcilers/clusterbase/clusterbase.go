@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 )
 
 // Object is an infrastructure cluster of either kind.
@@ -87,12 +88,17 @@ func patchObject(ctx context.Context, helper *patch.Helper, obj Object, success 
 // delete: OwnerReferencesPermissionEnforcement (CAPI's kind e2e, OpenShift) admits an ownerReferences change only from who may delete the object.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;patch;delete
 
-// OwnSecret makes owner an owner of a Secret in its namespace (a missing Secret is reported by the
-// hypervisor check, not here).
+// OwnSecret makes owner an owner of a Secret in its namespace. A missing Secret, or one that
+// already belongs to another cluster or identity, is reported by the hypervisor check, not here;
+// the latter gains no owner. The patch is optimistic, so of two objects claiming one Secret at
+// once, one wins.
 func OwnSecret(ctx context.Context, c client.Client, owner client.Object, name string) error {
 	secret := &corev1.Secret{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, secret); err != nil {
 		return client.IgnoreNotFound(err)
+	}
+	if credentials.HeldByOther(secret, owner) {
+		return nil
 	}
 	before := secret.DeepCopy()
 	if err := controllerutil.SetOwnerReference(owner, secret, c.Scheme()); err != nil {
@@ -101,7 +107,7 @@ func OwnSecret(ctx context.Context, c client.Client, owner client.Object, name s
 	if len(before.OwnerReferences) == len(secret.OwnerReferences) {
 		return nil
 	}
-	if err := c.Patch(ctx, secret, client.MergeFrom(before)); err != nil {
+	if err := c.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("own Secret %s: %w", secret.Name, err)
 	}
 	return nil

@@ -5,6 +5,7 @@ package hypervcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -21,6 +22,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervclusters,verbs=list;watch
@@ -116,6 +118,10 @@ func (r *Reconciler) vmsPerHost(ctx context.Context, hc *infrav1.HyperVCluster) 
 
 // reason maps a host error to a HypervisorAvailable reason.
 func reason(err error) string {
+	var terminal *machine.Error
+	if errors.As(err, &terminal) { // the credentials may not be used (CredentialsInUse ...)
+		return terminal.Reason
+	}
 	switch hyperv.KindOf(err) {
 	case hyperv.KindCredentials:
 		return infrav1.CredentialsNotFoundReason

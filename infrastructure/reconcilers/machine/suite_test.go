@@ -45,8 +45,8 @@ var (
 	guestOps *vcsimops.GuestOps
 	calls    = &vcenter.Calls{}
 	ctx      = context.Background()
-	// refusedLogins counts the logins vcsim refused (wrong password).
-	refusedLogins atomic.Int64
+	// refusedLogins counts the logins vcsim refused (wrong password); logins counts every login.
+	refusedLogins, logins atomic.Int64
 )
 
 // vcsimUser is the only identity vcsim accepts.
@@ -71,6 +71,7 @@ func TestMain(m *testing.M) {
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
 	model.Service.Listen = &url.URL{User: vcsimUser}
 	model.Map().SessionManager().ValidLogin = func(req *types.Login) bool {
+		logins.Add(1)
 		pw, _ := vcsimUser.Password()
 		if req.UserName == vcsimUser.Username() && req.Password == pw {
 			return true
