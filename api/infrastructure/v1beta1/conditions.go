@@ -76,6 +76,9 @@ const (
 	// HyperVCluster or cluster identity (its first capwin owner); capwin neither takes it over nor
 	// logs in with it. Machines show it on VMProvisioned, too.
 	CredentialsInUseReason = "CredentialsInUse"
+	// NamespaceNotAllowedReason: the cluster identity named by the cluster does not allow the
+	// cluster's namespace (its spec.allowedNamespaces); nothing is sent to the server.
+	NamespaceNotAllowedReason = "NamespaceNotAllowed"
 )
 
 // ForgetVMAnnotation on a VCenterMachine or HyperVMachine being deleted drops its finalizer

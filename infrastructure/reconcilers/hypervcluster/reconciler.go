@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
@@ -41,7 +42,12 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
-	return clusterbase.Setup(ctx, mgr, "hypervcluster", &infrav1.HyperVCluster{}, r.WatchFilterValue, options, r)
+	users := clusterbase.IdentityUsers(mgr.GetClient(), &infrav1.HyperVClusterList{}, r.WatchFilterValue, func(o client.Object, identity string) bool {
+		ref := o.(*infrav1.HyperVCluster).Spec.CredentialsRef
+		return ref.Kind == infrav1.HyperVClusterIdentityKind && ref.Name == identity
+	})
+	return clusterbase.Setup(ctx, mgr, "hypervcluster", &infrav1.HyperVCluster{}, r.WatchFilterValue, options, r,
+		&infrav1.HyperVClusterIdentity{}, users)
 }
 
 // Reconcile probes the hosts and reports the cluster's infrastructure.
@@ -54,8 +60,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl.Result, error) {
 	for _, h := range hc.Spec.Hosts {
-		if err := clusterbase.OwnSecret(ctx, r.Client, hc, hc.Spec.HostCredentials(h)); err != nil {
-			return ctrl.Result{}, err
+		if ref := hc.Spec.HostCredentials(h); ref.IsSecret() { // an identity owns its own Secret
+			if err := credentials.Own(ctx, r.Client, hc, client.ObjectKey{Namespace: hc.Namespace, Name: ref.Name}); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	vms, err := r.vmsPerHost(ctx, hc)

@@ -87,7 +87,7 @@ func (f *fixture) addCluster(t *testing.T, name string, mutate func(*infrav1.VCe
 	g.Expect(k8s.Create(ctx, f.cluster)).To(Succeed())
 	spec := infrav1.VCenterClusterSpec{
 		Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate()),
-		IdentityRef: infrav1.SecretReference{Name: "vcenter-identity"}, Datacenter: "DC0",
+		IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-identity"}, Datacenter: "DC0",
 	}
 	if mutate != nil {
 		mutate(&spec)

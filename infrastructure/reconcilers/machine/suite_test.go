@@ -49,6 +49,9 @@ var (
 	refusedLogins, logins atomic.Int64
 )
 
+// identityNamespace plays the manager's namespace, where cluster identities' Secrets live.
+const identityNamespace = "capwin-infrastructure-system"
+
 // vcsimUser is the only identity vcsim accepts.
 var vcsimUser = url.UserPassword("capwin", "vc-pw1")
 
@@ -120,6 +123,7 @@ func options(filter string, s *vcenter.Sessions) setup.Options {
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond,
 		CredentialRecheck: 200 * time.Millisecond,
 		Sessions:          s,
+		IdentityNamespace: identityNamespace,
 	}
 }
 

@@ -70,3 +70,80 @@ func waitAvailable(t *testing.T, obj *infrav1.VCenterCluster) {
 		g.Expect(c.Status).To(Equal(metav1.ConditionTrue), "%+v", c)
 	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
 }
+
+// TestClusterIdentity: a VCenterClusterIdentity lends the login in the manager's namespace to the
+// namespaces it allows. A tenant namespace it selects gets a working cluster and machine without a
+// Secret of its own; a namespace it does not allow is refused with a condition naming the
+// identity and nothing is sent to the server that cluster names; a change of allowedNamespaces
+// takes effect both ways.
+func TestClusterIdentity(t *testing.T) {
+	g := NewWithT(t)
+	ensureNamespace(t, identityNamespace)
+	suffix := randSuffix()
+	secretName, label := "vc-login-"+suffix, "tenant-"+suffix
+	f := newNamespace(t, watchFilter, map[string]string{label: "yes"})
+	f.addIdentitySecret(t, identityNamespace, secretName)
+	id := &infrav1.VCenterClusterIdentity{
+		ObjectMeta: metav1.ObjectMeta{Name: "tenants-" + suffix},
+		Spec: infrav1.ClusterIdentitySpec{SecretName: secretName, AllowedNamespaces: infrav1.AllowedNamespaces{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{label: "yes"}}}},
+	}
+	g.Expect(k8s.Create(ctx, id)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(id), id)).To(Succeed())
+		g.Expect(id.Status.Ready).To(BeTrue(), "%+v", id.Status.Conditions)
+		secret := &corev1.Secret{}
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: identityNamespace, Name: secretName}, secret)).To(Succeed())
+		g.Expect(secret.OwnerReferences).To(ConsistOf(HaveField("UID", id.UID)))
+	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+	useIdentity := func(s *infrav1.VCenterClusterSpec) {
+		s.IdentityRef = infrav1.VCenterIdentityReference{Kind: infrav1.VCenterClusterIdentityKind, Name: id.Name}
+	}
+
+	// The tenant: no Secret in its namespace, a cluster and a machine that is cloned.
+	f.addCluster(t, "win", useIdentity)
+	waitAvailable(t, f.vcCluster)
+	f.addMachine(t, "win-md-0-"+randSuffix(), userData, defaultSpec())
+	f.waitReason(t, infrav1.WaitingForAddressesReason)
+	secrets := &corev1.SecretList{}
+	g.Expect(k8s.List(ctx, secrets, client.InNamespace(f.ns))).To(Succeed())
+	for _, s := range secrets.Items {
+		g.Expect(s.Data).NotTo(HaveKey("password"), s.Name)
+	}
+
+	// Another namespace, not allowed, naming the same vcsim under another name.
+	_, port, err := net.SplitHostPort(vcsim.URL.Host)
+	g.Expect(err).NotTo(HaveOccurred())
+	before := logins.Load()
+	other := newNamespace(t, watchFilter, nil)
+	other.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) { useIdentity(s); s.Server = "https://localhost:" + port })
+	waitReason := func(vc *infrav1.VCenterCluster, reason, msg string) {
+		g.Eventually(func(g Gomega) {
+			got := &infrav1.VCenterCluster{}
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vc), got)).To(Succeed())
+			c := condition(got.Status.Conditions, infrav1.HypervisorAvailableCondition)
+			g.Expect(c.Reason).To(Equal(reason), "%+v", c)
+			g.Expect(c.Message).To(ContainSubstring(msg))
+		}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+	}
+	waitReason(other.vcCluster, infrav1.NamespaceNotAllowedReason, "VCenterClusterIdentity "+id.Name)
+	g.Consistently(func() int64 { return logins.Load() - before }, time.Second, 100*time.Millisecond).Should(BeZero())
+
+	// The platform team allows the other namespace by name, and stops selecting the first.
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(id), id); err != nil {
+			return err
+		}
+		id.Spec.AllowedNamespaces = infrav1.AllowedNamespaces{List: []string{other.ns}}
+		return k8s.Update(ctx, id)
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	waitAvailable(t, other.vcCluster)
+	waitReason(f.vcCluster, infrav1.NamespaceNotAllowedReason, f.ns)
+}
+
+// ensureNamespace creates a namespace unless it exists.
+func ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	NewWithT(t).Expect(client.IgnoreAlreadyExists(err)).To(Succeed())
+}
