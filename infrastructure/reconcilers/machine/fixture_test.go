@@ -46,7 +46,7 @@ type fixture struct {
 func newCluster(t *testing.T, filter string) *fixture {
 	t.Helper()
 	f := newNamespace(t, filter, nil)
-	f.addIdentitySecret(t, f.ns, "vcenter-identity")
+	f.addIdentitySecret(t, f.ns, "vcenter-identity", vcsim.URL.User.Username())
 	f.addCluster(t, "win", nil)
 	return f
 }
@@ -59,13 +59,13 @@ func newNamespace(t *testing.T, filter string, labels map[string]string) *fixtur
 	return &fixture{ns: ns.Name, filter: filter}
 }
 
-// addIdentitySecret creates a Secret with vcsim's login.
-func (f *fixture) addIdentitySecret(t *testing.T, namespace, name string) {
+// addIdentitySecret creates a Secret with vcsim's login as user (capwin, or capwin+tag).
+func (f *fixture) addIdentitySecret(t *testing.T, namespace, name, user string) {
 	t.Helper()
 	pw, _ := vcsim.URL.User.Password()
 	NewWithT(t).Expect(k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Data:       map[string][]byte{"username": []byte(vcsim.URL.User.Username()), "password": []byte(pw)},
+		Data:       map[string][]byte{"username": []byte(user), "password": []byte(pw)},
 	})).To(Succeed())
 }
 

@@ -20,7 +20,8 @@ import (
 func TestSharedSecretRefused(t *testing.T) {
 	g := NewWithT(t)
 	f := newNamespace(t, watchFilter, nil)
-	f.addIdentitySecret(t, f.ns, "vcenter-identity")
+	user := "capwin+" + randSuffix() // tells this test's logins apart
+	f.addIdentitySecret(t, f.ns, "vcenter-identity", user)
 	f.addCluster(t, "win", nil)
 	waitAvailable(t, f.vcCluster)
 	secret := &corev1.Secret{}
@@ -28,7 +29,8 @@ func TestSharedSecretRefused(t *testing.T) {
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "vcenter-identity"}, secret)).To(Succeed())
 		g.Expect(secret.OwnerReferences).To(ContainElement(HaveField("UID", f.vcCluster.UID)))
 	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
-	before := logins.Load()
+	before := logins.of(user)
+	g.Expect(before).To(BeNumerically(">=", 1), "the first cluster logged in as %s", user)
 
 	// The same vcsim under another name: a login through it would need a session of its own.
 	_, port, err := net.SplitHostPort(vcsim.URL.Host)
@@ -47,7 +49,7 @@ func TestSharedSecretRefused(t *testing.T) {
 		g.Expect(m.Reason).To(Equal(infrav1.CredentialsInUseReason), "%+v", m)
 	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
 	g.Consistently(func(g Gomega) {
-		g.Expect(logins.Load() - before).To(BeZero())
+		g.Expect(logins.of(user) - before).To(BeZero())
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
 		g.Expect(secret.OwnerReferences).NotTo(ContainElement(HaveField("UID", other.vcCluster.UID)))
 	}, 2*time.Second, 100*time.Millisecond).Should(Succeed())
@@ -82,7 +84,8 @@ func TestClusterIdentity(t *testing.T) {
 	suffix := randSuffix()
 	secretName, label := "vc-login-"+suffix, "tenant-"+suffix
 	f := newNamespace(t, watchFilter, map[string]string{label: "yes"})
-	f.addIdentitySecret(t, identityNamespace, secretName)
+	user := "capwin+" + suffix // tells this test's logins apart
+	f.addIdentitySecret(t, identityNamespace, secretName, user)
 	id := &infrav1.VCenterClusterIdentity{
 		ObjectMeta: metav1.ObjectMeta{Name: "tenants-" + suffix},
 		Spec: infrav1.ClusterIdentitySpec{SecretName: secretName, AllowedNamespaces: infrav1.AllowedNamespaces{
@@ -114,7 +117,8 @@ func TestClusterIdentity(t *testing.T) {
 	// Another namespace, not allowed, naming the same vcsim under another name.
 	_, port, err := net.SplitHostPort(vcsim.URL.Host)
 	g.Expect(err).NotTo(HaveOccurred())
-	before := logins.Load()
+	before := logins.of(user)
+	g.Expect(before).To(BeNumerically(">=", 1), "the tenant's cluster logged in as %s", user)
 	other := newNamespace(t, watchFilter, nil)
 	other.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) { useIdentity(s); s.Server = "https://localhost:" + port })
 	waitReason := func(vc *infrav1.VCenterCluster, reason, msg string) {
@@ -127,7 +131,7 @@ func TestClusterIdentity(t *testing.T) {
 		}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
 	}
 	waitReason(other.vcCluster, infrav1.NamespaceNotAllowedReason, "VCenterClusterIdentity "+id.Name)
-	g.Consistently(func() int64 { return logins.Load() - before }, time.Second, 100*time.Millisecond).Should(BeZero())
+	g.Consistently(func() int { return logins.of(user) - before }, time.Second, 100*time.Millisecond).Should(BeZero())
 
 	// The platform team allows the other namespace by name, and stops selecting the first.
 	g.Eventually(func() error {
@@ -138,6 +142,7 @@ func TestClusterIdentity(t *testing.T) {
 		return k8s.Update(ctx, id)
 	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 	waitAvailable(t, other.vcCluster)
+	g.Expect(logins.of(user)).To(BeNumerically(">", before), "the other cluster's server got the identity's login")
 	waitReason(f.vcCluster, infrav1.NamespaceNotAllowedReason, f.ns)
 }
 
