@@ -66,6 +66,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 	reason, msg := r.check(ctx, obj, key)
+	if sel := spec.AllowedNamespaces.Selector; reason == "" && sel != nil {
+		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
+			reason, msg = infrav1.InvalidSpecReason, "spec.allowedNamespaces.selector: "+err.Error()
+		}
+	}
 	status.Ready = reason == ""
 	if !status.Ready {
 		conditions.Set(setter, metav1.Condition{Type: infrav1.ReadyCondition, Status: metav1.ConditionFalse, Reason: reason, Message: msg})
