@@ -35,11 +35,7 @@ type Ref struct{ Kind, Name string }
 // *machine.Error; a missing Secret or identity is a plain error naming it.
 func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1.Secret, error) {
 	if ref.Kind == "" || ref.Kind == infrav1.SecretKind {
-		secret, err := r.get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name})
-		if err != nil {
-			return nil, err
-		}
-		return secret, CheckHolder(secret, obj)
+		return r.held(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, obj)
 	}
 	id, spec, err := r.identity(ctx, ref)
 	if err != nil {
@@ -54,17 +50,21 @@ func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1
 			"%s %s does not allow namespace %s (its spec.allowedNamespaces): ask the platform team to allow it",
 			ref.Kind, ref.Name, obj.GetNamespace())
 	}
-	secret, err := r.get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.SecretName})
+	secret, err := r.held(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.SecretName}, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", ref.Kind, ref.Name, err)
 	}
-	return secret, CheckHolder(secret, id)
+	return secret, nil
 }
 
-func (r Reader) get(ctx context.Context, key client.ObjectKey) (*corev1.Secret, error) {
+// held reads a Secret that holder may use: none other holds it.
+func (r Reader) held(ctx context.Context, key client.ObjectKey, holder client.Object) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	if err := r.Client.Get(ctx, key, secret); err != nil {
 		return nil, fmt.Errorf("login Secret %s: %w", key, err)
+	}
+	if err := CheckHolder(secret, holder); err != nil {
+		return nil, err
 	}
 	return secret, nil
 }
