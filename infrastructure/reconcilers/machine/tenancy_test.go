@@ -144,6 +144,7 @@ func TestClusterIdentity(t *testing.T) {
 	waitAvailable(t, other.vcCluster)
 	g.Expect(logins.of(user)).To(BeNumerically(">", before), "the other cluster's server got the identity's login")
 	waitReason(f.vcCluster, infrav1.NamespaceNotAllowedReason, f.ns)
+	f.waitReason(t, infrav1.NamespaceNotAllowedReason) // its machine, too
 }
 
 // ensureNamespace creates a namespace unless it exists.
