@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -33,6 +34,8 @@ func main() {
 			"Longest wait for one Hyper-V host operation (find, power, job, eject, host probe), including the wait for the host's turn.")
 		fs.DurationVar(&o.Conns.Deadlines.Long, "winrm-long-operation-timeout", 2*time.Minute,
 			"Longest wait for one long Hyper-V host operation (create with its disk and config drive, remove, copy into the guest).")
+		fs.StringVar(&o.IdentityNamespace, "identity-namespace", identityNamespace(),
+			"Namespace of the Secrets of VCenterClusterIdentities and HyperVClusterIdentities: the manager's own (default: $POD_NAMESPACE).")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue = common.WatchFilterValue
@@ -46,4 +49,13 @@ func main() {
 		}()
 		return setup.Reconcilers(ctx, mgr, o)
 	})
+}
+
+// identityNamespace is the namespace the manager runs in (the Deployment passes it through the
+// Downward API), else the release's.
+func identityNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "capwin-infrastructure-system"
 }

@@ -40,7 +40,7 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 	if conns.Gate == nil {
 		conns.Gate = o.Gate
 	}
-	provider := &hyperv.Provider{Client: mgr.GetClient(), Conns: conns}
+	provider := &hyperv.Provider{Client: mgr.GetClient(), Conns: conns, IdentityNamespace: o.IdentityNamespace}
 	if err := (&hypervcluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/reconcilers/clusteridentity"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentermachinetemplate"
@@ -73,6 +74,9 @@ type Options struct {
 	Gate *logingate.Gate
 	// CredentialRecheck: see machine.Reconciler.
 	CredentialRecheck time.Duration
+	// IdentityNamespace is the manager's own namespace, where the Secrets of
+	// VCenterClusterIdentities and HyperVClusterIdentities live.
+	IdentityNamespace string
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.
@@ -97,7 +101,10 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if sessions.UserAgent == "" {
 		sessions.UserAgent = ControllerName
 	}
-	provider := &vcenter.Provider{Client: mgr.GetClient(), Sessions: sessions}
+	provider := &vcenter.Provider{Client: mgr.GetClient(), Sessions: sessions, IdentityNamespace: o.IdentityNamespace}
+	if err := identityReconcilers(mgr, o.IdentityNamespace); err != nil {
+		return err
+	}
 	if err := (&vcentercluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterClusterConcurrency, 1)}); err != nil {
@@ -117,6 +124,20 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	return mgr.Add(&machine.StateCounts{Reader: mgr.GetCache(), Kinds: []machine.Kind{vcenterMachines.Kind, hypervMachines.Kind}})
+}
+
+// identityReconcilers registers the controllers of both cluster identity kinds.
+func identityReconcilers(mgr ctrl.Manager, namespace string) error {
+	for _, newObject := range []func() client.Object{
+		func() client.Object { return &infrav1.VCenterClusterIdentity{} },
+		func() client.Object { return &infrav1.HyperVClusterIdentity{} },
+	} {
+		r := &clusteridentity.Reconciler{Client: mgr.GetClient(), Namespace: namespace, NewObject: newObject}
+		if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 1}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // NewVCenterMachineReconciler is the machine lifecycle for VCenterMachines on the vCenter

@@ -189,7 +189,7 @@ func TestHyperVClusterAdmission(t *testing.T) {
 		{"duplicate host (CRD)", func(s *infrav1.HyperVClusterSpec) { s.Hosts = append(s.Hosts, s.Hosts[0]) },
 			"spec.hosts[1]", "Duplicate value"},
 		{"hosts with the cluster's credentials", func(s *infrav1.HyperVClusterSpec) {
-			s.Hosts[0].CredentialsRef, s.CredentialsRef = infrav1.SecretReference{}, infrav1.SecretReference{Name: "hv"}
+			s.Hosts[0].CredentialsRef, s.CredentialsRef = infrav1.SecretReference{}, infrav1.HyperVIdentityReference{Name: "hv"}
 		}, "", ""},
 		{"a host without credentials (CRD)", func(s *infrav1.HyperVClusterSpec) { s.Hosts[0].CredentialsRef = infrav1.SecretReference{} },
 			"spec", "set spec.credentialsRef, or a credentialsRef on every host"},

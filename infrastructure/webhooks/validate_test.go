@@ -211,7 +211,7 @@ func testCA(t *testing.T) []byte {
 func validClusterSpec() infrav1.VCenterClusterSpec {
 	return infrav1.VCenterClusterSpec{
 		Server: "https://vcenter.example.com", Thumbprint: strings.Repeat("ab:", 31) + "AB",
-		IdentityRef: infrav1.SecretReference{Name: "vc"}, Datacenter: "dc1",
+		IdentityRef: infrav1.VCenterIdentityReference{Name: "vc"}, Datacenter: "dc1",
 	}
 }
 

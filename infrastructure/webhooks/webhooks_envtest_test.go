@@ -101,7 +101,7 @@ func cluster(name string, mutate func(*infrav1.VCenterClusterSpec)) *infrav1.VCe
 	c := &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
 	c.Spec = infrav1.VCenterClusterSpec{
 		Server: "https://vcenter.example.com", Thumbprint: strings.Repeat("AB:", 31) + "AB",
-		IdentityRef: infrav1.SecretReference{Name: "vc"}, Datacenter: "dc1",
+		IdentityRef: infrav1.VCenterIdentityReference{Name: "vc"}, Datacenter: "dc1",
 	}
 	mutate(&c.Spec)
 	return c

@@ -129,7 +129,7 @@ func (d *decoys) badCluster(ctx context.Context) error {
 			return err
 		}
 		spec := hc.Spec.DeepCopy()
-		spec.CredentialsRef = infrav1.SecretReference{Name: badCluster}
+		spec.CredentialsRef = infrav1.HyperVIdentityReference{Name: badCluster}
 		for i := range spec.Hosts {
 			spec.Hosts[i].CredentialsRef = infrav1.SecretReference{Name: badCluster}
 		}
@@ -143,7 +143,7 @@ func (d *decoys) badCluster(ctx context.Context) error {
 			return err
 		}
 		spec := vc.Spec.DeepCopy()
-		spec.IdentityRef = infrav1.SecretReference{Name: badCluster}
+		spec.IdentityRef = infrav1.VCenterIdentityReference{Name: badCluster}
 		infra = &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: badCluster, Namespace: harness.Namespace}, Spec: *spec}
 		// vcsim accepts any login while it listens with its default user: name the harness's
 		// user explicitly (same name and password), so ValidLogin decides.

@@ -87,7 +87,7 @@ func TestVCenterMachineSchema(t *testing.T) {
 func TestVCenterClusterSchema(t *testing.T) {
 	base := func() infrav1.VCenterClusterSpec {
 		return infrav1.VCenterClusterSpec{Server: "https://vcenter.example.com", Datacenter: "dc1",
-			IdentityRef: infrav1.SecretReference{Name: "vcenter-credentials"}, Thumbprint: "AB:" + repeatPairs(31)}
+			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-credentials"}, Thumbprint: "AB:" + repeatPairs(31)}
 	}
 	cases := []struct {
 		name   string

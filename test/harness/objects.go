@@ -78,7 +78,7 @@ func (h *Harness) infraClusterObjects() []client.Object {
 		secret("vcenter-identity", u.User.Username(), pw),
 		&infrav1.VCenterCluster{ObjectMeta: meta, Spec: infrav1.VCenterClusterSpec{
 			Server: "https://" + u.Host, Thumbprint: h.VSphere.Thumbprint(), Datacenter: h.VSphere.Datacenter,
-			IdentityRef: infrav1.SecretReference{Name: "vcenter-identity"},
+			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-identity"},
 		}},
 	}
 }

@@ -30,6 +30,8 @@ const (
 	hostPassword = "Host-pw1"
 	parentDisk   = `C:\golden\win2022.vhdx`
 	vswitch      = "external"
+	// identityNamespace plays the manager's namespace, where cluster identities' Secrets live.
+	identityNamespace = "capwin-infrastructure-system"
 )
 
 // simHost is one simulated Hyper-V host and its WinRM endpoint.
@@ -85,7 +87,7 @@ func run(m *testing.M) int {
 		WatchFilterValue: watchFilter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 500 * time.Millisecond,
-		Conns: conns, CredentialRecheck: 200 * time.Millisecond,
+		Conns: conns, CredentialRecheck: 200 * time.Millisecond, IdentityNamespace: identityNamespace,
 		// Hosts that went down come back within the tests.
 		Gate: &logingate.Gate{Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
 	}

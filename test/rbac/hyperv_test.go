@@ -18,8 +18,8 @@ import (
 	"github.com/capwin/capwin/test/hypervsim"
 )
 
-// testHyperV: a HyperVCluster over one simulated host (WinRM), a HyperVMachineTemplate and one
-// HyperVMachine from create to delete.
+// testHyperV: a HyperVClusterIdentity, a HyperVCluster using it over one simulated host (WinRM),
+// a HyperVMachineTemplate and one HyperVMachine from create to delete.
 func testHyperV(t *testing.T, s *suite) {
 	const user, password, parentDisk = "capwin", "Host-pw1", `C:\golden\win2022.vhdx`
 	g := NewWithT(t)
@@ -31,18 +31,28 @@ func testHyperV(t *testing.T, s *suite) {
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(srv.Close)
 
+	// The hosts' login is a HyperVClusterIdentity's: its Secret lives in the manager's namespace,
+	// and it selects the tenant namespace by label.
 	ns := s.namespace(t, "rbac-hv-")
 	g.Expect(s.admin.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "hyperv-hosts", Namespace: identityNamespace},
 		Data:       map[string][]byte{"username": []byte(user), "password": []byte(password)},
 	})).To(Succeed())
+	id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "hosts"}, Spec: infrav1.ClusterIdentitySpec{
+		SecretName: "hyperv-hosts", AllowedNamespaces: infrav1.AllowedNamespaces{
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}}}}
+	g.Expect(s.admin.Create(ctx, id)).To(Succeed())
+	s.eventually(t, s.infra, func(g Gomega) {
+		g.Expect(s.admin.Get(ctx, client.ObjectKeyFromObject(id), id)).To(Succeed())
+		g.Expect(id.Status.Ready).To(BeTrue(), "%+v", id.Status.Conditions)
+	})
 	cluster := s.cluster(t, ns, "HyperVCluster")
 	hc := &infrav1.HyperVCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: "win"},
 			OwnerReferences: []metav1.OwnerReference{ownedBy(cluster, "Cluster")}},
-		Spec: infrav1.HyperVClusterSpec{VirtualSwitch: "external", Hosts: []infrav1.HyperVHost{{
-			Name: h.Name, Address: srv.Host, Port: int32(srv.Port), CredentialsRef: infrav1.SecretReference{Name: "hosts"}, CABundle: srv.CACertPEM(),
-		}}},
+		Spec: infrav1.HyperVClusterSpec{VirtualSwitch: "external",
+			CredentialsRef: infrav1.HyperVIdentityReference{Kind: infrav1.HyperVClusterIdentityKind, Name: id.Name},
+			Hosts:          []infrav1.HyperVHost{{Name: h.Name, Address: srv.Host, Port: int32(srv.Port), CABundle: srv.CACertPEM()}}},
 	}
 	g.Expect(s.admin.Create(ctx, hc)).To(Succeed())
 	s.eventually(t, s.infra, func(g Gomega) {

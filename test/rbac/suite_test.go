@@ -39,6 +39,9 @@ type suite struct {
 	infra *running
 }
 
+// identityNamespace is the infrastructure manager's namespace in the release (its POD_NAMESPACE).
+const identityNamespace = "capwin-infrastructure-system"
+
 // TestRBAC runs both managers as their release ServiceAccounts through real work (vcsim,
 // simulated Hyper-V hosts, a reachable workload cluster) and fails on any request the release's
 // RBAC denies; it also scrapes the secured /metrics endpoints.
@@ -126,7 +129,7 @@ func start(t *testing.T) *suite {
 				HyperVMachineConcurrency: 10, HyperVClusterConcurrency: 5,
 				ClusterCache: manager.ClusterCacheOptions{Concurrency: 100, QPS: 20, Burst: 30},
 				PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: time.Second,
-				Sessions: sessions, Conns: &hyperv.Conns{Timeout: 5 * time.Second},
+				Sessions: sessions, Conns: &hyperv.Conns{Timeout: 5 * time.Second}, IdentityNamespace: identityNamespace,
 			})
 		})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -26,7 +26,7 @@ import (
 
 var userData = []byte("Content-Type: multipart/mixed; boundary=x\n\n--x\nContent-Type: text/cloud-config\n\n#cloud-config\n--x--\n")
 
-// testVCenter: a VCenterCluster, a VCenterMachineTemplate and one VCenterMachine on vcsim from
+// testVCenter: a VCenterClusterIdentity, a VCenterCluster, a VCenterMachineTemplate and one VCenterMachine on vcsim from
 // create to delete (clone, power on, addresses, providerID, Node link, delete).
 func testVCenter(t *testing.T, s *suite) {
 	g := NewWithT(t)
@@ -45,13 +45,26 @@ func testVCenter(t *testing.T, s *suite) {
 		ObjectMeta: metav1.ObjectMeta{Name: "vcenter-identity", Namespace: ns},
 		Data:       map[string][]byte{"username": []byte(vcsim.URL.User.Username()), "password": []byte(pw)},
 	})).To(Succeed())
+	// A VCenterClusterIdentity takes its Secret in the manager's namespace (the HyperV scenario
+	// runs a cluster on an identity; this one keeps a Secret of its own).
+	g.Expect(s.admin.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "vcenter-login", Namespace: identityNamespace},
+		Data:       map[string][]byte{"username": []byte(vcsim.URL.User.Username()), "password": []byte(pw)},
+	})).To(Succeed())
+	id := &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "vcenter"}, Spec: infrav1.ClusterIdentitySpec{
+		SecretName: "vcenter-login", AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{ns}}}}
+	g.Expect(s.admin.Create(ctx, id)).To(Succeed())
+	s.eventually(t, s.infra, func(g Gomega) {
+		g.Expect(s.admin.Get(ctx, client.ObjectKeyFromObject(id), id)).To(Succeed())
+		g.Expect(id.Status.Ready).To(BeTrue(), "%+v", id.Status.Conditions)
+	})
 	cluster := s.cluster(t, ns, "VCenterCluster")
 	vc := &infrav1.VCenterCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: "win"},
 			OwnerReferences: []metav1.OwnerReference{ownedBy(cluster, "Cluster")}},
 		Spec: infrav1.VCenterClusterSpec{
 			Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate()),
-			IdentityRef: infrav1.SecretReference{Name: "vcenter-identity"}, Datacenter: "DC0",
+			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-identity"}, Datacenter: "DC0",
 		},
 	}
 	g.Expect(s.admin.Create(ctx, vc)).To(Succeed())

@@ -71,6 +71,14 @@ const (
 	// tried again until the Secret changes, so a directory account is not locked out. Machines
 	// show it on VMProvisioned, too.
 	AuthenticationFailedReason = "AuthenticationFailed"
+
+	// CredentialsInUseReason: the credentials Secret belongs to another VCenterCluster,
+	// HyperVCluster or cluster identity (its first capwin owner); capwin neither takes it over nor
+	// logs in with it. Machines show it on VMProvisioned, too.
+	CredentialsInUseReason = "CredentialsInUse"
+	// NamespaceNotAllowedReason: the cluster identity named by the cluster does not allow the
+	// cluster's namespace (its spec.allowedNamespaces); nothing is sent to the server.
+	NamespaceNotAllowedReason = "NamespaceNotAllowed"
 )
 
 // ForgetVMAnnotation on a VCenterMachine or HyperVMachine being deleted drops its finalizer

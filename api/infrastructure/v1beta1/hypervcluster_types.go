@@ -22,11 +22,12 @@ type HyperVClusterSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	Hosts []HyperVHost `json:"hosts"`
 
-	// credentialsRef names the Secret (in the cluster's namespace, keys username and password) of
-	// every host that names none of its own. The cluster templates point it at the Secret they
-	// create, CLUSTER_NAME-hyperv.
+	// credentialsRef names the login of every host that names none of its own: a Secret in the
+	// cluster's namespace with keys username and password (kind Secret, the default), or a
+	// HyperVClusterIdentity that allows the cluster's namespace. The cluster templates point it at
+	// the Secret they create, CLUSTER_NAME-hyperv. A Secret serves one HyperVCluster.
 	// +optional
-	CredentialsRef SecretReference `json:"credentialsRef,omitzero"`
+	CredentialsRef HyperVIdentityReference `json:"credentialsRef,omitzero"`
 
 	// virtualSwitch is the Hyper-V virtual switch that a NIC naming no switch connects to. It
 	// must exist on every host.
@@ -98,7 +99,7 @@ type HyperVHost struct {
 	// credentialsRef names the Secret (in the cluster's namespace) with keys username and password
 	// of an account in the host's Administrators or Hyper-V Administrators group. The username
 	// may be DOMAIN\user, user@domain or a local account name. Unset: the cluster's
-	// spec.credentialsRef.
+	// spec.credentialsRef (which may name a HyperVClusterIdentity; a host's own is a Secret).
 	// +optional
 	CredentialsRef SecretReference `json:"credentialsRef,omitzero"`
 
@@ -240,11 +241,11 @@ func init() {
 	objectTypes = append(objectTypes, &HyperVCluster{}, &HyperVClusterList{})
 }
 
-// HostCredentials is the name of the Secret with a host's credentials: the host's own
-// credentialsRef, else the cluster's.
-func (s *HyperVClusterSpec) HostCredentials(h HyperVHost) string {
+// HostCredentials is the reference of a host's login: the host's own credentialsRef (a Secret),
+// else the cluster's.
+func (s *HyperVClusterSpec) HostCredentials(h HyperVHost) HyperVIdentityReference {
 	if h.CredentialsRef.Name != "" {
-		return h.CredentialsRef.Name
+		return HyperVIdentityReference{Kind: SecretKind, Name: h.CredentialsRef.Name}
 	}
-	return s.CredentialsRef.Name
+	return s.CredentialsRef
 }

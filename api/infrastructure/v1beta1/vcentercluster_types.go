@@ -31,9 +31,12 @@ type VCenterClusterSpec struct {
 	// +optional
 	Insecure bool `json:"insecure,omitempty"`
 
-	// identityRef names the Secret (in the cluster's namespace) with keys username and password.
+	// identityRef names the vCenter login: a Secret in the cluster's namespace with keys username
+	// and password (kind Secret, the default), or a VCenterClusterIdentity that allows the
+	// cluster's namespace. A Secret serves one VCenterCluster: the first to use it becomes its
+	// owner, and others naming it are refused (CredentialsInUse).
 	// +required
-	IdentityRef SecretReference `json:"identityRef,omitzero"`
+	IdentityRef VCenterIdentityReference `json:"identityRef,omitzero"`
 
 	// datacenter is the default datacenter of the cluster's machines.
 	// +required

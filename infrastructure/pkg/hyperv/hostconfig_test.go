@@ -22,7 +22,7 @@ func TestHostConfigs(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme.Scheme).
 		WithObjects(secret("win1-hyperv", "cluster-user"), secret("own", "host-user")).Build()
 	hc := &infrav1.HyperVCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "win1"}}
-	hc.Spec.CredentialsRef = infrav1.SecretReference{Name: "win1-hyperv"}
+	hc.Spec.CredentialsRef = infrav1.HyperVIdentityReference{Name: "win1-hyperv"}
 	hc.Spec.Hosts = []infrav1.HyperVHost{
 		{Name: "hv1", Address: "hv1.example.com"},
 		{Name: "hv2", Address: "hv2.example.com", CredentialsRef: infrav1.SecretReference{Name: "own"}},

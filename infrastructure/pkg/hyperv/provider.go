@@ -2,15 +2,16 @@ package hyperv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
@@ -26,6 +27,8 @@ const (
 type Provider struct {
 	Client client.Client
 	Conns  *Conns
+	// IdentityNamespace is the manager's namespace, where HyperVClusterIdentities' Secrets live.
+	IdentityNamespace string
 
 	// placed remembers the hosts chosen by this manager for a while, by machine UID: the cache
 	// may not show a machine's status.vm.host yet when the next machine is placed.
@@ -131,21 +134,24 @@ func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (
 	return out, nil
 }
 
-// HostConfig reads the credentials Secret of one host of a HyperVCluster (the host's own, else the
-// cluster's).
+// HostConfig reads the login of one host of a HyperVCluster (the host's own Secret, else the
+// cluster's Secret or HyperVClusterIdentity), once the cluster may use it.
 func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h infrav1.HyperVHost) (HostConfig, error) {
-	secret := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: hc.Namespace, Name: hc.Spec.HostCredentials(h)}
-	if err := p.Client.Get(ctx, key, secret); err != nil {
-		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s: %v", key.Name, err)}
+	ref := hc.Spec.HostCredentials(h)
+	secret, err := credentials.Reader{Client: p.Client, Namespace: p.IdentityNamespace}.Secret(ctx, hc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	if e := (*machine.Error)(nil); errors.As(err, &e) {
+		return HostConfig{}, err // the cluster may not use it (CredentialsInUse, NamespaceNotAllowed)
+	}
+	if err != nil {
+		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: "credentials: " + err.Error()}
 	}
 	user, pw := string(secret.Data["username"]), string(secret.Data["password"])
 	if user == "" || pw == "" {
-		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s needs the keys username and password", key.Name)}
+		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s/%s needs the keys username and password", secret.Namespace, secret.Name)}
 	}
 	return HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
 		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: h.CABundle, Insecure: h.InsecureSkipTLSVerify,
-		Secret: logingate.Key{Namespace: key.Namespace, Name: key.Name, ResourceVersion: secret.ResourceVersion}}, nil
+		Secret: logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}}, nil
 }
 
 // Folders returns the cluster's VM and disk folders.

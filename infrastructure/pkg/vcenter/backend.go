@@ -2,39 +2,48 @@ package vcenter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
 // Provider builds the vCenter backend of one reconcile from the VCenterCluster's server and
-// identity Secret.
+// identity.
 type Provider struct {
 	Client   client.Client
 	Sessions *Sessions
+	// IdentityNamespace is the manager's namespace, where VCenterClusterIdentities' Secrets live.
+	IdentityNamespace string
 }
 
-// Credentials reads a VCenterCluster's identity Secret (keys username, password).
+// Credentials reads a VCenterCluster's login (keys username, password) from its identity Secret
+// or VCenterClusterIdentity, once the cluster may use it: nothing is sent with a login the
+// cluster may not use.
 func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (Credentials, error) {
 	cred := Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
-	secret := &corev1.Secret{}
-	key := client.ObjectKey{Namespace: vc.Namespace, Name: vc.Spec.IdentityRef.Name}
-	if err := p.Client.Get(ctx, key, secret); err != nil {
-		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s: %w", key.Name, err)}
+	ref := vc.Spec.IdentityRef
+	secret, err := credentials.Reader{Client: p.Client, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	if err != nil {
+		reason := infrav1.CredentialsNotFoundReason
+		if e := (*machine.Error)(nil); errors.As(err, &e) {
+			reason = e.Reason
+		}
+		return cred, &LoginError{Reason: reason, Err: fmt.Errorf("identity: %w", err)}
 	}
 	cred.Username, cred.Password = string(secret.Data["username"]), string(secret.Data["password"])
-	cred.Secret = logingate.Key{Namespace: key.Namespace, Name: key.Name, ResourceVersion: secret.ResourceVersion}
+	cred.Secret = logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}
 	if cred.Username == "" || cred.Password == "" {
-		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s needs the keys username and password", key.Name)}
+		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s/%s needs the keys username and password", secret.Namespace, secret.Name)}
 	}
 	return cred, nil
 }

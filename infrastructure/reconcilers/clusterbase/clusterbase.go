@@ -1,24 +1,23 @@
 // Package clusterbase is what the VCenterCluster and HyperVCluster reconcilers share: the CAPI
 // steps around their hypervisor check (owner Cluster, pause, patch with a summary Ready condition)
-// and owning the credential Secrets so clusterctl move takes them along.
+// and the watches that wake them.
 package clusterbase
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -90,44 +89,50 @@ func patchObject(ctx context.Context, helper *patch.Helper, obj Object, success 
 	return helper.Patch(ctx, obj, opts...)
 }
 
-// delete: OwnerReferencesPermissionEnforcement (CAPI's kind e2e, OpenShift) admits an ownerReferences change only from who may delete the object.
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;patch;delete
-
-// OwnSecret makes owner an owner of a Secret in its namespace (a missing Secret is reported by the
-// hypervisor check, not here).
-func OwnSecret(ctx context.Context, c client.Client, owner client.Object, name string) error {
-	secret := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: owner.GetNamespace(), Name: name}, secret); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	before := secret.DeepCopy()
-	if err := controllerutil.SetOwnerReference(owner, secret, c.Scheme()); err != nil {
-		return err
-	}
-	if len(before.OwnerReferences) == len(secret.OwnerReferences) {
-		return nil
-	}
-	if err := c.Patch(ctx, secret, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("own Secret %s: %w", secret.Name, err)
-	}
-	return nil
-}
-
 // Setup registers a cluster reconciler for obj's kind: filtered by the watch label, and woken
-// when its Cluster is created unpaused or is paused or unpaused (clusterEvents).
-func Setup(ctx context.Context, mgr ctrl.Manager, name string, obj Object, watchFilter string, options controller.Options, r reconcile.Reconciler) error {
+// when its Cluster is created unpaused or is paused or unpaused (clusterEvents), and when a
+// cluster identity of kind identity changes (identityUsers lists the clusters to look at again).
+func Setup(ctx context.Context, mgr ctrl.Manager, name string, obj Object, watchFilter string, options controller.Options, r reconcile.Reconciler,
+	identity client.Object, identityUsers handler.MapFunc) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("controller", name)
 	gvk, err := apiutil.GVKForObject(obj, mgr.GetScheme())
 	if err != nil {
 		return err
 	}
+	// The filter applies to the cluster objects and Clusters; identities are shared and carry no
+	// watch label (identityUsers enqueues only this manager's clusters).
+	filter := predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, watchFilter)
 	return capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(obj).
+		For(obj, builder.WithPredicates(filter)).
 		WithOptions(options).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, watchFilter)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(util.ClusterToInfrastructureMapFunc(ctx, gvk, mgr.GetClient(), obj)),
-			clusterEvents(mgr.GetScheme(), log)).
+			filter, clusterEvents(mgr.GetScheme(), log)).
+		Watches(identity, handler.EnqueueRequestsFromMapFunc(identityUsers)).
 		Complete(ctx, r)
+}
+
+// IdentityUsers returns the requests of the clusters in list (of this manager's watch filter)
+// that name the identity, by uses.
+func IdentityUsers(c client.Client, list client.ObjectList, watchFilter string, uses func(cluster client.Object, identity string) bool) handler.MapFunc {
+	return func(ctx context.Context, identity client.Object) []reconcile.Request {
+		var opts []client.ListOption
+		if watchFilter != "" {
+			opts = append(opts, client.MatchingLabels{clusterv1.WatchLabel: watchFilter})
+		}
+		l := list.DeepCopyObject().(client.ObjectList)
+		if err := c.List(ctx, l, opts...); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "list the clusters of an identity")
+			return nil
+		}
+		var out []reconcile.Request
+		_ = meta.EachListItem(l, func(o runtime.Object) error {
+			if cl, ok := o.(client.Object); ok && uses(cl, identity.GetName()) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cl)})
+			}
+			return nil
+		})
+		return out
+	}
 }
 
 // clusterEvents are the Cluster events an infrastructure cluster is reconciled for: the Cluster

@@ -5,6 +5,7 @@ package hypervcluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,8 +20,10 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervclusters,verbs=list;watch
@@ -39,7 +42,12 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
-	return clusterbase.Setup(ctx, mgr, "hypervcluster", &infrav1.HyperVCluster{}, r.WatchFilterValue, options, r)
+	users := clusterbase.IdentityUsers(mgr.GetClient(), &infrav1.HyperVClusterList{}, r.WatchFilterValue, func(o client.Object, identity string) bool {
+		ref := o.(*infrav1.HyperVCluster).Spec.CredentialsRef
+		return ref.Kind == infrav1.HyperVClusterIdentityKind && ref.Name == identity
+	})
+	return clusterbase.Setup(ctx, mgr, "hypervcluster", &infrav1.HyperVCluster{}, r.WatchFilterValue, options, r,
+		&infrav1.HyperVClusterIdentity{}, users)
 }
 
 // Reconcile probes the hosts and reports the cluster's infrastructure.
@@ -52,8 +60,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl.Result, error) {
 	for _, h := range hc.Spec.Hosts {
-		if err := clusterbase.OwnSecret(ctx, r.Client, hc, hc.Spec.HostCredentials(h)); err != nil {
-			return ctrl.Result{}, err
+		if ref := hc.Spec.HostCredentials(h); ref.IsSecret() { // an identity owns its own Secret
+			if err := credentials.Own(ctx, r.Client, hc, client.ObjectKey{Namespace: hc.Namespace, Name: ref.Name}); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	vms, err := r.vmsPerHost(ctx, hc)
@@ -116,6 +126,10 @@ func (r *Reconciler) vmsPerHost(ctx context.Context, hc *infrav1.HyperVCluster) 
 
 // reason maps a host error to a HypervisorAvailable reason.
 func reason(err error) string {
+	var terminal *machine.Error
+	if errors.As(err, &terminal) { // the credentials may not be used (CredentialsInUse ...)
+		return terminal.Reason
+	}
 	switch hyperv.KindOf(err) {
 	case hyperv.KindCredentials:
 		return infrav1.CredentialsNotFoundReason

@@ -33,6 +33,7 @@ const templateVM = "DC0_H0_VM0"
 type fixture struct {
 	ns        string
 	filter    string
+	name      string // of the Cluster and VCenterCluster
 	format    string // bootstrap format; "" is cloud-config
 	cluster   *clusterv1.Cluster
 	vcCluster *infrav1.VCenterCluster
@@ -44,40 +45,65 @@ type fixture struct {
 // provisioned) and its kubeconfig Secret.
 func newCluster(t *testing.T, filter string) *fixture {
 	t.Helper()
-	g := NewWithT(t)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "vc-"}}
-	g.Expect(k8s.Create(ctx, ns)).To(Succeed())
-	f := &fixture{ns: ns.Name, filter: filter}
-	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: filter}
+	f := newNamespace(t, filter, nil)
+	f.addIdentitySecret(t, f.ns, "vcenter-identity", vcsim.URL.User.Username())
+	f.addCluster(t, "win", nil)
+	return f
+}
+
+// newNamespace creates a namespace with the labels; the fixture has no cluster yet.
+func newNamespace(t *testing.T, filter string, labels map[string]string) *fixture {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "vc-", Labels: labels}}
+	NewWithT(t).Expect(k8s.Create(ctx, ns)).To(Succeed())
+	return &fixture{ns: ns.Name, filter: filter}
+}
+
+// addIdentitySecret creates a Secret with vcsim's login as user (capwin, or capwin+tag).
+func (f *fixture) addIdentitySecret(t *testing.T, namespace, name, user string) {
+	t.Helper()
 	pw, _ := vcsim.URL.User.Password()
-	g.Expect(k8s.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "vcenter-identity", Namespace: f.ns},
-		Data:       map[string][]byte{"username": []byte(vcsim.URL.User.Username()), "password": []byte(pw)},
+	NewWithT(t).Expect(k8s.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Data:       map[string][]byte{"username": []byte(user), "password": []byte(pw)},
 	})).To(Succeed())
+}
+
+// addCluster creates the Cluster (infrastructure provisioned), its kubeconfig Secret and a
+// VCenterCluster on vcsim with the identity Secret vcenter-identity, changed by mutate; the
+// fixture's machines join it.
+func (f *fixture) addCluster(t *testing.T, name string, mutate func(*infrav1.VCenterClusterSpec)) {
+	t.Helper()
+	g := NewWithT(t)
+	f.name = name
+	labels := map[string]string{clusterv1.ClusterNameLabel: name, clusterv1.WatchLabel: f.filter}
 	f.cluster = &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns, Labels: map[string]string{clusterv1.WatchLabel: filter}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{clusterv1.WatchLabel: f.filter}},
 		Spec: clusterv1.ClusterSpec{
 			ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: "10.0.0.10", Port: 6443},
-			InfrastructureRef:    clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "VCenterCluster", Name: "win"},
+			InfrastructureRef:    clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "VCenterCluster", Name: name},
 		},
 	}
 	g.Expect(k8s.Create(ctx, f.cluster)).To(Succeed())
+	spec := infrav1.VCenterClusterSpec{
+		Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate()),
+		IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-identity"}, Datacenter: "DC0",
+	}
+	if mutate != nil {
+		mutate(&spec)
+	}
 	f.vcCluster = &infrav1.VCenterCluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns, Labels: labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "win", UID: f.cluster.UID}}},
-		Spec: infrav1.VCenterClusterSpec{
-			Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate()),
-			IdentityRef: infrav1.SecretReference{Name: "vcenter-identity"}, Datacenter: "DC0",
-		},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: name, UID: f.cluster.UID}}},
+		Spec: spec,
 	}
 	g.Expect(k8s.Create(ctx, f.vcCluster)).To(Succeed())
 	g.Expect(k8s.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "win-kubeconfig", Namespace: f.ns, Labels: map[string]string{clusterv1.ClusterNameLabel: "win"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-kubeconfig", Namespace: f.ns, Labels: map[string]string{clusterv1.ClusterNameLabel: name}},
 		Type:       clusterv1.ClusterSecretType, Data: map[string][]byte{"value": env.KubeConfig},
 	})).To(Succeed())
 	f.cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	g.Expect(k8s.Status().Update(ctx, f.cluster)).To(Succeed())
-	return f
 }
 
 // defaultSpec is a DHCP Windows VM grown to 2 CPUs, 4 GiB and a 40 GiB disk.
@@ -93,7 +119,7 @@ func defaultSpec() infrav1.VCenterMachineSpec {
 func (f *fixture) addMachine(t *testing.T, name string, userData []byte, spec infrav1.VCenterMachineSpec) {
 	t.Helper()
 	g := NewWithT(t)
-	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: f.filter}
+	labels := map[string]string{clusterv1.ClusterNameLabel: f.name, clusterv1.WatchLabel: f.filter}
 	format := f.format
 	if format == "" {
 		format = "cloud-config"
@@ -106,7 +132,7 @@ func (f *fixture) addMachine(t *testing.T, name string, userData []byte, spec in
 	f.machine = &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: labels},
 		Spec: clusterv1.MachineSpec{
-			ClusterName: "win", Version: "v1.36.3",
+			ClusterName: f.name, Version: "v1.36.3",
 			Bootstrap: clusterv1.Bootstrap{DataSecretName: ptr.To(name + "-bootstrap")},
 			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
 				APIGroup: infrav1.GroupVersion.Group, Kind: "VCenterMachine", Name: name},

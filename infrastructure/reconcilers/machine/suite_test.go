@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -47,7 +48,12 @@ var (
 	ctx      = context.Background()
 	// refusedLogins counts the logins vcsim refused (wrong password).
 	refusedLogins atomic.Int64
+	// logins counts the logins by user name.
+	logins = &loginCounter{}
 )
+
+// identityNamespace plays the manager's namespace, where cluster identities' Secrets live.
+const identityNamespace = "capwin-infrastructure-system"
 
 // vcsimUser is the only identity vcsim accepts.
 var vcsimUser = url.UserPassword("capwin", "vc-pw1")
@@ -71,8 +77,10 @@ func TestMain(m *testing.M) {
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
 	model.Service.Listen = &url.URL{User: vcsimUser}
 	model.Map().SessionManager().ValidLogin = func(req *types.Login) bool {
+		logins.add(req.UserName)
 		pw, _ := vcsimUser.Password()
-		if req.UserName == vcsimUser.Username() && req.Password == pw {
+		// "capwin+tag" is capwin too: a test tells its logins apart by the tag.
+		if user, _, _ := strings.Cut(req.UserName, "+"); user == vcsimUser.Username() && req.Password == pw {
 			return true
 		}
 		refusedLogins.Add(1)
@@ -119,6 +127,7 @@ func options(filter string, s *vcenter.Sessions) setup.Options {
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond,
 		CredentialRecheck: 200 * time.Millisecond,
 		Sessions:          s,
+		IdentityNamespace: identityNamespace,
 	}
 }
 
@@ -163,6 +172,27 @@ func (f *faultInjector) wrap(next soap.RoundTripper) soap.RoundTripper {
 		}
 		return next.RoundTrip(ctx, req, res)
 	})
+}
+
+// loginCounter counts logins by user name.
+type loginCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *loginCounter) add(user string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[user]++
+}
+
+func (c *loginCounter) of(user string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[user]
 }
 
 type roundTripFunc func(ctx context.Context, req, res soap.HasFault) error

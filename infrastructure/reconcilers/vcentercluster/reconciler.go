@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
 )
@@ -37,7 +38,12 @@ type Reconciler struct {
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
-	return clusterbase.Setup(ctx, mgr, "vcentercluster", &infrav1.VCenterCluster{}, r.WatchFilterValue, options, r)
+	users := clusterbase.IdentityUsers(mgr.GetClient(), &infrav1.VCenterClusterList{}, r.WatchFilterValue, func(o client.Object, identity string) bool {
+		ref := o.(*infrav1.VCenterCluster).Spec.IdentityRef
+		return ref.Kind == infrav1.VCenterClusterIdentityKind && ref.Name == identity
+	})
+	return clusterbase.Setup(ctx, mgr, "vcentercluster", &infrav1.VCenterCluster{}, r.WatchFilterValue, options, r,
+		&infrav1.VCenterClusterIdentity{}, users)
 }
 
 // Reconcile checks vCenter and reports the cluster's infrastructure as provisioned.
@@ -49,8 +55,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 func (r *Reconciler) check(ctx context.Context, vc *infrav1.VCenterCluster) (ctrl.Result, error) {
-	if err := clusterbase.OwnSecret(ctx, r.Client, vc, vc.Spec.IdentityRef.Name); err != nil {
-		return ctrl.Result{}, err
+	if ref := vc.Spec.IdentityRef; ref.IsSecret() { // an identity owns its own Secret
+		if err := credentials.Own(ctx, r.Client, vc, client.ObjectKey{Namespace: vc.Namespace, Name: ref.Name}); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if err := r.Provider.CheckCluster(ctx, vc); err != nil {
 		conditions.Set(vc, metav1.Condition{Type: infrav1.HypervisorAvailableCondition, Status: metav1.ConditionFalse,

@@ -61,7 +61,7 @@ func (w *workload) createCluster(ctx context.Context) error {
 		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: "win"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "win", UID: cluster.UID}}},
 		Spec: infrav1.VCenterClusterSpec{Server: "https://" + w.sim.url.Host, Thumbprint: w.sim.thumbprint,
-			IdentityRef: infrav1.SecretReference{Name: "vcenter"}, Datacenter: "DC0"},
+			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter"}, Datacenter: "DC0"},
 	}
 	if err := w.k8s.Create(ctx, vc); err != nil {
 		return err

@@ -65,7 +65,7 @@ func newCluster(ctx context.Context, t *testing.T, k8s client.Client, vcsim *sim
 		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns},
 		Spec: infrav1.VCenterClusterSpec{
 			Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate()),
-			IdentityRef: infrav1.SecretReference{Name: "vcenter-identity"}, Datacenter: "DC0",
+			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-identity"}, Datacenter: "DC0",
 		},
 	}
 	g.Expect(k8s.Create(ctx, f.vcCluster)).To(Succeed())

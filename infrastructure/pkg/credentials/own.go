@@ -1,0 +1,38 @@
+package credentials
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// delete: OwnerReferencesPermissionEnforcement (CAPI's kind e2e, OpenShift) admits an ownerReferences change only from who may delete the object.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;patch;delete
+
+// Own makes owner (a cluster, or a cluster identity) an owner of the Secret key, so clusterctl
+// move takes the Secret along and deleting the owner deletes it. A missing Secret, or one that
+// already belongs to another capwin object, is left alone: reading it reports that. The patch is
+// optimistic, so of two objects claiming one Secret at once, one wins.
+func Own(ctx context.Context, c client.Client, owner client.Object, key client.ObjectKey) error {
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, key, secret); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if HeldByOther(secret, owner) {
+		return nil
+	}
+	before := secret.DeepCopy()
+	if err := controllerutil.SetOwnerReference(owner, secret, c.Scheme()); err != nil {
+		return err
+	}
+	if len(before.OwnerReferences) == len(secret.OwnerReferences) {
+		return nil
+	}
+	if err := c.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("own Secret %s: %w", secret.Name, err)
+	}
+	return nil
+}
