@@ -26,21 +26,28 @@ func TestConnectionChurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	conns := &hyperv.Conns{Timeout: 10 * time.Second, Deadlines: hyperv.Deadlines{Short: 2 * time.Minute}}
+	conns := &hyperv.Conns{Timeout: 10 * time.Second, Deadlines: hyperv.Deadlines{Short: 5 * time.Second}}
 	cfg := func(version string) hyperv.HostConfig {
 		return hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1",
 			CABundle: srv.CACertPEM(), Secret: logingate.Key{Namespace: "ns", Name: "hv", ResourceVersion: version}}
 	}
+	retries := 0
 	use := func(holder string, c hyperv.HostConfig) {
 		t.Helper()
 		conn, err := conns.Get(holder, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var found hyperv.Found
-		if err := conn.Run(context.Background(), hyperv.OpFind, hyperv.VMKey{Placement: folders, UID: "u1"}, &found); err != nil {
-			t.Fatal(err)
+		// A fresh connection's first command can lose its stdin to the simulated host's model of
+		// WinRM's stdin race (about one in a thousand here); the controllers retry, so does this.
+		for range 3 {
+			var found hyperv.Found
+			if err = conn.Run(context.Background(), hyperv.OpFind, hyperv.VMKey{Placement: folders, UID: "u1"}, &found); err == nil {
+				return
+			}
+			retries++
 		}
+		t.Fatal(err)
 	}
 	cycle := func(i int) {
 		use(fmt.Sprintf("ns/c%d/hv1", i), cfg("1"))
@@ -56,7 +63,7 @@ func TestConnectionChurn(t *testing.T) {
 		t.Fatalf("%d connections cached after the churn, want 1 (the cluster that stayed)", n)
 	}
 	afterGoroutines, afterHeap := settle()
-	t.Logf("%d cycles: goroutines %d -> %d, heap %d KiB -> %d KiB", cycles, goroutines, afterGoroutines, heap>>10, afterHeap>>10)
+	t.Logf("%d cycles (%d operations retried): goroutines %d -> %d, heap %d KiB -> %d KiB", cycles, retries, goroutines, afterGoroutines, heap>>10, afterHeap>>10)
 	if afterGoroutines > goroutines+5 {
 		t.Errorf("goroutines grew from %d to %d over %d cycles", goroutines, afterGoroutines, cycles)
 	}
