@@ -147,7 +147,7 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	}
 	obj := s.InfraMachine
 	spec, err := cloneSpec(cloneInput{
-		Spec: b.spec, UID: string(obj.GetUID()), Place: place, UserData: s.UserData, Metadata: md,
+		Spec: b.spec, UID: string(obj.GetUID()), Owner: ownerMark(obj), Place: place, UserData: s.UserData, Metadata: md,
 		Note: fmt.Sprintf("capwin: %s/%s (cluster %s)", obj.GetNamespace(), obj.GetName(), s.Cluster.Name),
 	})
 	if err != nil {
