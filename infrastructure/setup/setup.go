@@ -73,6 +73,8 @@ type Options struct {
 	Gate *logingate.Gate
 	// CredentialRecheck: see machine.Reconciler.
 	CredentialRecheck time.Duration
+	// CreateGrace: see machine.Reconciler (tests shorten it).
+	CreateGrace time.Duration
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.
@@ -142,6 +144,7 @@ func newMachineReconciler(c client.Client, apiReader client.Reader, cc clusterca
 		PollInterval:      o.PollInterval,
 		TaskPollInterval:  o.TaskPollInterval,
 		CredentialRecheck: o.CredentialRecheck,
+		CreateGrace:       o.CreateGrace,
 		Kind:              kind,
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,7 +50,15 @@ func vmRef(id string) types.ManagedObjectReference {
 // Find looks the VM up by the reference in status (one call), else by instance UUID (the
 // object's UID), else, for a machine moved by clusterctl (new UID), by the BIOS UUID of its
 // providerID. Whatever the path, a VM is returned only when it is this object's (owned).
-func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
+func (b *backend) Find(ctx context.Context, s *machine.Scope) (vm *machine.VM, err error) {
+	err = b.renewing(ctx, func() error {
+		vm, err = b.find(ctx, s)
+		return err
+	})
+	return vm, err
+}
+
+func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	want := st.VM.InstanceUUID
 	if want == "" {
@@ -132,6 +141,9 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
 		return nil, "", b.sess.check(err)
 	}
+	if err := unreadable(content); err != nil {
+		return nil, "", err
+	}
 	if len(content) == 0 {
 		return nil, "", nil
 	}
@@ -199,6 +211,20 @@ func nicAddresses(devices object.VirtualDeviceList, nets []types.GuestNicInfo) (
 	return macs, ips
 }
 
+// unreadable returns the NotAuthenticated fault vCenter reported in place of the properties
+// (vcsim answers a session that ended so, instead of failing the call): a VM or task read
+// without them would look empty, not unreadable.
+func unreadable(content []types.ObjectContent) error {
+	for _, oc := range content {
+		for _, m := range oc.MissingSet {
+			if f, ok := m.Fault.Fault.(*types.NotAuthenticated); ok {
+				return soap.WrapVimFault(f)
+			}
+		}
+	}
+	return nil
+}
+
 func optionValue(v any) string {
 	switch o := v.(type) {
 	case types.OptionValue:
@@ -224,11 +250,18 @@ func powerState(v any) machine.PowerState {
 	return machine.PoweredOff
 }
 
-// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown.
+// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown. A session
+// vCenter ended meanwhile is replaced and the read made again: the task lives on in vCenter.
 func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
 	var content []types.ObjectContent
 	task := types.ManagedObjectReference{Type: "Task", Value: ref}
-	err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error", "info.result"}, &content)
+	err := b.renewing(ctx, func() error {
+		err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error", "info.result"}, &content)
+		if err != nil {
+			return err
+		}
+		return unreadable(content)
+	})
 	if err != nil {
 		if fault.Is(err, &types.ManagedObjectNotFound{}) {
 			return machine.Task{State: machine.TaskUnknown}, nil
