@@ -135,3 +135,31 @@ func TestFailedCloneBacksOff(t *testing.T) {
 	g.Expect(m.Status.Provisioning.Failures).To(BeZero())
 	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
 }
+
+// TestCloneBackoffSurvivesRestart: the pause after failed clones is counted from status, so a
+// manager that starts in the middle of it (here: a new reconciler) waits it out too.
+func TestCloneBackoffSurvivesRestart(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, "backoffrestart")
+	name := "win-md-0-backoffrestart-" + randSuffix()
+	f.addMachine(t, name, userData, defaultSpec())
+	r := manualReconciler(g, "backoffrestart", nil)
+	reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool { return len(m.Finalizers) > 0 })
+	var failedAt time.Time
+	g.Eventually(func(g Gomega) {
+		m := f.get(g)
+		m.Status.Provisioning = infrav1.Provisioning{State: infrav1.StatePending, Since: metav1.Now(), Failures: 5}
+		g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+		failedAt = m.Status.Provisioning.Since.Truncate(time.Second) // status keeps whole seconds
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+
+	// Five failures in a row: the next clone waits 300ms doubled four times (4.8s).
+	restarted := manualReconciler(g, "backoffrestart", nil)
+	m := reconcileUntil(t, restarted, f, func(m *infrav1.VCenterMachine) bool {
+		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
+	})
+	sent := faults.clones(name)
+	g.Expect(sent).To(HaveLen(1))
+	g.Expect(sent[0].Sub(failedAt)).To(BeNumerically(">=", 4800*time.Millisecond))
+	g.Expect(m.Status.Provisioning.Failures).To(BeZero())
+}
