@@ -77,6 +77,8 @@ type Options struct {
 	// IdentityNamespace is the manager's own namespace, where the Secrets of
 	// VCenterClusterIdentities and HyperVClusterIdentities live.
 	IdentityNamespace string
+	// CreateGrace: see machine.Reconciler (tests shorten it).
+	CreateGrace time.Duration
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.
@@ -163,6 +165,7 @@ func newMachineReconciler(c client.Client, apiReader client.Reader, cc clusterca
 		PollInterval:      o.PollInterval,
 		TaskPollInterval:  o.TaskPollInterval,
 		CredentialRecheck: o.CredentialRecheck,
+		CreateGrace:       o.CreateGrace,
 		Kind:              kind,
 	}
 }

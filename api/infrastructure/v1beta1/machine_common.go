@@ -113,6 +113,11 @@ type Provisioning struct {
 	// since is when the state was entered.
 	// +optional
 	Since metav1.Time `json:"since,omitempty,omitzero"`
+	// failures counts the create tasks that failed in a row; the next create waits
+	// guest-poll-interval doubled per failure (at most 30 of them) from since.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Failures int32 `json:"failures,omitempty"`
 }
 
 // BootstrapStatus is the last progress report of the guest's bootstrap script.

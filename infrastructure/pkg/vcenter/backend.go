@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,7 +82,8 @@ func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backe
 	if err != nil {
 		return nil, err
 	}
-	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec}, nil
+	relogin := func(ctx context.Context) (*Session, error) { return p.session(ctx, vc) }
+	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin}, nil
 }
 
 // placementFor merges the machine's placement with its failure domain's (the domain wins).
@@ -130,6 +132,8 @@ type backend struct {
 	spec  *infrav1.VCenterMachineSpec
 	// devices of the VM as Find last read them.
 	devices object.VirtualDeviceList
+	// relogin returns a new session once vCenter ended this one.
+	relogin func(ctx context.Context) (*Session, error)
 }
 
 // metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
@@ -161,11 +165,16 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	}
 	obj := s.InfraMachine
 	spec, err := cloneSpec(cloneInput{
-		Spec: b.spec, UID: string(obj.GetUID()), Place: place, UserData: s.UserData, Metadata: md,
+		Spec: b.spec, UID: string(obj.GetUID()), Owner: ownerMark(obj), Place: place, UserData: s.UserData, Metadata: md,
 		Note: fmt.Sprintf("capwin: %s/%s (cluster %s)", obj.GetNamespace(), obj.GetName(), s.Cluster.Name),
 	})
 	if err != nil {
 		return "", err
+	}
+	if s.CreateMayRun {
+		if err := b.noCloneRunning(ctx, s, place.Template); err != nil {
+			return "", err
+		}
 	}
 	if err := s.Commit(infrav1.VMReference{}); err != nil {
 		return "", err
@@ -174,6 +183,9 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	task, err := tmpl.Clone(ctx, place.Folder, obj.GetName(), spec)
 	if err != nil {
 		b.sess.forget()
+		if maybeSent(err) {
+			return "", &machine.CreatePending{Err: fmt.Errorf("clone of %s: no answer from vCenter: %w", obj.GetName(), err)}
+		}
 		return "", b.sess.check(err)
 	}
 	return task.Reference().Value, nil
@@ -237,6 +249,23 @@ func (b *backend) taskRef(task *object.Task, err error) (string, error) {
 		return "", b.sess.check(err)
 	}
 	return task.Reference().Value, nil
+}
+
+// renewing makes a read, and makes it once more on a new session when vCenter ended this one
+// (NotAuthenticated: a vCenter restart, an idle timeout, an administrator): the poll goes on
+// instead of failing the reconcile. The new login passes the login gate like any other.
+func (b *backend) renewing(ctx context.Context, read func() error) error {
+	err := read()
+	if !fault.Is(err, &types.NotAuthenticated{}) {
+		return err
+	}
+	_ = b.sess.check(err)
+	sess, err := b.relogin(ctx)
+	if err != nil {
+		return err
+	}
+	b.sess, b.dc = sess, object.NewDatacenter(sess.Client, b.dc.Reference())
+	return read()
 }
 
 // object is the govmomi handle of an observed VM.

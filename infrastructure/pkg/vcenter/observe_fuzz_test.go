@@ -33,7 +33,7 @@ func FuzzObserve(f *testing.F) {
 			{Name: extraConfigPath(keyStatus), Val: optionOfKind(valueKind, keyStatus, status)},
 			{Name: extraConfigPath(keyUserDataEncoding), Val: optionOfKind(valueKind, keyUserDataEncoding, status)},
 		}}
-		vm, devs := observe(types.ManagedObjectReference{Type: "VirtualMachine", Value: id}, oc)
+		vm, devs, _ := observe(types.ManagedObjectReference{Type: "VirtualMachine", Value: id}, oc)
 		if vm.Ref.ID != id || vm.Ref.InstanceUUID != instanceUUID || vm.Ref.BIOSUUID != biosUUID ||
 			vm.ProviderID != guest.ProviderID(biosUUID) || len(devs) != len(devices(deviceKind, nicMAC)) {
 			t.Fatalf("identity read as %+v from %d devices", vm.Ref, len(devs))

@@ -16,8 +16,10 @@ import (
 
 // cloneInput is everything the clone spec is built from; building it does no I/O.
 type cloneInput struct {
-	Spec     *infrav1.VCenterMachineSpec
-	UID      string
+	Spec *infrav1.VCenterMachineSpec
+	UID  string
+	// Owner is the object's keyOwner mark.
+	Owner    string
 	Note     string
 	Place    *resolved
 	UserData []byte
@@ -32,7 +34,7 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
 	}
-	extra = append(extra, &types.OptionValue{Key: "disk.EnableUUID", Value: "TRUE"})
+	extra = append(extra, &types.OptionValue{Key: "disk.EnableUUID", Value: "TRUE"}, &types.OptionValue{Key: keyOwner, Value: in.Owner})
 	devices, err := nicChanges(in.Spec, in.Place)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err

@@ -58,10 +58,11 @@ func TestCloneSpec(t *testing.T) {
 	g := NewWithT(t)
 	place := template()
 	cs, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 40 }), UID: "uid-1",
-		Place: place, UserData: []byte("hello"), Metadata: []byte("instance-id: uid-1\n")})
+		Owner: "ns/m/uid-1", Place: place, UserData: []byte("hello"), Metadata: []byte("instance-id: uid-1\n")})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cs.PowerOn).To(BeFalse(), "the disk grows on the clone before its first boot")
 	g.Expect(cs.Config.InstanceUuid).To(Equal("uid-1"))
+	g.Expect(cs.Config.ExtraConfig).To(ContainElement(&types.OptionValue{Key: "capwin.owner", Value: "ns/m/uid-1"}), "the owner mark is not guestinfo")
 	g.Expect(cs.Config.NumCPUs).To(BeEquivalentTo(4))
 	g.Expect(cs.Config.MemoryMB).To(BeEquivalentTo(8192))
 	g.Expect(ops(cs.Config.DeviceChange)).To(Equal([]string{"edit:VirtualVmxnet3", "remove:VirtualVmxnet3"}))

@@ -8,8 +8,10 @@ import (
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
@@ -23,6 +25,9 @@ const (
 	keyUserData         = "guestinfo.userdata"
 	keyUserDataEncoding = "guestinfo.userdata.encoding"
 	keyStatus           = "guestinfo.capwin.bootstrap.status"
+	// keyOwner marks a VM as created by capwin for one object ("namespace/name/uid"). It is not
+	// a guestinfo key: the guest can neither read nor forge it.
+	keyOwner = "capwin.owner"
 	// maxGuestinfo is vSphere's limit for one guestinfo value.
 	maxGuestinfo = 64 * 1024
 )
@@ -35,6 +40,7 @@ var vmProperties = []string{
 	"config.instanceUuid", "config.uuid", "runtime.powerState", "guest.net", "guest.toolsRunningStatus",
 	"config.hardware.device",
 	extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyStatus), extraConfigPath(keyGuestRun),
+	extraConfigPath(keyOwner),
 }
 
 func vmRef(id string) types.ManagedObjectReference {
@@ -43,20 +49,28 @@ func vmRef(id string) types.ManagedObjectReference {
 
 // Find looks the VM up by the reference in status (one call), else by instance UUID (the
 // object's UID), else, for a machine moved by clusterctl (new UID), by the BIOS UUID of its
-// providerID.
-func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
+// providerID. Whatever the path, a VM is returned only when it is this object's (owned).
+func (b *backend) Find(ctx context.Context, s *machine.Scope) (vm *machine.VM, err error) {
+	err = b.renewing(ctx, func() error {
+		vm, err = b.find(ctx, s)
+		return err
+	})
+	return vm, err
+}
+
+func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	want := st.VM.InstanceUUID
 	if want == "" {
 		want = string(s.InfraMachine.GetUID())
 	}
 	if st.VM.ID != "" {
-		vm, err := b.read(ctx, vmRef(st.VM.ID))
+		vm, owner, err := b.read(ctx, vmRef(st.VM.ID))
 		if err != nil && !fault.Is(err, &types.ManagedObjectNotFound{}) {
 			return nil, err
 		}
 		if vm != nil && strings.EqualFold(vm.Ref.InstanceUUID, want) {
-			return vm, nil
+			return owned(s, vm, owner, "status.vm.id")
 		}
 	}
 	idx := object.NewSearchIndex(b.sess.Client)
@@ -64,6 +78,7 @@ func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 	if err != nil {
 		return nil, b.sess.check(err)
 	}
+	via := "instance UUID " + want
 	// A machine moved by clusterctl has a new UID and may have lost its status, but kept its
 	// providerID: find its VM by BIOS UUID. With the instance UUID in status, that lookup was
 	// authoritative already.
@@ -72,35 +87,77 @@ func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 			if ref, err = idx.FindByUuid(ctx, b.dc, bios, true, ptr.To(false)); err != nil {
 				return nil, b.sess.check(err)
 			}
+			via = "spec.providerID"
 		}
 	}
 	if ref == nil {
 		return nil, nil
 	}
-	return b.read(ctx, ref.Reference())
+	vm, owner, err := b.read(ctx, ref.Reference())
+	if err != nil || vm == nil {
+		return nil, err
+	}
+	return owned(s, vm, owner, via)
 }
 
-// read observes one VM in one RetrieveProperties call.
-func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*machine.VM, error) {
+// ownerMark is the value of keyOwner for an object.
+func ownerMark(obj client.Object) string {
+	return obj.GetNamespace() + "/" + obj.GetName() + "/" + string(obj.GetUID())
+}
+
+// owned returns vm when it is the object's: its instance UUID is the object's UID (capwin cloned
+// it for this very object), or its owner mark names the object's namespace and name (the object
+// was re-created by clusterctl move with a new UID). Any other VM was found through a value the
+// user can write (status, spec.providerID) and is refused.
+func owned(s *machine.Scope, vm *machine.VM, owner, via string) (*machine.VM, error) {
+	obj := s.InfraMachine
+	if strings.EqualFold(vm.Ref.InstanceUUID, string(obj.GetUID())) {
+		return vm, nil
+	}
+	if ns, name, ok := parseOwner(owner); ok && ns == obj.GetNamespace() && name == obj.GetName() {
+		return vm, nil
+	}
+	why := "it has no " + keyOwner + " mark (capwin did not create it)"
+	if owner != "" {
+		why = fmt.Sprintf("its %s mark is %q, not this object's", keyOwner, owner)
+	}
+	return nil, machine.NotOwned("VM %s (instance UUID %s), found by %s, is not this machine's: %s; capwin leaves it alone",
+		vm.Ref.ID, vm.Ref.InstanceUUID, via, why)
+}
+
+// parseOwner returns the namespace and name of an owner mark (its UID is for people: a moved
+// object has a new one).
+func parseOwner(mark string) (ns, name string, ok bool) {
+	parts := strings.Split(mark, "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// read observes one VM in one RetrieveProperties call; owner is its keyOwner mark.
+func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*machine.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
-		return nil, b.sess.check(err)
+		return nil, "", b.sess.check(err)
+	}
+	if err := unreadable(content); err != nil {
+		return nil, "", err
 	}
 	if len(content) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
-	vm, devices := observe(ref, content[0])
+	vm, devices, owner := observe(ref, content[0])
 	b.devices = devices
 	if grow, err := diskChange(b.spec, devices); err == nil && grow != nil {
 		vm.Delivered = false // the disk is grown before the first boot, with the metadata
 	}
-	return vm, nil
+	return vm, owner, nil
 }
 
 // observe turns the properties of one VM into the lifecycle's view of it.
-func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (*machine.VM, object.VirtualDeviceList) {
-	vm := &machine.VM{Ref: infrav1.VMReference{ID: ref.Value}}
-	var devices object.VirtualDeviceList
+func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *machine.VM, devices object.VirtualDeviceList, owner string) {
+	vm = &machine.VM{Ref: infrav1.VMReference{ID: ref.Value}}
 	var nets []types.GuestNicInfo
 	for _, p := range oc.PropSet {
 		switch p.Name {
@@ -129,11 +186,13 @@ func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (*machine
 			vm.Report = optionValue(p.Val)
 		case extraConfigPath(keyGuestRun):
 			vm.GuestRunStarted = optionValue(p.Val) != ""
+		case extraConfigPath(keyOwner):
+			owner = optionValue(p.Val)
 		}
 	}
 	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)
 	vm.MACs, vm.IPs = nicAddresses(devices, nets)
-	return vm, devices
+	return vm, devices, owner
 }
 
 // nicAddresses joins the VM's NICs with what the guest reports, by MAC: guest adapters that are
@@ -152,17 +211,36 @@ func nicAddresses(devices object.VirtualDeviceList, nets []types.GuestNicInfo) (
 	return macs, ips
 }
 
+// unreadable returns the NotAuthenticated fault vCenter reported in place of the properties
+// (vcsim answers a session that ended so, instead of failing the call): a VM or task read
+// without them would look empty, not unreadable.
+func unreadable(content []types.ObjectContent) error {
+	for _, oc := range content {
+		for _, m := range oc.MissingSet {
+			if f, ok := m.Fault.Fault.(*types.NotAuthenticated); ok {
+				return soap.WrapVimFault(f)
+			}
+		}
+	}
+	return nil
+}
+
 func optionValue(v any) string {
 	switch o := v.(type) {
 	case types.OptionValue:
 		s, _ := o.Value.(string)
 		return s
 	case *types.OptionValue:
+		if o == nil {
+			return ""
+		}
 		s, _ := o.Value.(string)
 		return s
 	case types.BaseOptionValue:
-		s, _ := o.GetOptionValue().Value.(string)
-		return s
+		if ov := o.GetOptionValue(); ov != nil {
+			s, _ := ov.Value.(string)
+			return s
+		}
 	}
 	return ""
 }
@@ -177,11 +255,18 @@ func powerState(v any) machine.PowerState {
 	return machine.PoweredOff
 }
 
-// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown.
+// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown. A session
+// vCenter ended meanwhile is replaced and the read made again: the task lives on in vCenter.
 func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
 	var content []types.ObjectContent
 	task := types.ManagedObjectReference{Type: "Task", Value: ref}
-	err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error", "info.result"}, &content)
+	err := b.renewing(ctx, func() error {
+		err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error", "info.result"}, &content)
+		if err != nil {
+			return err
+		}
+		return unreadable(content)
+	})
 	if err != nil {
 		if fault.Is(err, &types.ManagedObjectNotFound{}) {
 			return machine.Task{State: machine.TaskUnknown}, nil

@@ -46,6 +46,10 @@ type Scope struct {
 	// is the part of the VM's reference already known (the Hyper-V host), so Find looks there
 	// if the create's answer is lost.
 	Commit func(where infrav1.VMReference) error
+	// CreateMayRun is true when an earlier create of this object may have reached the hypervisor
+	// and its VM has not shown up within the grace period: Create must not start another while
+	// that one may still be running (it returns a *CreatePending instead).
+	CreateMayRun bool
 }
 
 // GuestCredentials are a guest OS account (an administrator of the template image).
@@ -123,7 +127,8 @@ type Backend interface {
 	// Task reports a task returned earlier, with the VM observed in the same read when possible.
 	Task(ctx context.Context, s *Scope, ref string) (Task, error)
 	// Create starts creating the VM from its template with hardware and user data, powered off
-	// unless the bootstrap data is complete without the VM's MACs.
+	// unless the bootstrap data is complete without the VM's MACs. An error that leaves open
+	// whether the hypervisor started the create is a *CreatePending.
 	Create(ctx context.Context, s *Scope) (string, error)
 	// Deliver writes the bootstrap data that needs the VM's MACs (metadata with network config).
 	Deliver(ctx context.Context, s *Scope, vm *VM) (string, error)
@@ -156,6 +161,18 @@ func (e *Error) Error() string { return e.Message }
 func Errorf(reason, format string, args ...any) error {
 	return &Error{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
+
+// CreatePending is Create's error for a create that may be under way in the hypervisor: the
+// request may have reached it although no answer came back (a reset or timed-out connection), or
+// an earlier create may still be running. The reconciler keeps the create intent and looks for
+// the VM before any new create; a backend returns a plain error only when the hypervisor
+// certainly started nothing.
+type CreatePending struct {
+	Err error
+}
+
+func (e *CreatePending) Error() string { return e.Err.Error() }
+func (e *CreatePending) Unwrap() error { return e.Err }
 
 // NotOwned is Find's error for a VM that exists but was not created for this object: capwin
 // neither adopts nor deletes it.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/vmware/govmomi/object"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -94,4 +95,71 @@ func TestPowerShellFormat(t *testing.T) {
 	vms := vmsWithUUID(g, vc(g), string(m.UID))
 	g.Expect(vms).To(HaveLen(1))
 	g.Expect(gunzipBase64(g, extraConfig(vms[0])["guestinfo.userdata"])).To(Equal(script))
+}
+
+// TestFailedCloneBacksOff: a clone task that fails (a VM of the machine's name is in the folder)
+// is sent again after pauses that double, not at every poll; once the name is free the machine
+// is created and the failure count is reset.
+func TestFailedCloneBacksOff(t *testing.T) {
+	g := NewWithT(t)
+	c := vc(g)
+	name := "win-md-0-backoff-" + randSuffix()
+	squatter := foreignVM(g, c, name, "")
+	f := newCluster(t, watchFilter)
+	f.addMachine(t, name, userData, defaultSpec())
+
+	// Backoff after the n-th failure: 300ms (the test's poll interval) doubled n-1 times.
+	g.Eventually(func() int { return len(faults.clones(name)) }, 40*time.Second, 50*time.Millisecond).Should(BeNumerically(">=", 6))
+	sent := faults.clones(name)
+	var gaps []time.Duration
+	for i := 1; i < len(sent); i++ {
+		gaps = append(gaps, sent[i].Sub(sent[i-1]))
+	}
+	t.Logf("pauses between clone requests: %v", gaps)
+	// The pause after the fifth failure is 4.5s longer than after the first (4.8s, 0.3s), less up
+	// to 1s because status.provisioning.since has whole seconds.
+	g.Expect(gaps[4]-gaps[0]).To(BeNumerically(">=", 2*time.Second), "pauses grow: %v", gaps)
+	g.Eventually(func(g Gomega) {
+		m := f.get(g)
+		cond := condition(m.Status.Conditions, infrav1.VMProvisionedCondition)
+		g.Expect(cond.Reason).To(Equal(infrav1.TaskFailedReason))
+		g.Expect(cond.Message).To(ContainSubstring("DuplicateName"))
+		g.Expect(cond.Message).To(ContainSubstring("failed creates in a row"))
+		g.Expect(m.Status.Provisioning.Failures).To(BeNumerically(">=", 5))
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+
+	task, err := object.NewVirtualMachine(c, squatter.Self).Destroy(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(task.Wait(ctx)).To(Succeed())
+	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
+	g.Expect(m.Status.Provisioning.Failures).To(BeZero())
+	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
+}
+
+// TestCloneBackoffSurvivesRestart: the pause after failed clones is counted from status, so a
+// manager that starts in the middle of it (here: a new reconciler) waits it out too.
+func TestCloneBackoffSurvivesRestart(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, "backoffrestart")
+	name := "win-md-0-backoffrestart-" + randSuffix()
+	f.addMachine(t, name, userData, defaultSpec())
+	r := manualReconciler(g, "backoffrestart", nil)
+	reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool { return len(m.Finalizers) > 0 })
+	var failedAt time.Time
+	g.Eventually(func(g Gomega) {
+		m := f.get(g)
+		m.Status.Provisioning = infrav1.Provisioning{State: infrav1.StatePending, Since: metav1.Now(), Failures: 5}
+		g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+		failedAt = m.Status.Provisioning.Since.Truncate(time.Second) // status keeps whole seconds
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+
+	// Five failures in a row: the next clone waits 300ms doubled four times (4.8s).
+	restarted := manualReconciler(g, "backoffrestart", nil)
+	m := reconcileUntil(t, restarted, f, func(m *infrav1.VCenterMachine) bool {
+		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
+	})
+	sent := faults.clones(name)
+	g.Expect(sent).To(HaveLen(1))
+	g.Expect(sent[0].Sub(failedAt)).To(BeNumerically(">=", 4800*time.Millisecond))
+	g.Expect(m.Status.Provisioning.Failures).To(BeZero())
 }

@@ -56,6 +56,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func
 	if st.Task == intentCreate {
 		st.Task = ""
 	}
+	st.Provisioning.Failures = 0
 	st.VM = vm.Ref
 	if pid := obj.GetProviderID(); *pid == "" {
 		*pid = vm.ProviderID // set once: it is immutable afterwards (CAPI contract, webhook)
@@ -97,9 +98,12 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 	}
 	if st.Task == intentCreate {
 		if wait := st.Provisioning.Since.Add(r.CreateGrace).Sub(r.now()); wait > 0 {
-			waiting(obj, infrav1.CloningReason, "A create was sent before the manager restarted; waiting for its VM")
+			waiting(obj, infrav1.CloningReason, "A create was sent but its answer was lost; waiting for its VM")
 			return ctrl.Result{RequeueAfter: min(wait, r.PollInterval)}, nil
 		}
+	} else if wait := st.Provisioning.Since.Add(r.retryAfter(st)).Sub(r.now()); wait > 0 {
+		// The TaskFailed condition stays: it says why the clone is tried again later.
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	// The bootstrap data is read only here: a VM that exists never needs it again.
 	var err error
@@ -118,6 +122,8 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 		// Started through the guest agent once the VM runs: never stored in the VM config.
 		s.UserData = nil
 	}
+	committed := false
+	s.CreateMayRun = st.Task == intentCreate
 	s.Commit = func(where infrav1.VMReference) error {
 		// The cache may lag behind a create this controller already sent: ask the API server.
 		live := r.Kind.NewObject()
@@ -128,24 +134,57 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 		if t := live.GetMachineStatus().Task; t != "" && (t != intentCreate || st.Task != intentCreate) {
 			return fmt.Errorf("status.task is %q on the API server: a create is already under way", t)
 		}
-		st.Task, st.Provisioning = intentCreate, infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.NewTime(r.now())}
+		st.Task = intentCreate
+		st.Provisioning = infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.NewTime(r.now()), Failures: st.Provisioning.Failures}
 		st.VM.Host = where.Host
 		if err := persist(); err != nil {
 			return fmt.Errorf("record create intent: %w", err)
 		}
+		committed = true
 		return nil
 	}
 	ref, err := b.Create(ctx, s)
 	if err != nil {
-		st.Task = ""
-		r.setState(obj, infrav1.StatePending)
-		return r.hypervisorError(obj, err)
+		return r.createFailed(obj, err, committed, s.CreateMayRun)
 	}
 	st.Task = ref
 	r.observeCreate(s)
 	waiting(obj, infrav1.CloningReason, "Creating the VM from template")
 	r.Recorder.Eventf(obj, nil, "Normal", "Creating", "Create", "Creating VM (task %s)", ref)
 	return ctrl.Result{RequeueAfter: r.TaskPollInterval}, nil
+}
+
+// createFailed shows a create that did not start. One that may be under way keeps its intent, so
+// no second VM is created while the first may still come: its VM is looked for until the grace
+// period is over, and then a create still running is. A create the hypervisor refused, or one
+// stopped before its call, is tried again; an earlier create that may be under way (earlier)
+// keeps its intent whatever a later attempt met before its call.
+func (r *Reconciler) createFailed(obj Object, err error, committed, earlier bool) (ctrl.Result, error) {
+	st := obj.GetMachineStatus()
+	var pending *CreatePending
+	switch {
+	case errors.As(err, &pending) && committed:
+		waiting(obj, infrav1.HypervisorErrorReason, fmt.Sprintf(
+			"%v; the create may have reached the hypervisor: its VM is looked for for %s before another is sent", err, r.CreateGrace))
+		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+	case errors.As(err, &pending):
+		waiting(obj, infrav1.CloningReason, err.Error())
+		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+	case committed || !earlier:
+		st.Task = ""
+		r.setState(obj, infrav1.StatePending)
+	}
+	return r.hypervisorError(obj, err)
+}
+
+// retryAfter is how long after a failed create task the next create waits: PollInterval doubled
+// per failure in a row, at most 30 PollIntervals (10s to 5m by default). It is counted from
+// status, so a restarted manager keeps it.
+func (r *Reconciler) retryAfter(st *infrav1.MachineStatus) time.Duration {
+	if st.Provisioning.Failures <= 0 {
+		return 0
+	}
+	return min(r.PollInterval<<min(st.Provisioning.Failures-1, 5), 30*r.PollInterval)
 }
 
 // start delivers the bootstrap data and powers the VM on; done is true once it runs.

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/vim25/mo"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -21,9 +24,14 @@ import (
 // Reconcile itself, as a manager (re)started at that moment would. It reads the API server
 // directly and has its own vCenter sessions, like a new process.
 func manualReconciler(g Gomega, filter string, c *vcenter.Calls) *machine.Reconciler {
+	return manualReconcilerWith(g, filter, &vcenter.Sessions{Calls: c, Wrap: faults.wrap})
+}
+
+// manualReconcilerWith is a manualReconciler with its own vCenter session cache.
+func manualReconcilerWith(g Gomega, filter string, sessions *vcenter.Sessions) *machine.Reconciler {
 	direct, err := client.New(env.Config, client.Options{Scheme: setup.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
-	provider := &vcenter.Provider{Client: direct, Sessions: &vcenter.Sessions{Calls: c}}
+	provider := &vcenter.Provider{Client: direct, Sessions: sessions}
 	r := setup.NewVCenterMachineReconciler(direct, direct, nil, provider, options(filter, nil))
 	r.Recorder = events.NewFakeRecorder(100)
 	r.Default()
@@ -118,4 +126,80 @@ func TestLostCreateRetried(t *testing.T) {
 		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
 	})
 	g.Expect(vmsWithUUID(g, vc(g), string(m.UID))).To(HaveLen(1))
+}
+
+// TestLostCloneAnswer: vCenter starts the clone, but its answer is lost (the connection resets
+// after the request was sent). The create intent stays and the clone's VM is adopted when it
+// shows up: one clone request, one VM, and the machine gets Ready.
+func TestLostCloneAnswer(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, watchFilter)
+	name := "win-md-0-lostanswer-" + randSuffix()
+	faults.lose(name, 1)
+	f.addMachine(t, name, userData, defaultSpec())
+	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
+	c := vc(g)
+	guestSets(g, c, vmRef(m.Status.VM.ID), map[string]string{"SET.guest.ipAddress": "10.0.0.32"})
+	m = f.waitReason(t, infrav1.ProvisionedReason)
+	g.Expect(faults.clones(name)).To(HaveLen(1), "clone requests sent")
+	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
+}
+
+// TestLostCloneAnswerGraceOver: as TestLostCloneAnswer, with the grace period over at once: the
+// clone still running in vCenter, not the grace period, holds the next create back.
+func TestLostCloneAnswerGraceOver(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, "lostanswer")
+	name := "win-md-0-lostanswer-" + randSuffix()
+	faults.lose(name, 1)
+	f.addMachine(t, name, userData, defaultSpec())
+	r := manualReconciler(g, "lostanswer", nil)
+	r.CreateGrace = time.Millisecond
+	keptIntent := false
+	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
+		lost := strings.Contains(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message, "connection reset")
+		keptIntent = keptIntent || (lost && m.Status.Task == "intent:create")
+		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
+	})
+	g.Expect(faults.clones(name)).To(HaveLen(1), "clone requests sent")
+	g.Expect(vmsWithUUID(g, vc(g), string(m.UID))).To(HaveLen(1))
+	g.Expect(keptIntent).To(BeTrue(), "the create may be under way: its intent stays")
+}
+
+// TestSessionEndsMidClone: vCenter ends the manager's session while a clone runs. The next poll
+// logs in again and goes on with the same task; nothing fails and nothing is cloned twice.
+func TestSessionEndsMidClone(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, "relogin")
+	name := "win-md-0-relogin-" + randSuffix()
+	f.addMachine(t, name, userData, defaultSpec())
+	const agent = "capwin-relogin-test"
+	r := manualReconcilerWith(g, "relogin", &vcenter.Sessions{Wrap: faults.wrap, UserAgent: agent})
+	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool { return strings.HasPrefix(m.Status.Task, "task-") })
+	task := m.Status.Task
+
+	c := vc(g)
+	var sm mo.SessionManager
+	g.Expect(property.DefaultCollector(c).RetrieveOne(ctx, *c.ServiceContent.SessionManager, []string{"sessionList"}, &sm)).To(Succeed())
+	var ended []string
+	for _, us := range sm.SessionList {
+		if us.UserAgent == agent {
+			ended = append(ended, us.Key)
+		}
+	}
+	g.Expect(ended).NotTo(BeEmpty())
+	g.Expect(session.NewManager(c).TerminateSession(ctx, ended)).To(Succeed())
+
+	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})
+	g.Expect(err).NotTo(HaveOccurred())
+	m = f.get(g)
+	g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Reason).NotTo(Equal(infrav1.HypervisorErrorReason))
+	if m.Status.Task != task { // the clone ended: its VM is known, and the next step may have begun
+		g.Expect(m.Status.VM.InstanceUUID).To(Equal(string(m.UID)))
+	}
+	m = reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
+		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
+	})
+	g.Expect(faults.clones(name)).To(HaveLen(1))
+	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
 }

@@ -19,6 +19,7 @@ import (
 	_ "github.com/vmware/govmomi/pbm/simulator" // SPBM endpoint for storage policies
 	"github.com/vmware/govmomi/simulator"
 	_ "github.com/vmware/govmomi/vapi/simulator" // content libraries
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -68,7 +69,8 @@ func TestMain(m *testing.M) {
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(logOutput())))
 	// Clones take a little time, as in vCenter, so a test can act while one is in flight.
-	simulator.TaskDelay.MethodDelay = map[string]int{"CloneVM": 300, "LockHandoff": 0}
+	// (vcsim names the clone task CloneVm: the CloneVM key delayed nothing.)
+	simulator.TaskDelay.MethodDelay = map[string]int{"CloneVm": 300, "LockHandoff": 0}
 	model = simulator.VPX()
 	if err := model.Create(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -125,7 +127,7 @@ func options(filter string, s *vcenter.Sessions) setup.Options {
 		WatchFilterValue: filter, VCenterMachineConcurrency: 4, VCenterClusterConcurrency: 2,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond,
-		CredentialRecheck: 200 * time.Millisecond,
+		CredentialRecheck: 200 * time.Millisecond, CreateGrace: 2 * time.Second,
 		Sessions:          s,
 		IdentityNamespace: identityNamespace,
 	}
@@ -143,10 +145,15 @@ func logOutput() io.Writer {
 	return io.Discard
 }
 
-// faultInjector fails chosen vSphere methods a given number of times.
+// faultInjector fails chosen vSphere methods a given number of times, loses the answers to
+// chosen clones, and records when each clone was sent.
 type faultInjector struct {
 	mu   sync.Mutex
 	left map[string]int
+	// lost counts, by VM name, clone answers still to lose; sent lists, by VM name, when each
+	// clone was sent.
+	lost map[string]int
+	sent map[string][]time.Time
 }
 
 func (f *faultInjector) fail(method string, times int) {
@@ -158,6 +165,24 @@ func (f *faultInjector) fail(method string, times int) {
 	f.left[method] = times
 }
 
+// lose makes vCenter start the next clones of a VM named name but drops their answers, as a
+// connection reset after the request was sent does.
+func (f *faultInjector) lose(name string, times int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lost == nil {
+		f.lost = map[string]int{}
+	}
+	f.lost[name] = times
+}
+
+// clones returns when the clones of a VM named name were sent.
+func (f *faultInjector) clones(name string) []time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Time(nil), f.sent[name]...)
+}
+
 func (f *faultInjector) wrap(next soap.RoundTripper) soap.RoundTripper {
 	return roundTripFunc(func(ctx context.Context, req, res soap.HasFault) error {
 		m := vcenter.Method(req)
@@ -166,11 +191,26 @@ func (f *faultInjector) wrap(next soap.RoundTripper) soap.RoundTripper {
 		if n > 0 {
 			f.left[m] = n - 1
 		}
+		lose := false
+		if clone, ok := req.(*methods.CloneVM_TaskBody); ok && n == 0 {
+			if f.sent == nil {
+				f.sent = map[string][]time.Time{}
+			}
+			name := clone.Req.Name
+			f.sent[name] = append(f.sent[name], time.Now())
+			if lose = f.lost[name] > 0; lose {
+				f.lost[name]--
+			}
+		}
 		f.mu.Unlock()
 		if n > 0 {
 			return errors.New("injected fault: vCenter did not answer " + m)
 		}
-		return next.RoundTrip(ctx, req, res)
+		err := next.RoundTrip(ctx, req, res)
+		if lose {
+			return errors.New("injected fault: connection reset after " + m + " was sent")
+		}
+		return err
 	})
 }
 

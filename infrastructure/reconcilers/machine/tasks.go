@@ -3,9 +3,11 @@ package machine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -50,12 +52,18 @@ func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Re
 		return ctrl.Result{RequeueAfter: r.taskWait(st)}, false, nil
 	case TaskFailed:
 		r.Recorder.Eventf(obj, nil, "Warning", "TaskFailed", "Task", "Task %s failed: %s", st.Task, t.Message)
-		waiting(obj, infrav1.TaskFailedReason, "Task "+st.Task+" failed: "+t.Message)
+		msg := "Task " + st.Task + " failed: " + t.Message
 		st.Task = ""
-		if st.Provisioning.State == infrav1.StateCloning {
-			r.setState(obj, infrav1.StatePending)
+		if st.Provisioning.State != infrav1.StateCloning {
+			waiting(obj, infrav1.TaskFailedReason, msg)
+			return ctrl.Result{RequeueAfter: r.PollInterval}, false, nil
 		}
-		return ctrl.Result{RequeueAfter: r.PollInterval}, false, nil
+		// The create is tried again after a pause that grows with each failure in a row.
+		st.Provisioning.State, st.Provisioning.Since = infrav1.StatePending, metav1.NewTime(r.now())
+		st.Provisioning.Failures++
+		wait := r.retryAfter(st)
+		waiting(obj, infrav1.TaskFailedReason, fmt.Sprintf("%s (%d failed creates in a row; the next is sent in %s)", msg, st.Provisioning.Failures, wait))
+		return ctrl.Result{RequeueAfter: wait}, false, nil
 	}
 	st.Task = ""
 	if st.VM.ID == "" && t.VM.ID != "" {

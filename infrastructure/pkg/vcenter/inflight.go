@@ -1,0 +1,61 @@
+package vcenter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// clockSkew is how far vCenter's clock may be ahead of or behind the manager's.
+const clockSkew = 2 * time.Minute
+
+// maybeSent reports whether a failed call may have reached vCenter: anything but a fault vCenter
+// answered with (it started nothing then) or a connection that was never opened.
+func maybeSent(err error) bool {
+	if soap.IsSoapFault(err) || soap.IsVimFault(err) {
+		return false
+	}
+	var op *net.OpError
+	return !errors.As(err, &op) || op.Op != "dial"
+}
+
+// noCloneRunning returns a *machine.CreatePending while a clone of the template queued since the
+// object's create intent (less the clock skew) is still running: it may be the create whose
+// answer was lost. vCenter does not tell which VM a running clone makes, so any such clone is
+// waited for; each ends, and then the VM, if it was this one's, is found by its instance UUID.
+func (b *backend) noCloneRunning(ctx context.Context, s *machine.Scope, template types.ManagedObjectReference) error {
+	pc := property.DefaultCollector(b.sess.Client)
+	var tmpl mo.VirtualMachine
+	if err := pc.RetrieveOne(ctx, template, []string{"recentTask"}, &tmpl); err != nil {
+		return b.sess.check(err)
+	}
+	if len(tmpl.RecentTask) == 0 {
+		return nil
+	}
+	var tasks []mo.Task
+	if err := pc.Retrieve(ctx, tmpl.RecentTask, []string{"info"}, &tasks); err != nil {
+		return b.sess.check(err)
+	}
+	since := s.InfraMachine.GetMachineStatus().Provisioning.Since.Add(-clockSkew)
+	for _, t := range tasks {
+		i := t.Info
+		running := i.State == types.TaskInfoStateQueued || i.State == types.TaskInfoStateRunning
+		// vCenter names it VirtualMachine.clone, vcsim VirtualMachine.cloneVm.
+		if running && strings.HasPrefix(i.DescriptionId, "VirtualMachine.clone") && i.QueueTime.After(since) {
+			return &machine.CreatePending{Err: fmt.Errorf(
+				"clone task %s of the template, queued at %s, may be this machine's create whose answer was lost: waiting for it to end",
+				i.Key, i.QueueTime.UTC().Format(time.RFC3339))}
+		}
+	}
+	return nil
+}
