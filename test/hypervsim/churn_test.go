@@ -3,12 +3,12 @@ package hypervsim
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/test/leakcheck"
 )
 
 // TestConnectionChurn creates and deletes clusters (and changes a host Secret) many times: the
@@ -55,14 +55,14 @@ func TestConnectionChurn(t *testing.T) {
 		use("ns/stay/hv1", cfg(fmt.Sprint(i))) // its Secret changes every cycle
 	}
 	cycle(-1)
-	goroutines, heap := settle()
+	goroutines, heap := leakcheck.Settle()
 	for i := range cycles {
 		cycle(i)
 	}
 	if n := conns.Len(); n != 1 {
 		t.Fatalf("%d connections cached after the churn, want 1 (the cluster that stayed)", n)
 	}
-	afterGoroutines, afterHeap := settle()
+	afterGoroutines, afterHeap := leakcheck.Settle()
 	t.Logf("%d cycles (%d operations retried): goroutines %d -> %d, heap %d KiB -> %d KiB", cycles, retries, goroutines, afterGoroutines, heap>>10, afterHeap>>10)
 	if afterGoroutines > goroutines+5 {
 		t.Errorf("goroutines grew from %d to %d over %d cycles", goroutines, afterGoroutines, cycles)
@@ -70,21 +70,4 @@ func TestConnectionChurn(t *testing.T) {
 	if afterHeap > heap+8<<20 {
 		t.Errorf("heap grew from %d KiB to %d KiB over %d cycles", heap>>10, afterHeap>>10, cycles)
 	}
-}
-
-// settle waits for closed connections' goroutines to end and returns the goroutines and live heap.
-func settle() (int, uint64) {
-	var n int
-	for range 50 {
-		runtime.GC()
-		n = runtime.NumGoroutine()
-		time.Sleep(100 * time.Millisecond)
-		if runtime.NumGoroutine() == n {
-			break
-		}
-	}
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return n, ms.HeapAlloc
 }

@@ -5,15 +5,14 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/url"
-	"runtime"
 	"testing"
-	"time"
 
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/test/leakcheck"
 )
 
 // TestSessionChurn creates and deletes clusters (and changes a Secret) many times against vcsim:
@@ -60,14 +59,14 @@ func TestSessionChurn(t *testing.T) {
 		use("ns/stay", cred(fmt.Sprintf("pw-%d", i)))
 	}
 	cycle(-1)
-	goroutines, heap := settle()
+	goroutines, heap := leakcheck.Settle()
 	for i := range cycles {
 		cycle(i)
 	}
 	if n := sessions.Len(); n != 1 {
 		t.Fatalf("%d sessions cached after the churn, want 1 (the cluster that stayed)", n)
 	}
-	afterGoroutines, afterHeap := settle()
+	afterGoroutines, afterHeap := leakcheck.Settle()
 	t.Logf("%d cycles: goroutines %d -> %d, heap %d KiB -> %d KiB", cycles, goroutines, afterGoroutines, heap>>10, afterHeap>>10)
 	if afterGoroutines > goroutines+5 {
 		t.Errorf("goroutines grew from %d to %d over %d cycles", goroutines, afterGoroutines, cycles)
@@ -79,21 +78,4 @@ func TestSessionChurn(t *testing.T) {
 	if n := sessions.Len(); n != 0 {
 		t.Fatalf("%d sessions cached after every cluster is gone", n)
 	}
-}
-
-// settle waits for closed connections' goroutines to end and returns the goroutines and live heap.
-func settle() (int, uint64) {
-	var n int
-	for range 50 {
-		runtime.GC()
-		n = runtime.NumGoroutine()
-		time.Sleep(100 * time.Millisecond)
-		if runtime.NumGoroutine() == n {
-			break
-		}
-	}
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return n, ms.HeapAlloc
 }
