@@ -12,16 +12,17 @@ import (
 	"github.com/go-logr/logr"
 )
 
-// Rates of the faults. vSphere: the chance of each kind per call. Hyper-V: Lose and Delay scaled
+// Rates of the faults. vSphere: the chance of each kind per call; Fail is the chance that a clone
+// is sent so that its task fails. Hyper-V: Lose and Delay scaled
 // per quarter second (a host loses one answer, or its jobs slow down); one host also hangs
 // during the second quarter of the fault window and one has a full disk during the third.
 type Rates struct {
-	Delay, Drop, Lose, Expire float64
-	MaxDelay                  time.Duration
+	Delay, Drop, Lose, Expire, Fail float64
+	MaxDelay                        time.Duration
 }
 
 // DefaultRates are the soak's rates.
-var DefaultRates = Rates{Delay: 0.05, Drop: 0.01, Lose: 0.01, Expire: 0.005, MaxDelay: 2 * time.Second}
+var DefaultRates = Rates{Delay: 0.05, Drop: 0.01, Lose: 0.01, Expire: 0.005, Fail: 0.1, MaxDelay: 2 * time.Second}
 
 // Config of one run on one provider.
 type Config struct {

@@ -26,7 +26,7 @@ func TestChaosShort(t *testing.T) {
 	log := zap.New(zap.WriteTo(out))
 	ctrl.SetLogger(log)
 	rates := DefaultRates
-	rates.Delay, rates.Drop, rates.Lose, rates.Expire = 0.1, 0.03, 0.03, 0.02
+	rates.Delay, rates.Drop, rates.Lose, rates.Expire, rates.Fail = 0.1, 0.03, 0.03, 0.02, 0.3
 	var reports []*Report
 	for _, p := range []string{harness.VCenter, harness.HyperV} {
 		r, err := Run(t.Context(), Config{Provider: p, Machines: 3, Duration: 30 * time.Second, Seed: 1, Rates: rates,

@@ -134,7 +134,8 @@ func (s *soak) faults(ctx context.Context) error {
 	for k, v := range map[string]int64{
 		"vSphere calls delayed": s.vf.delayed.Load(), "vSphere calls dropped": s.vf.dropped.Load(),
 		"vSphere answers lost": s.vf.lost.Load(), "vSphere sessions expired": s.vf.expired.Load(),
-		"Hyper-V answers lost": hf.lost.Load(), "Hyper-V slow-job spells": hf.delayed.Load(),
+		"vSphere clone tasks failed": s.vf.failed.Load(),
+		"Hyper-V answers lost":       hf.lost.Load(), "Hyper-V slow-job spells": hf.delayed.Load(),
 		"Hyper-V hosts hung": hf.hangs.Load(), "Hyper-V disks full": hf.diskFull.Load(),
 	} {
 		if v > 0 {

@@ -10,13 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 )
 
 // vsphereFaults sits between capwin's vCenter sessions and vcsim (vcenter.Sessions.Wrap): while
 // on, each call may be delayed, dropped before it is sent, answered but its answer lost, or
-// refused as from an expired session. It also counts the calls that would change a decoy VM.
+// refused as from an expired session, and a clone may be sent so that its task fails. It also counts the calls that would change a decoy VM.
 type vsphereFaults struct {
 	rates Rates
 	on    atomic.Bool
@@ -24,7 +25,7 @@ type vsphereFaults struct {
 	mu  sync.Mutex
 	rng *rand.Rand
 
-	delayed, dropped, lost, expired atomic.Int64
+	delayed, dropped, lost, expired, failed atomic.Int64
 	// decoys are the references of VMs capwin did not create; decoyChanges counts calls that
 	// would change one of them.
 	decoys       sync.Map // string -> bool
@@ -71,6 +72,10 @@ func (t faultyTripper) RoundTrip(ctx context.Context, req, res soap.HasFault) er
 	if !f.on.Load() || method == "Login" || method == "Logout" {
 		return t.next.RoundTrip(ctx, req, res)
 	}
+	if clone, ok := req.(*methods.CloneVM_TaskBody); ok && clone.Req != nil && f.roll() < f.rates.Fail {
+		f.failed.Add(1)
+		return t.next.RoundTrip(ctx, failingClone(clone), res)
+	}
 	r := f.roll()
 	switch rates := f.rates; {
 	case r < rates.Drop:
@@ -94,6 +99,14 @@ func (t faultyTripper) RoundTrip(ctx context.Context, req, res soap.HasFault) er
 		}
 	}
 	return t.next.RoundTrip(ctx, req, res)
+}
+
+// failingClone is a copy of a clone request that vCenter accepts and whose task then fails:
+// without a resource pool, the clone of a template fails with InvalidArgument.
+func failingClone(body *methods.CloneVM_TaskBody) *methods.CloneVM_TaskBody {
+	req := *body.Req
+	req.Spec.Location.Pool = nil
+	return &methods.CloneVM_TaskBody{Req: &req}
 }
 
 // notAuthenticated is vCenter's answer to a call on an expired session.

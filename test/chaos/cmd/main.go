@@ -31,6 +31,7 @@ func main() {
 	flag.Float64Var(&c.Rates.Drop, "drop-rate", c.Rates.Drop, "vSphere: chance of a call dropped before it is sent")
 	flag.Float64Var(&c.Rates.Lose, "lose-rate", c.Rates.Lose, "chance of an answer lost after the server acted (Hyper-V: x10 per quarter second)")
 	flag.Float64Var(&c.Rates.Expire, "expire-rate", c.Rates.Expire, "vSphere: chance of a call refused as from an expired session")
+	flag.Float64Var(&c.Rates.Fail, "fail-rate", c.Rates.Fail, "vSphere: chance that a clone's task fails")
 	flag.DurationVar(&c.Rates.MaxDelay, "max-delay", c.Rates.MaxDelay, "longest injected delay")
 	logs := flag.Bool("v", false, "print the controllers' logs")
 	flag.Parse()
