@@ -57,7 +57,7 @@ func (s *soak) notReady(ctx context.Context) ([]string, error) {
 	}
 	var out []string
 	for _, m := range machines.Items {
-		if running(&m) && m.DeletionTimestamp.IsZero() {
+		if harness.MachineReady(&m) && m.DeletionTimestamp.IsZero() {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s (phase %s, deleting %v): %s", m.Name, m.Status.Phase, !m.DeletionTimestamp.IsZero(),

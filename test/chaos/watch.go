@@ -11,7 +11,6 @@ import (
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/mo"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -86,25 +85,10 @@ func (w *watch) sample(ctx context.Context) {
 	}
 	for _, m := range machines.Items {
 		w.created[m.Name] = m.CreationTimestamp.Time
-		if _, seen := w.readyAt[m.Name]; !seen && running(&m) {
+		if _, seen := w.readyAt[m.Name]; !seen && harness.MachineReady(&m) {
 			w.readyAt[m.Name] = time.Now()
 		}
 	}
-}
-
-// running: Ready, its Node linked and phase Running.
-func running(m *clusterv1.Machine) bool {
-	return m.Status.Phase == string(clusterv1.MachinePhaseRunning) && m.Status.NodeRef.IsDefined() &&
-		conditionTrue(m.Status.Conditions, clusterv1.MachineReadyCondition)
-}
-
-func conditionTrue(conds []metav1.Condition, t string) bool {
-	for _, c := range conds {
-		if c.Type == t {
-			return c.Status == metav1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // vmOwners counts the hypervisor's VMs per owner: the vSphere instance UUID capwin sets to the

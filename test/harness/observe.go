@@ -66,7 +66,7 @@ func (h *Harness) Snapshot(ctx context.Context) (Snapshot, error) {
 		s.Machines++
 		if !m.DeletionTimestamp.IsZero() {
 			s.MachinesDeleting++
-		} else if machineReady(&m) {
+		} else if MachineReady(&m) {
 			s.MachinesReady++
 		}
 	}
@@ -94,10 +94,10 @@ func (h *Harness) Snapshot(ctx context.Context) (Snapshot, error) {
 	return s, err
 }
 
-// machineReady is true when the whole status says the Machine runs: Ready=True, its Node linked
+// MachineReady is true when the whole status says the Machine runs: Ready=True, its Node linked
 // and phase Running. CAPI's patch helper writes a Machine's conditions before the rest of its
 // status, so Ready=True alone can be seen for a moment while nodeRef is still empty.
-func machineReady(m *clusterv1.Machine) bool {
+func MachineReady(m *clusterv1.Machine) bool {
 	return ready(m.Status.Conditions, clusterv1.MachineReadyCondition) && m.Status.NodeRef.IsDefined() &&
 		m.Status.Phase == string(clusterv1.MachinePhaseRunning)
 }

@@ -22,7 +22,7 @@ func TestMachineReadyNeedsTheWholeStatus(t *testing.T) {
 		{"not ready", clusterv1.MachineStatus{NodeRef: node, Phase: string(clusterv1.MachinePhaseRunning)}, false},
 	} {
 		m := &clusterv1.Machine{Status: c.status}
-		if got := machineReady(m); got != c.want {
+		if got := MachineReady(m); got != c.want {
 			t.Errorf("%s: machineReady = %v, want %v", c.name, got, c.want)
 		}
 	}
