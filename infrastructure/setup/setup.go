@@ -104,7 +104,7 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		sessions.UserAgent = ControllerName
 	}
 	provider := &vcenter.Provider{Client: mgr.GetClient(), Sessions: sessions, IdentityNamespace: o.IdentityNamespace}
-	if err := identityReconcilers(mgr, o.IdentityNamespace); err != nil {
+	if err := identityReconcilers(mgr, o.IdentityNamespace, o.WatchFilterValue); err != nil {
 		return err
 	}
 	if err := (&vcentercluster.Reconciler{
@@ -125,16 +125,17 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err != nil {
 		return err
 	}
-	return mgr.Add(&machine.StateCounts{Reader: mgr.GetCache(), Kinds: []machine.Kind{vcenterMachines.Kind, hypervMachines.Kind}})
+	return mgr.Add(&machine.StateCounts{Reader: mgr.GetCache(), Kinds: []machine.Kind{vcenterMachines.Kind, hypervMachines.Kind},
+		WatchFilterValue: o.WatchFilterValue})
 }
 
 // identityReconcilers registers the controllers of both cluster identity kinds.
-func identityReconcilers(mgr ctrl.Manager, namespace string) error {
+func identityReconcilers(mgr ctrl.Manager, namespace, watchFilter string) error {
 	for _, newObject := range []func() client.Object{
 		func() client.Object { return &infrav1.VCenterClusterIdentity{} },
 		func() client.Object { return &infrav1.HyperVClusterIdentity{} },
 	} {
-		r := &clusteridentity.Reconciler{Client: mgr.GetClient(), Namespace: namespace, NewObject: newObject}
+		r := &clusteridentity.Reconciler{Client: mgr.GetClient(), Namespace: namespace, NewObject: newObject, WatchFilterValue: watchFilter}
 		if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 1}); err != nil {
 			return err
 		}

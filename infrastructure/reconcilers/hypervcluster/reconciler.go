@@ -53,7 +53,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 // Reconcile probes the hosts and reports the cluster's infrastructure.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	hc := &infrav1.HyperVCluster{}
-	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, func(ctx context.Context) (ctrl.Result, error) {
+	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, r.WatchFilterValue, func(ctx context.Context) (ctrl.Result, error) {
 		return r.check(ctx, hc)
 	}, r.Provider.Release)
 }
