@@ -146,28 +146,34 @@ func (ch *vsphereChannel) set(ctx context.Context, key, value string) error {
 	return reconfigure(ctx, ch.vm, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: key, Value: value}}})
 }
 
-// countVMs counts capwin's VMs in vcsim: every VM but the templates and the model's own
-// (named DC0_…).
+// countVMs counts capwin's VMs in vcsim.
 func (v *VSphere) countVMs(ctx context.Context) (int, error) {
+	names, err := v.VMNames(ctx)
+	return len(names), err
+}
+
+// VMNames are the names of capwin's VMs in vcsim (those of their VCenterMachines): every VM but
+// the templates and the model's own (named DC0_…).
+func (v *VSphere) VMNames(ctx context.Context) ([]string, error) {
 	c, err := newVimClient(ctx, v.Server.URL)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() { _ = c.logout(ctx) }()
 	var vms []mo.VirtualMachine
 	cv, err := view.NewManager(c.Client).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() { _ = cv.Destroy(ctx) }()
 	if err := cv.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "config.template"}, &vms); err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var names []string
 	for _, vm := range vms {
 		if (vm.Config == nil || !vm.Config.Template) && !strings.HasPrefix(vm.Name, "DC0_") {
-			n++
+			names = append(names, vm.Name)
 		}
 	}
-	return n, nil
+	return names, nil
 }
