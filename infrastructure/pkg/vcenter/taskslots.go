@@ -6,9 +6,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/types"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
@@ -23,6 +25,20 @@ const DefaultMaxTasks = 20
 // slots of tasks whose end no reconcile saw (their object was deleted meanwhile).
 const sweepEvery = 30 * time.Second
 
+// Task slot metrics, by vCenter server (host:port).
+var (
+	tasksRunning = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "capwin_vcenter_tasks_running",
+		Help: "Tasks the manager runs on a vCenter server by its own count: the --vcenter-max-tasks slots taken.",
+	}, []string{"server"})
+	taskSlotWaits = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "capwin_vcenter_task_slot_waits_total",
+		Help: "Tasks not started because every --vcenter-max-tasks slot of the server was taken (the machine waits: WaitingForTaskSlot).",
+	}, []string{"server"})
+)
+
+func init() { metrics.Registry.MustRegister(tasksRunning, taskSlotWaits) }
+
 // taskSlots bounds the tasks this manager runs at once on each vCenter server (host:port),
 // across every cluster and identity using it. A slot is taken before a task is started and
 // freed when a poll sees the task end (Task), or when the start failed.
@@ -32,9 +48,17 @@ type taskSlots struct {
 }
 
 type serverTasks struct {
+	host      string
 	starting  int                  // slots taken by starts not answered yet
 	running   map[string]time.Time // task reference -> started
 	lastSweep time.Time
+}
+
+// taken is the number of slots taken; it updates the gauge, so callers call it after a change.
+func (s *serverTasks) taken() int {
+	n := s.starting + len(s.running)
+	tasksRunning.WithLabelValues(s.host).Set(float64(n))
+	return n
 }
 
 func (t *taskSlots) server(host string) *serverTasks {
@@ -43,7 +67,7 @@ func (t *taskSlots) server(host string) *serverTasks {
 	}
 	s := t.servers[host]
 	if s == nil {
-		s = &serverTasks{running: map[string]time.Time{}}
+		s = &serverTasks{host: host, running: map[string]time.Time{}}
 		t.servers[host] = s
 	}
 	return s
@@ -55,9 +79,10 @@ func (t *taskSlots) take(host string, limit int, now time.Time) (ok, sweep bool,
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.server(host)
-	inFlight = s.starting + len(s.running)
+	inFlight = s.taken()
 	if inFlight < limit {
 		s.starting++
+		s.taken()
 		return true, false, inFlight
 	}
 	if now.Sub(s.lastSweep) >= sweepEvery && len(s.running) > 0 {
@@ -76,6 +101,7 @@ func (t *taskSlots) started(host, ref string, now time.Time) {
 	if ref != "" {
 		s.running[ref] = now
 	}
+	s.taken()
 }
 
 // ended frees the slot of a task (no-op for a task of no slot: started before a restart).
@@ -86,6 +112,7 @@ func (t *taskSlots) ended(host string, refs ...string) {
 	for _, ref := range refs {
 		delete(s.running, ref)
 	}
+	s.taken()
 }
 
 // runningRefs are the tasks holding the server's slots.
@@ -99,12 +126,11 @@ func (t *taskSlots) runningRefs(host string) []types.ManagedObjectReference {
 	return out
 }
 
-// InFlight is the number of tasks this manager runs on a server (host:port) by its count.
-func (s *Sessions) InFlight(host string) int {
+// inFlight is the number of tasks this manager runs on a server (host:port) by its count.
+func (s *Sessions) inFlight(host string) int {
 	s.slots.mu.Lock()
 	defer s.slots.mu.Unlock()
-	st := s.slots.server(host)
-	return st.starting + len(st.running)
+	return s.slots.server(host).taken()
 }
 
 // startTask starts a task when the server has a free slot (or there is no limit), else returns a
@@ -146,6 +172,7 @@ func (b *backend) takeSlot(ctx context.Context, host string, limit int) error {
 		ok, _, n = slots.take(host, limit, time.Now())
 	}
 	if !ok {
+		taskSlotWaits.WithLabelValues(host).Inc()
 		return &machine.Throttled{Message: fmt.Sprintf(
 			"%d tasks of this manager run on vCenter %s (--vcenter-max-tasks=%d): the next starts when one ends", n, host, limit)}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -52,7 +53,10 @@ func TestTaskSlotSweep(t *testing.T) {
 	if err := b.takeSlot(ctx, host, 1); !errors.As(err, &throttled) {
 		t.Fatalf("a full server with no sweep due gave %v, want Throttled", err)
 	}
-	if n := sessions.InFlight(host); n != 1 {
+	if n := sessions.inFlight(host); n != 1 {
 		t.Fatalf("%d tasks in flight, want 1", n)
+	}
+	if running, waits := testutil.ToFloat64(tasksRunning.WithLabelValues(host)), testutil.ToFloat64(taskSlotWaits.WithLabelValues(host)); running != 1 || waits != 1 {
+		t.Errorf("capwin_vcenter_tasks_running %v, capwin_vcenter_task_slot_waits_total %v; want 1 and 1", running, waits)
 	}
 }
