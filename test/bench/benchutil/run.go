@@ -1,6 +1,7 @@
 package benchutil
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"time"
@@ -23,6 +24,8 @@ type Phase struct {
 	Busy       time.Duration
 	// CPU is the process's CPU time (user + system) during the phase.
 	CPU time.Duration
+	// Counters are the bench's own counters (TLS connections, WinRM round trips) during the phase.
+	Counters map[string]int64
 	// PeakRSS is the kernel's peak resident set during the phase (bytes), PeakHeap the largest
 	// Go heap sampled, Heap the live heap after the phase (after a GC).
 	PeakRSS, PeakHeap, Heap int64
@@ -52,6 +55,8 @@ type Meter struct {
 	// Reconciles returns the machine controller's reconciles so far and their time summed over
 	// workers (nil: not known).
 	Reconciles func() (int, time.Duration)
+	// Counters returns the bench's own counters so far (nil: none).
+	Counters func() map[string]int64
 }
 
 // Mark is the start of a phase.
@@ -64,6 +69,7 @@ type Mark struct {
 	reqTime  time.Duration
 	recs     int
 	busy     time.Duration
+	counters map[string]int64
 	cpu      time.Duration
 	heap     *HeapPeak
 }
@@ -76,6 +82,9 @@ func (m *Meter) Begin() *Mark {
 	k.reqs, k.reqTime = m.Requests.Snapshot()
 	if m.Reconciles != nil {
 		k.recs, k.busy = m.Reconciles()
+	}
+	if m.Counters != nil {
+		k.counters = m.Counters()
 	}
 	k.start = time.Now()
 	return k
@@ -92,10 +101,39 @@ func (k *Mark) End(name string) Phase {
 		recs, busy := k.m.Reconciles()
 		p.Reconciles, p.Busy = recs-k.recs, busy-k.busy
 	}
+	if k.m.Counters != nil {
+		p.Counters = map[string]int64{}
+		for c, v := range k.m.Counters() {
+			p.Counters[c] = v - k.counters[c]
+		}
+	}
 	_, p.PeakRSS = RSS()
 	p.PeakHeap = k.heap.Stop()
 	p.Heap = LiveHeap()
 	return p
+}
+
+// Steps are one phase: its name and what it does.
+type Steps struct {
+	Name string
+	Do   []func(context.Context) error
+}
+
+// Measure records the idle figures into r, runs each phase under the meter, then records the
+// figures once the process settled.
+func (m *Meter) Measure(ctx context.Context, r *Run, phases ...Steps) error {
+	r.IdleGoroutines, r.IdleHeap = SettledGoroutines(5*time.Second), LiveHeap()
+	for _, ph := range phases {
+		mark := m.Begin()
+		for _, do := range ph.Do {
+			if err := do(ctx); err != nil {
+				return err
+			}
+		}
+		r.Phases = append(r.Phases, mark.End(ph.Name))
+	}
+	r.AfterGoroutines, r.AfterHeap = SettledGoroutines(10*time.Second), LiveHeap()
+	return nil
 }
 
 // Delta is after minus before, keeping only keys that grew.

@@ -78,31 +78,19 @@ func run(c config) error {
 		Unit: "vSphere calls", RequestUnit: e.requestUnit}
 	m := &benchutil.Meter{Requests: reqs, Reconciles: e.reconciles,
 		Calls: func() (map[string]int, time.Duration) { return calls.Snapshot(), time.Duration(timer.nanos.Load()) }}
-	r.IdleGoroutines, r.IdleHeap = benchutil.SettledGoroutines(5*time.Second), benchutil.LiveHeap()
-	var dials []int64
-	for _, ph := range []struct {
-		name string
-		do   []func(context.Context) error
-	}{
-		{"create → provisioned", []func(context.Context) error{w.createMachines, w.waitProvisioned}},
-		{"delete → gone", []func(context.Context) error{w.deleteMachines, w.waitGone}},
-	} {
-		d0, mark := sessions.Dials.Load(), m.Begin()
-		for _, do := range ph.do {
-			if err := do(ctx); err != nil {
-				return err
-			}
-		}
-		r.Phases = append(r.Phases, mark.End(ph.name))
-		dials = append(dials, sessions.Dials.Load()-d0)
+	m.Counters = func() map[string]int64 { return map[string]int64{"dials": sessions.Dials.Load()} }
+	if err := m.Measure(ctx, r,
+		benchutil.Steps{Name: "create → provisioned", Do: []func(context.Context) error{w.createMachines, w.waitProvisioned}},
+		benchutil.Steps{Name: "delete → gone", Do: []func(context.Context) error{w.deleteMachines, w.waitGone}},
+	); err != nil {
+		return err
 	}
-	r.AfterGoroutines, r.AfterHeap = benchutil.SettledGoroutines(10*time.Second), benchutil.LiveHeap()
 
 	fmt.Printf("VCenterMachines on vcsim (VPX, separate process with the guests) through the VCenterMachine reconciler and %s\n", e.mode)
 	fmt.Printf("machines=%d  vcentermachine-concurrency=%d  guest-poll-interval=%s  task-poll-interval=%s  GOMAXPROCS=%d\n",
 		c.machines, c.concurrency, c.guestPoll, c.taskPoll, runtime.GOMAXPROCS(0))
 	r.Print(os.Stdout)
-	fmt.Printf("TLS connections opened to vCenter: %d to create, %d to delete\n\n", dials[0], dials[1])
+	fmt.Printf("TLS connections opened to vCenter: %d to create, %d to delete\n\n", r.Phases[0].Counters["dials"], r.Phases[1].Counters["dials"])
 	if c.result != "" {
 		return r.Save(c.result)
 	}
