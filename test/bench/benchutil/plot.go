@@ -51,6 +51,8 @@ func WritePlots(dir string, runs []Run) error {
 		if err := plotutil.AddLinePoints(p, lines...); err != nil {
 			return err
 		}
+		p.Y.Max *= 1.3 // room for the legend above the lines
+		p.Legend.Top = true
 		file := filepath.Join(dir, r0.Bench+"-"+strings.ReplaceAll(r0.Mode, " ", "-")+"-"+c.file+".png")
 		if err := p.Save(5*vg.Inch, 3*vg.Inch, file); err != nil {
 			return err
