@@ -119,6 +119,7 @@ bench-scale: envtest npm
 	@mkdir -p out && : > out/bench-scale.md
 	$(GO) run ./test/bench/vcenter -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
 	$(GO) run ./test/bench/vcenter -client fake -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/bench/vcenter -client fake -reconcile-interval 1s -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
 	$(GO) run ./test/bench/hyperv -hosts 20 -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
 
 ## demo: the whole flow on the local harness: create -> scale -> blue/green 2022->2025 -> delete (DEMO=hyperv for Hyper-V); ends with one JSON line.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -13,7 +14,9 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// WritePlots writes <bench>-<what>.png into dir: wall time, hypervisor calls, API requests and
+var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+
+// WritePlots writes <bench>-<mode>-<what>.png into dir: wall time, hypervisor calls, API requests and
 // CPU milliseconds per VM, each against the machine count, one line per phase.
 func WritePlots(dir string, runs []Run) error {
 	if len(runs) == 0 {
@@ -53,7 +56,7 @@ func WritePlots(dir string, runs []Run) error {
 		}
 		p.Y.Max *= 1.3 // room for the legend above the lines
 		p.Legend.Top = true
-		file := filepath.Join(dir, r0.Bench+"-"+strings.ReplaceAll(r0.Mode, " ", "-")+"-"+c.file+".png")
+		file := filepath.Join(dir, r0.Bench+"-"+strings.Trim(nonWord.ReplaceAllString(r0.Mode, "-"), "-")+"-"+c.file+".png")
 		if err := p.Save(5*vg.Inch, 3*vg.Inch, file); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,8 @@ import (
 type fakeController struct {
 	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 	r     reconcile.Reconciler
+	// interval, when set, plays CAPI's builder: at most one reconcile per object per interval.
+	interval time.Duration
 
 	reconciles atomic.Int64
 	busy       atomic.Int64 // ns in Reconcile, summed over workers
@@ -43,16 +46,19 @@ type fakeController struct {
 	mu          sync.Mutex
 	live        map[client.ObjectKey]bool // VCenterMachines that exist
 	provisioned map[client.ObjectKey]bool
+	last        map[reconcile.Request]time.Time // start of each object's last reconcile
 }
 
 // startFake builds the reconciler as setup.Reconcilers does and starts o.VCenterMachineConcurrency
-// workers; the returned env's client is what the workload writes with.
-func startFake(ctx context.Context, o setup.Options, sessions *vcenter.Sessions, reqs *benchutil.Requests) (*env, error) {
+// workers; the returned env's client is what the workload writes with. interval > 0 adds CAPI's
+// builder's per-object limit.
+func startFake(ctx context.Context, o setup.Options, sessions *vcenter.Sessions, reqs *benchutil.Requests, interval time.Duration) (*env, error) {
 	scheme := setup.Scheme()
 	f := &fakeController{
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),
 			workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "vcentermachine"}),
-		live: map[client.ObjectKey]bool{}, provisioned: map[client.ObjectKey]bool{},
+		interval: interval, live: map[client.ObjectKey]bool{}, provisioned: map[client.ObjectKey]bool{},
+		last: map[reconcile.Request]time.Time{},
 	}
 	base := fake.NewClientBuilder().WithScheme(scheme).
 		WithStatusSubresource(&infrav1.VCenterMachine{}, &infrav1.VCenterCluster{}, &clusterv1.Machine{}, &clusterv1.Cluster{}).Build()
@@ -88,7 +94,11 @@ func startFake(ctx context.Context, o setup.Options, sessions *vcenter.Sessions,
 		}()
 	}
 	go func() { <-ctx.Done(); f.queue.ShutDown() }()
-	return &env{mode: "fake client", requestUnit: "fake client calls", k8s: watched, progress: f.progress, stop: f.queue.ShutDown,
+	mode := "fake client"
+	if interval > 0 {
+		mode += fmt.Sprintf(" + %s per object", interval)
+	}
+	return &env{mode: mode, requestUnit: "fake client calls", k8s: watched, progress: f.progress, stop: f.queue.ShutDown,
 		reconciles: func() (int, time.Duration) { return int(f.reconciles.Load()), time.Duration(f.busy.Load()) }}, nil
 }
 
@@ -101,6 +111,12 @@ func (f *fakeController) next(ctx context.Context) bool {
 	}
 	defer f.queue.Done(req)
 	start := time.Now()
+	if wait := f.held(req, start); wait > 0 {
+		f.reconciles.Add(1) // CAPI's builder returns at once; controller-runtime counts it
+		f.queue.Forget(req)
+		f.queue.AddAfter(req, wait)
+		return true
+	}
 	rctx, cancel := context.WithTimeout(ctx, time.Minute)
 	res, err := f.r.Reconcile(ctrl.LoggerInto(rctx, ctrl.LoggerFrom(ctx).WithValues("VCenterMachine", req.String())), req)
 	cancel()
@@ -114,13 +130,27 @@ func (f *fakeController) next(ctx context.Context) bool {
 		f.queue.AddRateLimited(req)
 	case res.RequeueAfter > 0:
 		f.queue.Forget(req)
-		f.queue.AddAfter(req, res.RequeueAfter)
+		f.queue.AddAfter(req, max(res.RequeueAfter, time.Until(start.Add(f.interval))))
 	case res.Requeue: //nolint:staticcheck // controller-runtime still honours it
 		f.queue.AddRateLimited(req)
 	default:
 		f.queue.Forget(req)
 	}
 	return true
+}
+
+// held is how long CAPI's builder would hold back a reconcile of req starting now (0: run it).
+func (f *fakeController) held(req reconcile.Request, now time.Time) time.Duration {
+	if f.interval <= 0 {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if wait := f.last[req].Add(f.interval).Sub(now); wait > 0 {
+		return wait
+	}
+	f.last[req] = now
+	return 0
 }
 
 // changed plays the controller's watches on a finished call: a write that changed a

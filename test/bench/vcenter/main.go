@@ -25,6 +25,7 @@ type config struct {
 	client                string
 	machines, concurrency int
 	guestPoll, taskPoll   time.Duration
+	reconcileInterval     time.Duration
 	timeout               time.Duration
 	sweep, plotDir        string
 	result                string
@@ -39,6 +40,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 10, "--vcentermachine-concurrency of the controller")
 	flag.DurationVar(&c.guestPoll, "guest-poll-interval", 10*time.Second, "--guest-poll-interval of the controller")
 	flag.DurationVar(&c.taskPoll, "task-poll-interval", time.Second, "--task-poll-interval of the controller")
+	flag.DurationVar(&c.reconcileInterval, "reconcile-interval", 0, "with -client fake: at most one reconcile per object per interval, as CAPI's controller builder does with kube-apiserver (1s); 0 is controller-runtime's plain controller")
 	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "give up after this long (per machine count)")
 	flag.StringVar(&c.sweep, "sweep", "", "machine counts to run one after another, each in a fresh process, e.g. 100,250,500,1000")
 	flag.StringVar(&c.plotDir, "plot-dir", "", "with -sweep: write PNG plots of the sweep into this directory")

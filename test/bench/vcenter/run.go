@@ -62,7 +62,9 @@ func run(c config) error {
 	}
 	start := startAPIServer
 	if c.client == "fake" {
-		start = startFake
+		start = func(ctx context.Context, o setup.Options, s *vcenter.Sessions, reqs *benchutil.Requests) (*env, error) {
+			return startFake(ctx, o, s, reqs, c.reconcileInterval)
+		}
 	}
 	e, err := start(ctx, o, sessions, reqs)
 	if err != nil {
@@ -87,8 +89,8 @@ func run(c config) error {
 	}
 
 	fmt.Printf("VCenterMachines on vcsim (VPX, separate process with the guests) through the VCenterMachine reconciler and %s\n", e.mode)
-	fmt.Printf("machines=%d  vcentermachine-concurrency=%d  guest-poll-interval=%s  task-poll-interval=%s  GOMAXPROCS=%d\n",
-		c.machines, c.concurrency, c.guestPoll, c.taskPoll, runtime.GOMAXPROCS(0))
+	fmt.Printf("machines=%d  vcentermachine-concurrency=%d  guest-poll-interval=%s  task-poll-interval=%s  reconcile-interval=%s  GOMAXPROCS=%d\n",
+		c.machines, c.concurrency, c.guestPoll, c.taskPoll, c.reconcileInterval, runtime.GOMAXPROCS(0))
 	r.Print(os.Stdout)
 	fmt.Printf("TLS connections opened to vCenter: %d to create, %d to delete\n\n", r.Phases[0].Counters["dials"], r.Phases[1].Counters["dials"])
 	if c.result != "" {
