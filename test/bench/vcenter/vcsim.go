@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -109,6 +110,9 @@ func guest(ctx context.Context, u *url.URL) {
 		if err != nil && ctx.Err() == nil {
 			fmt.Fprintln(os.Stderr, "guest simulator:", err)
 		}
+		// Guests are independent: up to 16 report at once.
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 16)
 		for _, vm := range vms {
 			if !strings.HasPrefix(vm.Name, "win-md-0-") || vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn || booted[vm.Self.Value] {
 				continue
@@ -116,15 +120,20 @@ func guest(ctx context.Context, u *url.URL) {
 			booted[vm.Self.Value] = true
 			ip := fmt.Sprintf("10.1.%d.%d", next/250, next%250+1)
 			next++
-			task, err := object.NewVirtualMachine(c, vm.Self).Reconfigure(ctx, types.VirtualMachineConfigSpec{
-				ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: "SET.guest.ipAddress", Value: ip}}})
-			if err == nil {
-				err = task.Wait(ctx)
-			}
-			if err != nil && ctx.Err() == nil {
-				fmt.Fprintln(os.Stderr, "guest simulator:", vm.Name, err)
-			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				task, err := object.NewVirtualMachine(c, vm.Self).Reconfigure(ctx, types.VirtualMachineConfigSpec{
+					ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: "SET.guest.ipAddress", Value: ip}}})
+				if err == nil {
+					err = task.Wait(ctx)
+				}
+				if err != nil && ctx.Err() == nil {
+					fmt.Fprintln(os.Stderr, "guest simulator:", vm.Name, err)
+				}
+			})
 		}
+		wg.Wait()
 		time.Sleep(250 * time.Millisecond)
 	}
 }
