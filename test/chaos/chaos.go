@@ -37,6 +37,11 @@ type Config struct {
 	// Restarts of the managers (all of them, as a Pod restart or leader handover would) during
 	// the window.
 	Restarts int
+	// SimRestarts of the hypervisor's endpoint during the rollout: vCenter's service, or a
+	// Hyper-V host's WinRM service (one host after the other); Outage is how long the endpoint is
+	// away each time (default 3s).
+	SimRestarts int
+	Outage      time.Duration
 	// Converge bounds the wait for convergence after the faults and for the deletion.
 	Converge time.Duration
 	Log      logr.Logger
