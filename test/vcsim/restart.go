@@ -32,8 +32,8 @@ func NewEndpoint(model *simulator.Model, srv *simulator.Server) *Endpoint {
 	return &Endpoint{model: model, first: srv}
 }
 
-// Restart stops listening, cuts every connection, forgets the sessions and tasks, waits for
-// down (or ctx) and listens again on the same address.
+// Restart stops listening, cuts every connection, waits for down (or ctx), forgets the sessions
+// and tasks and listens again on the same address.
 func (e *Endpoint) Restart(ctx context.Context, down time.Duration) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -41,11 +41,11 @@ func (e *Endpoint) Restart(ctx context.Context, down time.Duration) error {
 		return net.ErrClosed
 	}
 	e.stop()
-	e.forget(ctx)
 	select {
 	case <-ctx.Done():
 	case <-time.After(down):
 	}
+	e.forget(context.WithoutCancel(ctx)) // what ran while it was away is forgotten too
 	l, err := net.Listen("tcp", e.first.Listener.Addr().String())
 	if err != nil {
 		return err
@@ -86,7 +86,8 @@ func (e *Endpoint) stop() {
 
 // forget ends every session and drops the tasks that ended: their references are unknown
 // afterwards and no entity lists them as recent. A task still running goes on (vcsim's own
-// tasks look their sub-tasks up by reference), as does one queued less than a second ago.
+// tasks look their sub-tasks up by reference), as does one queued less than a second ago: a
+// clone cut off by the restart may still finish, as its host's part of the work does.
 func (e *Endpoint) forget(ctx context.Context) {
 	m := e.model.Map()
 	sctx := &simulator.Context{Context: ctx, Map: m,
