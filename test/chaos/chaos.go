@@ -1,9 +1,9 @@
 // Package chaos runs capwin in the local harness (real apiservers, CAPI's controllers, vcsim or
-// simulated Hyper-V hosts, simulated Windows guests) while faults are injected, rolls the
-// machines out from Windows Server 2022 to 2025 halfway through, deletes everything, and checks
-// the invariants a user relies on: every machine converges or says why not, no VM is created
-// twice, nothing is left behind, no VM capwin did not create is touched, and a refused
-// credential is not tried again and again. `make chaos` runs it (cmd/), TestChaosShort briefly.
+// simulated Hyper-V hosts, simulated Windows guests) while faults are injected (the managers and
+// the hypervisor's endpoint restart too), rolls the machines out from Windows Server 2022 to 2025
+// halfway through, deletes everything, and checks the invariants a user relies on: every
+// machine converges or says why not, no VM is created twice, nothing is left behind, no VM capwin
+// did not create is touched, and a refused credential is not tried again and again. `make chaos` runs it (cmd/), TestChaosShort briefly.
 package chaos
 
 import (
