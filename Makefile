@@ -101,7 +101,7 @@ FUZZTIME ?= 60s
 fuzz: npm
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh $(FUZZ)
 
-## chaos: the chaos soak on both providers (faults, rollout, manager restarts, invariants); CHAOS_ARGS="-duration 5m -machines 200 -seed 2".
+## chaos: the chaos soak on both providers (faults, rollout, manager and hypervisor endpoint restarts, invariants); CHAOS_ARGS="-duration 5m -machines 200 -seed 2".
 CHAOS_ARGS ?=
 .PHONY: chaos
 chaos: envtest npm
