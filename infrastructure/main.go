@@ -38,7 +38,7 @@ func main() {
 			"Namespace of the Secrets of VCenterClusterIdentities and HyperVClusterIdentities: the manager's own (default: $POD_NAMESPACE).")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
-		o.WatchFilterValue = common.WatchFilterValue
+		o.WatchFilterValue, o.Namespace = common.WatchFilterValue, common.Namespace
 		if err := setup.Webhooks(mgr); err != nil {
 			return fmt.Errorf("webhooks: %w", err)
 		}

@@ -32,7 +32,7 @@ func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clu
 }
 
 // hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers and returns the latter.
-func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, o Options) (*machine.Reconciler, error) {
+func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, secrets client.Reader, o Options) (*machine.Reconciler, error) {
 	conns := o.Conns
 	if conns == nil {
 		conns = &hyperv.Conns{}
@@ -40,7 +40,7 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 	if conns.Gate == nil {
 		conns.Gate = o.Gate
 	}
-	provider := &hyperv.Provider{Client: mgr.GetClient(), Conns: conns, IdentityNamespace: o.IdentityNamespace}
+	provider := &hyperv.Provider{Client: mgr.GetClient(), Secrets: secrets, Conns: conns, IdentityNamespace: o.IdentityNamespace}
 	if err := (&hypervcluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {
