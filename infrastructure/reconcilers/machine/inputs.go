@@ -26,9 +26,10 @@ func (r *Reconciler) computerName(ctx context.Context, s *Scope) (string, error)
 	if s.Linux() {
 		return s.Machine.Name, nil
 	}
+	// Read only: the cache's own objects, not a copy of every machine of the cluster.
 	list := r.Kind.NewList()
 	if err := r.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace),
-		client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}); err != nil {
+		client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		return "", err
 	}
 	items, err := meta.ExtractList(list)

@@ -93,7 +93,7 @@ func (c *StateCounts) Collect(ch chan<- prometheus.Metric) {
 // count lists one kind's machines and counts them by provisioning and bootstrap state.
 func (c *StateCounts) count(ctx context.Context, k Kind) (map[string]int, map[string]int, error) {
 	list := k.NewList()
-	if err := c.Reader.List(ctx, list); err != nil {
+	if err := c.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil { // read only
 		return nil, nil, err
 	}
 	items, err := meta.ExtractList(list)
