@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -112,6 +113,40 @@ func (c *Counter) Take() map[Access]int {
 	if out == nil {
 		out = map[Access]int{}
 	}
+	return out
+}
+
+// Rates divides counts by n (e.g. the reconciles that made them).
+func Rates(counts map[Access]int, n int) map[Access]float64 {
+	out := map[Access]float64{}
+	for a, c := range counts {
+		out[a] = float64(c) / float64(n)
+	}
+	return out
+}
+
+// Format lists rates by access, sorted ("none" when empty).
+func Format(rates map[Access]float64) string {
+	var out []string
+	for a, v := range rates {
+		out = append(out, fmt.Sprintf("%s %.2f", a, v))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+// Grown names the accesses whose rate in large exceeds that in small by more than slack.
+func Grown(small, large map[Access]float64, slack float64) []string {
+	var out []string
+	for a, v := range large {
+		if v > small[a]+slack {
+			out = append(out, fmt.Sprintf("%s: %.2f, was %.2f", a, v, small[a]))
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

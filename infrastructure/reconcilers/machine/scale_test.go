@@ -3,17 +3,12 @@ package machine_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
@@ -35,29 +30,27 @@ const scaleFilter = "scale"
 func TestSteadyStateRequests(t *testing.T) {
 	g := NewWithT(t)
 	counter := &apicount.Counter{}
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(counter.Wrap)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme: setup.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: manager.CacheOptions("", time.Minute), Client: manager.ClientOptions(),
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	o := options(scaleFilter, &vcenter.Sessions{})
+	var r *machine.Reconciler
+	var clusters *vcentercluster.Reconciler
+	_, cancel, err := env.StartCountedManager(setup.Scheme(), counter.Wrap, func(ctx context.Context, mgr ctrl.Manager) error {
+		cc, _, err := manager.ClusterCache(ctx, mgr, setup.ControllerName, scaleFilter, o.ClusterCache)
+		if err != nil {
+			return err
+		}
+		secrets, err := setup.LoginSecrets(mgr, o)
+		if err != nil {
+			return err
+		}
+		provider := setup.VCenterProvider(mgr, secrets, o)
+		r = setup.NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
+		r.Recorder = mgr.GetEventRecorder("vcentermachine-controller")
+		clusters = &vcentercluster.Reconciler{Client: mgr.GetClient(), Provider: provider, WatchFilterValue: scaleFilter}
+		return nil
 	})
 	g.Expect(err).NotTo(HaveOccurred())
-	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	o := options(scaleFilter, &vcenter.Sessions{})
-	o.PollInterval = time.Hour
-	cc, _, err := manager.ClusterCache(mctx, mgr, setup.ControllerName, scaleFilter, o.ClusterCache)
-	g.Expect(err).NotTo(HaveOccurred())
-	secrets, err := setup.LoginSecrets(mgr, o)
-	g.Expect(err).NotTo(HaveOccurred())
-	provider := setup.VCenterProvider(mgr, secrets, o)
-	r := setup.NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
-	r.Recorder = mgr.GetEventRecorder("vcentermachine-controller")
 	r.Default()
-	clusters := &vcentercluster.Reconciler{Client: mgr.GetClient(), Provider: provider, WatchFilterValue: scaleFilter}
-	go func() { _ = mgr.Start(mctx) }()
-	g.Expect(mgr.GetCache().WaitForCacheSync(mctx)).To(BeTrue())
 
 	per := map[int]map[apicount.Access]float64{}
 	for _, n := range []int{5, 50} {
@@ -68,20 +61,11 @@ func TestSteadyStateRequests(t *testing.T) {
 		for range rounds {
 			reconcileAll(g, r, keys)
 		}
-		per[n] = map[apicount.Access]float64{}
-		for a, c := range counter.Take() {
-			per[n][a] = float64(c) / float64(n*rounds)
-		}
-		t.Logf("%d machines: management-cluster requests per reconcile: %s", n, describe(per[n]))
+		per[n] = apicount.Rates(counter.Take(), n*rounds)
+		t.Logf("%d machines: management-cluster requests per reconcile: %s", n, apicount.Format(per[n]))
+		g.Expect(per[n]).NotTo(HaveKey(apicount.Access{Verb: "get", Resource: "secrets"}), "a reconcile reads a Secret from the API server")
 	}
-	for a, v := range per[50] {
-		g.Expect(v).To(BeNumerically("<=", per[5][a]+0.05), "%s per reconcile grows with the machines: %.2f at 5, %.2f at 50", a, per[5][a], v)
-	}
-	for _, n := range []int{5, 50} {
-		for a, v := range per[n] {
-			g.Expect(a.Resource == "secrets" && a.Verb == "get").To(BeFalse(), "%d machines: %.2f Secret reads per reconcile", n, v)
-		}
-	}
+	g.Expect(apicount.Grown(per[5], per[50], 0.05)).To(BeEmpty(), "requests per reconcile grow with the machines")
 }
 
 // provisioned creates a cluster with n machines and reconciles them by hand until each is
@@ -132,17 +116,4 @@ func reconcileAll(g Gomega, r *machine.Reconciler, keys []client.ObjectKey) {
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: k})
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-}
-
-// describe lists requests per reconcile by verb and resource.
-func describe(per map[apicount.Access]float64) string {
-	var out []string
-	for a, v := range per {
-		out = append(out, fmt.Sprintf("%s %.2f", a, v))
-	}
-	slices.Sort(out)
-	if len(out) == 0 {
-		return "none"
-	}
-	return fmt.Sprint(out)
 }
