@@ -40,7 +40,7 @@ func main() {
 		fs.IntVar(&o.Sessions.MaxTasks, "vcenter-max-tasks", vcenter.DefaultMaxTasks,
 			"Most tasks (clone, reconfigure, power, destroy) this manager runs at once on one vCenter server, across all clusters; a machine whose task finds none free waits (WaitingForTaskSlot). 0: no limit.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
-		o.WatchFilterValue = common.WatchFilterValue
+		o.WatchFilterValue, o.Namespace = common.WatchFilterValue, common.Namespace
 		if err := setup.Webhooks(mgr); err != nil {
 			return fmt.Errorf("webhooks: %w", err)
 		}

@@ -347,14 +347,15 @@ func ReleaseClaims(ctx context.Context, c client.Client, owner client.Object) er
 			}
 		}
 	}
+	// The cache's own objects: only the owner's claims are copied (release changes them).
 	list := &ipamv1.IPAddressClaimList{}
-	if err := c.List(ctx, list, client.InNamespace(owner.GetNamespace())); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(owner.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list IPAddressClaims in %s: %w", owner.GetNamespace(), err)
 	}
 	for i := range list.Items {
 		claim := &list.Items[i]
 		if _, seen := claims[claim.Name]; !seen && belongsTo(claim, owner, gvk.GroupKind()) {
-			claims[claim.Name] = claim
+			claims[claim.Name] = claim.DeepCopy()
 		}
 	}
 

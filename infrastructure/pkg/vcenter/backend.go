@@ -25,6 +25,8 @@ type Provider struct {
 	Sessions *Sessions
 	// IdentityNamespace is the manager's namespace, where VCenterClusterIdentities' Secrets live.
 	IdentityNamespace string
+	// Secrets reads the login Secrets (credentials.NewCache); nil reads them through Client.
+	Secrets client.Reader
 }
 
 // Credentials reads a VCenterCluster's login (keys username, password) from its identity Secret
@@ -33,7 +35,7 @@ type Provider struct {
 func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (Credentials, error) {
 	cred := Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
 	ref := vc.Spec.IdentityRef
-	secret, err := credentials.Reader{Client: p.Client, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
 	if err != nil {
 		reason := infrav1.CredentialsNotFoundReason
 		if e := (*machine.Error)(nil); errors.As(err, &e) {

@@ -84,6 +84,8 @@ type Reconciler struct {
 
 	// clocks time each machine's bootstrap steps for the metrics.
 	clocks clocks
+	// indexed is true once the manager's cache indexes the machines by computer name.
+	indexed bool
 }
 
 // SetupWithManager registers the controller and its watches.
@@ -100,6 +102,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.NewObject(), computerNameField, indexComputerName); err != nil {
+		return fmt.Errorf("%s: index computer names: %w", r.Kind.Name, err)
+	}
+	r.indexed = true
 	clusterToMachines, err := util.ClusterToTypedObjectsMapper(mgr.GetClient(), r.Kind.NewList(), mgr.GetScheme())
 	if err != nil {
 		return err

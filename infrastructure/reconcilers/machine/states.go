@@ -98,7 +98,7 @@ func (c *StateCounts) Collect(ch chan<- prometheus.Metric) {
 // count lists one kind's machines and counts them by provisioning and bootstrap state.
 func (c *StateCounts) count(ctx context.Context, k Kind) (map[string]int, map[string]int, error) {
 	list := k.NewList()
-	var opts []client.ListOption
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy} // read only
 	if c.WatchFilterValue != "" {
 		opts = append(opts, client.MatchingLabels{clusterv1.WatchLabel: c.WatchFilterValue})
 	}
