@@ -25,6 +25,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
@@ -74,6 +75,11 @@ type Sessions struct {
 	Dials atomic.Int64
 	// Gate keeps a refused identity and an unreachable vCenter from being tried on every reconcile.
 	Gate *logingate.Gate
+	// Wake, when set, is told which VCenterMachine (namespace/name) a VM or task changed for:
+	// every session then runs a property-collector loop over them (watch.go).
+	Wake func(k8stypes.NamespacedName)
+	// WatchWait is the longest wait of one WaitForUpdatesEx (default 5m).
+	WatchWait time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -81,6 +87,9 @@ type Sessions struct {
 	// holders are the VCenterClusters (namespace/name) using each session: a session no cluster
 	// uses is logged out, its keep-alive stopped and its connections closed.
 	holders holders.Holders
+	// watches are the registries of the watch loops by session key (they outlive a session that
+	// vCenter ended).
+	watches map[string]*registry
 }
 
 // Session is a logged-in vCenter client plus what was looked up through it.
@@ -92,6 +101,8 @@ type Session struct {
 	stop   func()
 	// user logs in to the vAPI (REST) endpoint, which content libraries need.
 	user *url.Userinfo
+	// watch is what this session's watch loop follows (nil without one).
+	watch *registry
 }
 
 // Get returns the cached session for the credentials, logging in when there is none; holder (the
@@ -147,6 +158,7 @@ func (s *Sessions) Get(ctx context.Context, holder string, cred Credentials) (*S
 		}
 		return sess, nil
 	}
+	s.watch(sess)
 	s.sessions[k] = sess
 	return sess, nil
 }
@@ -171,6 +183,7 @@ func (s *Sessions) close(k string) {
 	sess := s.sessions[k]
 	delete(s.sessions, k)
 	delete(s.logins, k)
+	delete(s.watches, k)
 	s.mu.Unlock()
 	if sess != nil {
 		sess.logout(context.Background())
