@@ -133,6 +133,7 @@ func (l *loop) feed(ctx context.Context, gen int, lv types.ManagedObjectReferenc
 		}
 		add, remove, ok := l.reg.pending(gen)
 		if !ok {
+			l.reg.poke() // the signal was the loop's that replaced this one
 			return context.Canceled
 		}
 		if len(add) == 0 {
