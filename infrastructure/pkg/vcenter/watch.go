@@ -11,14 +11,23 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 )
 
-// vmWatchPaths are the VM properties whose change can move a machine on: power (power-on,
-// shutdown), the guest's addresses, its tools (a soft shutdown waits for them) and its bootstrap
-// report. The lifecycle reads them all in its one VM read (vmProperties).
-var vmWatchPaths = []string{"runtime.powerState", "guest.net", "guest.toolsRunningStatus", extraConfigPath(keyStatus)}
+// vmWatchPaths are the VM properties whose change can move a machine on: power (the end of a
+// power-on or power-off task, a guest shutdown), the guest's addresses, its tools (a soft
+// shutdown waits for them), its bootstrap report, and the keys capwin's own reconfigure tasks
+// write (metadata delivered, user data cleared, bootstrap started in the guest). The lifecycle
+// reads them all in its one VM read (vmProperties), and a destroyed VM leaves the view: so the
+// tasks on a followed VM need not be followed themselves.
+var vmWatchPaths = append([]string{"runtime.powerState", "guest.net", "guest.toolsRunningStatus"}, vmWatchKeys[:]...)
+
+// vmWatchKeys are the extraConfig values among vmWatchPaths.
+var vmWatchKeys = [...]string{
+	extraConfigPath(keyStatus), extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyGuestRun),
+}
 
 // vmState is what the watch compares of a VM: a change wakes its machine.
 type vmState struct {
-	power, tools, report, nets string
+	power, tools, nets string
+	keys               [len(vmWatchKeys)]string
 }
 
 // set takes one property value (from a read or from an update).
@@ -28,8 +37,6 @@ func (s *vmState) set(name string, val any) {
 		s.power = fmt.Sprint(val)
 	case "guest.toolsRunningStatus":
 		s.tools = fmt.Sprint(val)
-	case extraConfigPath(keyStatus):
-		s.report = optionValue(val)
 	case "guest.net":
 		var b strings.Builder
 		if v, ok := val.(types.ArrayOfGuestNicInfo); ok {
@@ -38,6 +45,12 @@ func (s *vmState) set(name string, val any) {
 			}
 		}
 		s.nets = b.String()
+	default:
+		for i, p := range vmWatchKeys {
+			if name == p {
+				s.keys[i] = optionValue(val)
+			}
+		}
 	}
 }
 
@@ -75,13 +88,20 @@ func (r *registry) poke() {
 	}
 }
 
-// task follows a task capwin started for owner until it ends.
+// task follows a task capwin started for owner until it ends, unless owner's VM is followed:
+// what its tasks do shows on the VM (vmWatchPaths), and a task that fails is seen at the
+// safety-net poll.
 func (r *registry) task(owner k8stypes.NamespacedName, ref types.ManagedObjectReference) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, e := range r.objs {
+		if e.owner == owner && !e.task && !e.gone {
+			return
+		}
+	}
 	if e := r.objs[ref]; e != nil {
 		e.owner = owner
 		return

@@ -45,6 +45,11 @@ func TestRegistryTask(t *testing.T) {
 	if len(add) != 1 || add[0] != vmA || len(remove) != 1 || remove[0] != taskRef {
 		t.Fatalf("pending = %v, %v; want the VM in and the task out", add, remove)
 	}
+	// A task on the followed VM shows on the VM: it is not followed itself.
+	r.task(machineA, types.ManagedObjectReference{Type: "Task", Value: "task-2"})
+	if add, _, _ = r.pending(gen); len(add) != 0 {
+		t.Fatalf("pending = %v; want nothing", add)
+	}
 }
 
 // TestRegistryVM: a VM wakes its machine when a watched value differs from what the machine's
@@ -63,11 +68,15 @@ func TestRegistryVM(t *testing.T) {
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, ip), true)
 	report := types.PropertyChange{Name: extraConfigPath(keyStatus), Val: types.OptionValue{Key: keyStatus, Value: `{"step":"join"}`}}
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, report), true)
+	cleared := types.PropertyChange{Name: extraConfigPath(keyUserDataEncoding), Val: nil, Op: types.PropertyChangeOpRemove}
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, cleared), false) // it was never set
+	delivered := types.PropertyChange{Name: extraConfigPath(keyMetadataEncoding), Val: types.OptionValue{Key: keyMetadataEncoding, Value: "base64"}}
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, delivered), true)
 	// A new loop's first update carries every value: unchanged ones wake nothing.
 	gen = r.restart()
 	r.pending(gen)
 	woke(t, r, gen-1, update(vmA, types.ObjectUpdateKindModify, ip), false) // the old loop is ignored
-	woke(t, r, gen, update(vmA, types.ObjectUpdateKindEnter, on, ip, report), false)
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindEnter, on, ip, report, delivered), false)
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindLeave), true)
 	if owners := r.owners(); len(owners) != 0 {
 		t.Fatalf("owners after the VM left: %v", owners)
