@@ -15,6 +15,9 @@ import (
 // the loop then notices a session that ended even when nothing changes.
 const defaultWatchWait = 5 * time.Minute
 
+// watchGather is how long the watch gathers new objects before it adds them to its view.
+const watchGather = 200 * time.Millisecond
+
 // watch starts the property-collector loop of a session about to be cached, when the sessions
 // report changes (Wake is set). The loop follows the objects of the session key's registry and
 // stops with the session (logout, Invalidate).
@@ -123,13 +126,20 @@ func (l *loop) once(parent context.Context) (err error) {
 	return err
 }
 
-// feed adds the objects reconciles registered to the view, in one call per batch.
+// feed adds the objects reconciles registered to the view, in one call per batch: it gathers
+// registrations for watchGather after the first (a clone runs for seconds, a VM is added after
+// its clone ended: the view is not late for either).
 func (l *loop) feed(ctx context.Context, gen int, lv types.ManagedObjectReference) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-l.reg.signal:
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(watchGather):
 		}
 		add, remove, ok := l.reg.pending(gen)
 		if !ok {
