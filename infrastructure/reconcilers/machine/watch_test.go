@@ -72,6 +72,8 @@ func TestWatchWakesMachines(t *testing.T) {
 	watchCalls := &vcenter.Calls{}
 	wakes := watchManager(t, "watch", &vcenter.Sessions{Calls: watchCalls, Wrap: faults.wrap, WatchWait: time.Second})
 	createdBefore, deletedBefore := reconcilesPerVM(g, "create"), reconcilesPerVM(g, "delete")
+	exportedBefore, err := metrics.Value("capwin_vcenter_watch_wakeups_total", map[string]string{"result": "changed"})
+	g.Expect(err).NotTo(HaveOccurred())
 	f := newCluster(t, "watch")
 	f.addMachine(t, "win-md-0-watch-"+randSuffix(), userData, defaultSpec())
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
@@ -87,6 +89,9 @@ func TestWatchWakesMachines(t *testing.T) {
 
 	f.deleteAndWait(t)
 	deleted, deletedNothing := wakes.Counts()
+	exported, err := metrics.Value("capwin_vcenter_watch_wakeups_total", map[string]string{"result": "changed"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(exported-exportedBefore).To(BeNumerically(">=", deleted), "the wake-ups are exported")
 	t.Logf("woken reconciles: create %d changed + %d nothing, delete %d changed + %d nothing",
 		created, createdNothing, deleted-created, deletedNothing-createdNothing)
 	t.Logf("reconciles per VM: create %v, delete %v", reconcilesPerVM(g, "create")-createdBefore, reconcilesPerVM(g, "delete")-deletedBefore)
@@ -94,8 +99,10 @@ func TestWatchWakesMachines(t *testing.T) {
 }
 
 // TestWatchAfterSessionEnds: vCenter ends the session of a watching manager (polls an hour
-// long). Its watch notices, the machine's reconcile logs in again, and the new session's watch
-// wakes the machine for the guest's address and for its delete.
+// long). The watch's next wait fails; a reconcile logs in again (the machine's, woken by the
+// failing watch, or the VCenterCluster's), and the new session's watch, which took the old one's
+// objects over, wakes the machine for the guest's address and its delete. Without a watch the
+// machine stays WaitingForAddresses.
 func TestWatchAfterSessionEnds(t *testing.T) {
 	g := NewWithT(t)
 	const agent = "capwin-watch-relogin-test"
@@ -108,7 +115,6 @@ func TestWatchAfterSessionEnds(t *testing.T) {
 	ended := sessionsOf(g, c, agent)
 	g.Expect(ended).NotTo(BeEmpty())
 	g.Expect(session.NewManager(c).TerminateSession(ctx, ended)).To(Succeed())
-	// The watch's next wait fails, its machine is woken and logs in again.
 	g.Eventually(func(g Gomega) {
 		g.Expect(sessionsOf(g, c, agent)).To(HaveLen(1))
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())
