@@ -82,6 +82,10 @@ type Options struct {
 	IdentityNamespace string
 	// CreateGrace: see machine.Reconciler (tests shorten it).
 	CreateGrace time.Duration
+	// NoVCenterWatch turns the vCenter watch off: VCenterMachines then rely on the polls alone.
+	NoVCenterWatch bool
+	// Wakes receives the vCenter watch's wake-ups (nil makes one); tests read its counts.
+	Wakes *machine.Wakes
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.
@@ -112,6 +116,13 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	vcenterMachines := NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
+	if sessions := provider.Sessions; !o.NoVCenterWatch && sessions.Wake == nil {
+		vcenterMachines.Wakes = o.Wakes
+		if vcenterMachines.Wakes == nil {
+			vcenterMachines.Wakes = &machine.Wakes{}
+		}
+		sessions.Wake = vcenterMachines.Wakes.Wake
+	}
 	if err := vcenterMachines.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterMachineConcurrency, 1)}); err != nil {
 		return err
 	}

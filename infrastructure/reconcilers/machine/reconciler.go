@@ -81,6 +81,9 @@ type Reconciler struct {
 	CredentialRecheck time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Wakes, when set, are a hypervisor watch's wake-ups of machines whose VM or task changed
+	// (vCenter's property collector); the polls above are then a safety net.
+	Wakes *Wakes
 
 	// clocks time each machine's bootstrap steps for the metrics.
 	clocks clocks
@@ -110,15 +113,18 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err != nil {
 		return err
 	}
-	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+	b := capicontrollerutil.NewControllerManagedBy(mgr, log).
 		For(r.Kind.NewObject()).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(gvk))).
 		Watches(&ipamv1.IPAddressClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.Kind.NewObject(), handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToMachines),
-			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)).
-		Complete(ctx, r)
+			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))
+	if r.Wakes != nil {
+		b = b.WatchesRawSource(r.Wakes.source())
+	}
+	return b.Complete(ctx, r)
 }
 
 // Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> patch
@@ -172,6 +178,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 
 	s := &Scope{Cluster: cluster, Machine: machine, InfraMachine: obj, Spec: obj.GetMachineSpec()}
+	defer r.tally(s)() // runs before the patch: it compares status as the reconcile leaves it
 	if s.InfraCluster, err = r.infraCluster(ctx, cluster); err != nil {
 		return ctrl.Result{}, err
 	}
