@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -32,6 +34,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/admit"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachines;hypervmachines,verbs=get;list;watch;patch
@@ -54,6 +57,10 @@ type Kind struct {
 	NewCluster func() client.Object
 	// Backend chooses the hypervisor API once per reconcile.
 	Backend BackendFor
+	// Admit and AdmitCluster are the create paths of the machine's and its infrastructure
+	// cluster's admission webhooks: a machine either would reject is refused (InvalidSpec)
+	// before the hypervisor is asked anything. Nil admits everything.
+	Admit, AdmitCluster admit.Check
 }
 
 // Reconciler drives one machine kind through its lifecycle.
@@ -125,6 +132,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	// Before the patch helper is made, so webhook defaults are used but never written.
+	rejected := r.admit(ctx, r.Kind.Admit, obj)
 	machine, err := util.GetOwnerMachine(ctx, r.Client, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
 	if err != nil || machine == nil {
 		if machine == nil && err == nil {
@@ -144,8 +153,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	log = log.WithValues("Cluster", klog.KObj(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	if added, err := finalizers.EnsureFinalizer(ctx, r.Client, obj, r.Kind.Finalizer); err != nil || added {
-		return ctrl.Result{}, err
+	// A machine refused from the start never had a VM: it needs no finalizer.
+	if rejected == nil || controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer) {
+		if added, err := finalizers.EnsureFinalizer(ctx, r.Client, obj, r.Kind.Finalizer); err != nil || added {
+			return ctrl.Result{}, err
+		}
 	}
 	helper, err := patch.NewHelper(obj, r.Client)
 	if err != nil {
@@ -180,7 +192,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.reconcileDelete(ctx, s, persist)
 	}
+	if rejected == nil && s.InfraCluster != nil {
+		rejected = r.admit(ctx, r.Kind.AdmitCluster, s.InfraCluster)
+	}
+	if rejected != nil {
+		admit.Refuse(obj, infrav1.VMProvisionedCondition, rejected, r.Recorder)
+		return ctrl.Result{RequeueAfter: admit.Recheck}, nil
+	}
 	return r.reconcileNormal(ctx, s, persist)
+}
+
+// admit runs check (nil admits everything) on obj.
+func (r *Reconciler) admit(ctx context.Context, check admit.Check, obj runtime.Object) error {
+	if check == nil {
+		return nil
+	}
+	return check(ctx, obj)
 }
 
 // infraCluster reads the Cluster's infrastructure object; nil when it is not of this provider.
