@@ -1,0 +1,105 @@
+package badinput_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/webhooks"
+)
+
+// validVCenterMachine is a DHCP Windows VM cloned from one of vcsim's VMs.
+func validVCenterMachine() infrav1.VCenterMachineSpec {
+	return infrav1.VCenterMachineSpec{
+		Template: "DC0_H0_VM0", Placement: infrav1.Placement{ResourcePool: "/DC0/host/DC0_H0/Resources"},
+		NumCPUs: 2, MemoryMiB: 4096, Network: []infrav1.NetworkDevice{{NetworkName: "VM Network", DHCP4: true}},
+	}
+}
+
+func staticNIC(gw string, addrs ...string) func(*infrav1.VCenterMachineSpec) {
+	return func(s *infrav1.VCenterMachineSpec) {
+		s.Network[0] = infrav1.NetworkDevice{NetworkName: "VM Network", IPAddrs: addrs, Gateway4: gw}
+	}
+}
+
+func ipPool(group *string) corev1.TypedLocalObjectReference {
+	return corev1.TypedLocalObjectReference{APIGroup: group, Kind: "InClusterIPPool", Name: "pool"}
+}
+
+// vcenterMachineRows break each rule of webhooks.ValidateMachineSpec that the schema lets by.
+var vcenterMachineRows = []row[infrav1.VCenterMachineSpec]{
+	{"template is a folder", func(s *infrav1.VCenterMachineSpec) { s.Template = "/DC0/vm/templates/" }, "template"},
+	{"template path with ..", func(s *infrav1.VCenterMachineSpec) { s.Template = "/DC0/vm/../DC0_H0_VM0" }, "template"},
+	{"linked clone of a library item", func(s *infrav1.VCenterMachineSpec) {
+		s.ContentLibrary, s.CloneMode, s.Snapshot = "lib", infrav1.LinkedClone, "base"
+	}, "cloneMode"},
+	{"guest operations on Linux", func(s *infrav1.VCenterMachineSpec) {
+		s.OS, s.GuestCredentialsRef = infrav1.OSLinux, &infrav1.SecretReference{Name: "admin"}
+	}, "guestCredentialsRef"},
+	{"gateway outside the subnet", staticNIC("10.0.1.1", "10.0.0.21/24"), "network[0].gateway4"},
+	{"gateway is the own address", staticNIC("10.0.0.21", "10.0.0.21/24"), "network[0].gateway4"},
+	{"pool next to dhcp4", func(s *infrav1.VCenterMachineSpec) {
+		s.Network[0].AddressesFromPools = []corev1.TypedLocalObjectReference{ipPool(ptr.To("ipam.cluster.x-k8s.io"))}
+	}, "network[0].addressesFromPools"},
+	{"pool without API group", func(s *infrav1.VCenterMachineSpec) {
+		s.Network[0] = infrav1.NetworkDevice{NetworkName: "VM Network", AddressesFromPools: []corev1.TypedLocalObjectReference{ipPool(nil)}}
+	}, "network[0].addressesFromPools[0].apiGroup"},
+	{"multicast MAC", func(s *infrav1.VCenterMachineSpec) { s.Network[0].MACAddr = "01:50:56:aa:bb:cc" }, "network[0].macAddr"},
+	{"MAC twice", func(s *infrav1.VCenterMachineSpec) {
+		s.Network = []infrav1.NetworkDevice{{NetworkName: "a", DHCP4: true, MACAddr: "00:50:56:aa:bb:01"}, {NetworkName: "a", DHCP4: true, MACAddr: "00:50:56:AA:BB:01"}}
+	}, "network[1].macAddr"},
+}
+
+// TestVCenterMachineRefused stores, for each row, a VCenterMachineTemplate and the VCenterMachine
+// CAPI would clone from it. Both webhooks reject the spec; the machine reconciler refuses the
+// machine without a finalizer and without a VM, and the template reconciler still serves the
+// template.
+func TestVCenterMachineRefused(t *testing.T) {
+	f := newFixture(t, &infrav1.VCenterCluster{Spec: validVCenterCluster()}, true)
+	for i, tc := range vcenterMachineRows {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			spec := validVCenterMachine()
+			tc.mutate(&spec)
+			name := fmt.Sprintf("vm-%d", i)
+			tpl := &infrav1.VCenterMachineTemplate{Spec: infrav1.VCenterMachineTemplateSpec{Template: infrav1.VCenterMachineTemplateResource{Spec: spec}}}
+			_, err := (&webhooks.VCenterMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
+			rejects(g, err, "spec.template.spec."+tc.field)
+			m := &infrav1.VCenterMachine{Spec: spec}
+			_, err = (&webhooks.VCenterMachine{}).ValidateCreate(ctx, m.DeepCopy())
+			rejects(g, err, "spec."+tc.field)
+
+			tpl.Name, tpl.Namespace, tpl.Labels = name, f.ns, labels()
+			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
+			f.addMachine(t, name, m)
+			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
+			g.Expect(m.Finalizers).To(BeEmpty(), "a machine refused from the start never had a VM")
+			g.Expect(vcenterVMs(string(m.UID))).To(BeZero())
+			g.Eventually(func(g Gomega) {
+				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(tpl), tpl)).To(Succeed())
+				g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty())
+			}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+		})
+	}
+}
+
+// TestVCenterMachineWithoutWebhookDefaults stores machines the defaulting webhook never saw; the
+// reconciler applies the webhook's defaults itself, creates the VM and never writes them.
+func TestVCenterMachineWithoutWebhookDefaults(t *testing.T) {
+	f := newFixture(t, &infrav1.VCenterCluster{Spec: validVCenterCluster()}, true)
+	spec := validVCenterMachine()
+	spec.PowerOffMode = infrav1.PowerOffTrySoft // the webhook adds guestSoftPowerOffTimeout
+	m := &infrav1.VCenterMachine{Spec: spec}
+	f.addMachine(t, "undefaulted", m)
+	g := NewWithT(t)
+	g.Eventually(func() int { return vcenterVMs(string(m.UID)) }, 30*time.Second, 100*time.Millisecond).Should(Equal(1))
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+	g.Expect(m.Spec.GuestSoftPowerOffTimeout).To(BeNil(), "webhook defaults are used, not written")
+}
