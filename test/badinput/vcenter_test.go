@@ -103,3 +103,41 @@ func TestVCenterMachineWithoutWebhookDefaults(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
 	g.Expect(m.Spec.GuestSoftPowerOffTimeout).To(BeNil(), "webhook defaults are used, not written")
 }
+
+// vcenterClusterRows break each rule of webhooks.ValidateClusterSpec that the schema lets by.
+var vcenterClusterRows = []row[infrav1.VCenterClusterSpec]{
+	{"server with credentials", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://admin:pw@" + vcsim.URL.Host }, "server"},
+	{"server with a query", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://" + vcsim.URL.Host + "?x=1" }, "server"},
+	{"server with a fragment", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://" + vcsim.URL.Host + "#x" }, "server"},
+	{"server without a host", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://:443" }, "server"},
+	{"server port out of range", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://vc.example.com:70000" }, "server"},
+	{"CA bundle not PEM", func(s *infrav1.VCenterClusterSpec) { s.CABundle = []byte("not a certificate") }, "caBundle"},
+}
+
+// TestVCenterClusterRefused stores, for each row, a VCenterCluster that turned invalid after its
+// infrastructure was reported provisioned, and a machine of it. The cluster webhooks (cluster and
+// template) reject the spec; the cluster reconciler refuses the cluster, and the machine
+// reconciler refuses the machine naming the cluster's bad field, without a VM.
+func TestVCenterClusterRefused(t *testing.T) {
+	for _, tc := range vcenterClusterRows {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			spec := validVCenterCluster()
+			tc.mutate(&spec)
+			_, err := (&webhooks.VCenterCluster{}).ValidateCreate(ctx, &infrav1.VCenterCluster{Spec: spec})
+			rejects(g, err, "spec."+tc.field)
+			_, err = (&webhooks.VCenterClusterTemplate{}).ValidateCreate(ctx, &infrav1.VCenterClusterTemplate{
+				Spec: infrav1.VCenterClusterTemplateSpec{Template: infrav1.VCenterClusterTemplateResource{Spec: spec}}})
+			rejects(g, err, "spec.template.spec."+tc.field)
+
+			vc := &infrav1.VCenterCluster{Spec: spec}
+			f := newFixture(t, vc, true)
+			expectRefused(t, vc, infrav1.HypervisorAvailableCondition, "spec."+tc.field)
+			m := &infrav1.VCenterMachine{Spec: validVCenterMachine()}
+			f.addMachine(t, "vm", m)
+			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
+			g.Expect(vcenterVMs(string(m.UID))).To(BeZero())
+		})
+	}
+}
