@@ -1,26 +1,21 @@
 package badinput_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/soap"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/internal/admit"
+	"github.com/capwin/capwin/test/badinput"
 )
 
 // row is one webhook rule broken: mutate breaks a valid spec; field is the bad field's path
@@ -117,55 +112,10 @@ func (f *fixture) addMachine(t *testing.T, name string, infra client.Object) {
 	g.Expect(k8s.Create(ctx, infra)).To(Succeed(), "the schema admits it")
 }
 
-// object is a stored object with conditions.
-type object interface {
-	client.Object
-	conditions.Getter
-}
-
-// waitCondition waits until obj's condition has the reason and returns its message.
-func waitCondition(t *testing.T, obj object, condition, reason string) string {
+// expectRefused is badinput.ExpectRefused on the suite's client.
+func expectRefused(t *testing.T, obj badinput.Object, condition, path string) {
 	t.Helper()
-	var msg string
-	NewWithT(t).Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
-		c := conditions.Get(obj, condition)
-		g.Expect(c).NotTo(BeNil(), "%s has no %s condition yet", obj.GetName(), condition)
-		g.Expect(c.Reason).To(Equal(reason), "%+v", c)
-		msg = c.Message
-	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
-	return msg
-}
-
-// expectRefused waits for obj's condition to say InvalidSpec and checks that the message names
-// the bad field at path and that a Warning event says the same.
-func expectRefused(t *testing.T, obj object, condition, path string) {
-	t.Helper()
-	msg := waitCondition(t, obj, condition, admit.InvalidSpecReason)
-	g := NewWithT(t)
-	g.Expect(msg).To(ContainSubstring(path))
-	g.Eventually(func(g Gomega) {
-		events := &eventsv1.EventList{}
-		g.Expect(k8s.List(ctx, events, client.InNamespace(obj.GetNamespace()))).To(Succeed())
-		var notes []string
-		for _, e := range events.Items {
-			if e.Regarding.Name == obj.GetName() && e.Reason == admit.InvalidSpecReason {
-				notes = append(notes, e.Note)
-			}
-		}
-		g.Expect(notes).To(ContainElement(ContainSubstring(path)))
-	}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
-}
-
-// rejects checks that a webhook's error rejects the field at path.
-func rejects(g Gomega, err error, path string) {
-	var status apierrors.APIStatus
-	g.Expect(errors.As(err, &status)).To(BeTrue(), "the webhook must reject it: %v", err)
-	var fields []string
-	for _, c := range status.Status().Details.Causes {
-		fields = append(fields, c.Field)
-	}
-	g.Expect(fields).To(ContainElement(path), "%v", err)
+	badinput.ExpectRefused(t, k8s, obj, condition, path)
 }
 
 // vcenterVMs counts vcsim's VMs whose instance UUID is uid (capwin's create sets it).

@@ -11,6 +11,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/test/badinput"
 )
 
 func validHyperVMachine() infrav1.HyperVMachineSpec {
@@ -50,10 +51,10 @@ func TestHyperVMachineRefused(t *testing.T) {
 			name := fmt.Sprintf("hv-%d", i)
 			tpl := &infrav1.HyperVMachineTemplate{Spec: infrav1.HyperVMachineTemplateSpec{Template: infrav1.HyperVMachineTemplateResource{Spec: spec}}}
 			_, err := (&webhooks.HyperVMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
-			rejects(g, err, "spec.template.spec."+tc.field)
+			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
 			m := &infrav1.HyperVMachine{Spec: spec}
 			_, err = (&webhooks.HyperVMachine{}).ValidateCreate(ctx, m.DeepCopy())
-			rejects(g, err, "spec."+tc.field)
+			badinput.Rejects(g, err, "spec."+tc.field)
 
 			tpl.Name, tpl.Namespace, tpl.Labels = name, f.ns, labels()
 			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
@@ -112,10 +113,10 @@ func TestHyperVClusterRefused(t *testing.T) {
 			spec := validHyperVCluster()
 			tc.mutate(&spec)
 			_, err := (&webhooks.HyperVCluster{}).ValidateCreate(ctx, &infrav1.HyperVCluster{Spec: spec})
-			rejects(g, err, "spec."+tc.field)
+			badinput.Rejects(g, err, "spec."+tc.field)
 			_, err = (&webhooks.HyperVClusterTemplate{}).ValidateCreate(ctx, &infrav1.HyperVClusterTemplate{
 				Spec: infrav1.HyperVClusterTemplateSpec{Template: infrav1.HyperVClusterTemplateResource{Spec: spec}}})
-			rejects(g, err, "spec.template.spec."+tc.field)
+			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
 
 			hc := &infrav1.HyperVCluster{Spec: spec}
 			f := newFixture(t, hc, true)

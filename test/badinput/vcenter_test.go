@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/test/badinput"
 )
 
 // validVCenterMachine is a DHCP Windows VM cloned from one of vcsim's VMs.
@@ -71,10 +72,10 @@ func TestVCenterMachineRefused(t *testing.T) {
 			name := fmt.Sprintf("vm-%d", i)
 			tpl := &infrav1.VCenterMachineTemplate{Spec: infrav1.VCenterMachineTemplateSpec{Template: infrav1.VCenterMachineTemplateResource{Spec: spec}}}
 			_, err := (&webhooks.VCenterMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
-			rejects(g, err, "spec.template.spec."+tc.field)
+			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
 			m := &infrav1.VCenterMachine{Spec: spec}
 			_, err = (&webhooks.VCenterMachine{}).ValidateCreate(ctx, m.DeepCopy())
-			rejects(g, err, "spec."+tc.field)
+			badinput.Rejects(g, err, "spec."+tc.field)
 
 			tpl.Name, tpl.Namespace, tpl.Labels = name, f.ns, labels()
 			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
@@ -126,10 +127,10 @@ func TestVCenterClusterRefused(t *testing.T) {
 			spec := validVCenterCluster()
 			tc.mutate(&spec)
 			_, err := (&webhooks.VCenterCluster{}).ValidateCreate(ctx, &infrav1.VCenterCluster{Spec: spec})
-			rejects(g, err, "spec."+tc.field)
+			badinput.Rejects(g, err, "spec."+tc.field)
 			_, err = (&webhooks.VCenterClusterTemplate{}).ValidateCreate(ctx, &infrav1.VCenterClusterTemplate{
 				Spec: infrav1.VCenterClusterTemplateSpec{Template: infrav1.VCenterClusterTemplateResource{Spec: spec}}})
-			rejects(g, err, "spec.template.spec."+tc.field)
+			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
 
 			vc := &infrav1.VCenterCluster{Spec: spec}
 			f := newFixture(t, vc, true)
