@@ -64,7 +64,7 @@ func ExpectRefused(t *testing.T, c client.Client, obj Object, condition, path st
 		g.Expect(c.List(context.Background(), events, client.InNamespace(obj.GetNamespace()))).To(Succeed())
 		var notes []string
 		for _, e := range events.Items {
-			if e.Regarding.Name == obj.GetName() && e.Reason == admit.InvalidSpecReason {
+			if e.Regarding.UID == obj.GetUID() && e.Reason == admit.InvalidSpecReason {
 				notes = append(notes, e.Note)
 			}
 		}

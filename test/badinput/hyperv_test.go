@@ -56,16 +56,14 @@ func TestHyperVMachineRefused(t *testing.T) {
 			_, err = (&webhooks.HyperVMachine{}).ValidateCreate(ctx, m.DeepCopy())
 			badinput.Rejects(g, err, "spec."+tc.field)
 
-			tpl.Name, tpl.Namespace, tpl.Labels = name, f.ns, labels()
+			tpl.Name, tpl.Namespace, tpl.Labels = name+"-template", f.ns, labels()
 			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
 			f.addMachine(t, name, m)
 			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
 			g.Expect(m.Finalizers).To(BeEmpty(), "a machine refused from the start never had a VM")
 			g.Expect(hypervVMs(string(m.UID))).To(BeZero())
-			g.Eventually(func(g Gomega) {
-				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(tpl), tpl)).To(Succeed())
-				g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty())
-			}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+			expectRefused(t, tpl, infrav1.ReadyCondition, "spec.template.spec."+tc.field)
+			g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty(), "the template's capacity is still published")
 		})
 	}
 }

@@ -58,9 +58,9 @@ var vcenterMachineRows = []row[infrav1.VCenterMachineSpec]{
 }
 
 // TestVCenterMachineRefused stores, for each row, a VCenterMachineTemplate and the VCenterMachine
-// CAPI would clone from it. Both webhooks reject the spec; the machine reconciler refuses the
-// machine without a finalizer and without a VM, and the template reconciler still serves the
-// template.
+// CAPI would clone from it. Both webhooks reject the spec; the template reconciler marks the
+// template (Ready False, InvalidSpec) and still publishes its capacity, and the machine
+// reconciler refuses the machine without a finalizer and without a VM.
 func TestVCenterMachineRefused(t *testing.T) {
 	f := newFixture(t, &infrav1.VCenterCluster{Spec: validVCenterCluster()}, true)
 	for i, tc := range vcenterMachineRows {
@@ -77,16 +77,14 @@ func TestVCenterMachineRefused(t *testing.T) {
 			_, err = (&webhooks.VCenterMachine{}).ValidateCreate(ctx, m.DeepCopy())
 			badinput.Rejects(g, err, "spec."+tc.field)
 
-			tpl.Name, tpl.Namespace, tpl.Labels = name, f.ns, labels()
+			tpl.Name, tpl.Namespace, tpl.Labels = name+"-template", f.ns, labels()
 			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
 			f.addMachine(t, name, m)
 			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
 			g.Expect(m.Finalizers).To(BeEmpty(), "a machine refused from the start never had a VM")
 			g.Expect(vcenterVMs(string(m.UID))).To(BeZero())
-			g.Eventually(func(g Gomega) {
-				g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(tpl), tpl)).To(Succeed())
-				g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty())
-			}, 10*time.Second, 100*time.Millisecond).Should(Succeed())
+			expectRefused(t, tpl, infrav1.ReadyCondition, "spec.template.spec."+tc.field)
+			g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty(), "the template's capacity is still published")
 		})
 	}
 }
