@@ -27,8 +27,12 @@ func TestTemplateWithProviderIDRefused(t *testing.T) {
 		tpl      badinput.Object
 		validate func() (admission.Warnings, error)
 	}{
-		{vct, func() (admission.Warnings, error) { return (&webhooks.VCenterMachineTemplate{}).ValidateCreate(ctx, vct.DeepCopy()) }},
-		{hvt, func() (admission.Warnings, error) { return (&webhooks.HyperVMachineTemplate{}).ValidateCreate(ctx, hvt.DeepCopy()) }},
+		{vct, func() (admission.Warnings, error) {
+			return (&webhooks.VCenterMachineTemplate{}).ValidateCreate(ctx, vct.DeepCopy())
+		}},
+		{hvt, func() (admission.Warnings, error) {
+			return (&webhooks.HyperVMachineTemplate{}).ValidateCreate(ctx, hvt.DeepCopy())
+		}},
 	} {
 		_, err := tc.validate()
 		badinput.Rejects(g, err, "spec.template.spec.providerID")
