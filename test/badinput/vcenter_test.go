@@ -140,3 +140,26 @@ func TestVCenterClusterRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestVCenterMachineWithVMStaysManaged: a machine whose VM exists is not refused when its spec
+// turns invalid (changed with the webhooks off, or a rule added since it was created): the
+// webhooks too admit updates of a spec stored before a rule was added, and its VM stays managed.
+func TestVCenterMachineWithVMStaysManaged(t *testing.T) {
+	f := newFixture(t, &infrav1.VCenterCluster{Spec: validVCenterCluster()}, true)
+	m := &infrav1.VCenterMachine{Spec: validVCenterMachine()}
+	f.addMachine(t, "grandfathered", m)
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(m.Status.VM.InstanceUUID).NotTo(BeEmpty())
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	m.Spec.Template = "/DC0/vm/templates/"
+	g.Expect(k8s.Update(ctx, m)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(m.Status.Conditions).To(ContainElement(And(
+		HaveField("Type", infrav1.VMProvisionedCondition), Not(HaveField("Reason", "InvalidSpec")))))
+	g.Expect(vcenterVMs(string(m.UID))).To(Equal(1))
+}

@@ -15,6 +15,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -134,6 +135,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	// Before the patch helper is made, so webhook defaults are used but never written.
 	rejected := r.admit(ctx, r.Kind.Admit, obj)
+	if !untouched(obj.GetMachineStatus()) {
+		// Its VM may exist: it stays managed, as the webhooks admit updates of a spec stored
+		// before a rule was added (and its spec is not applied to the VM again).
+		rejected = nil
+	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
 	if err != nil || machine == nil {
 		if machine == nil && err == nil {
@@ -192,7 +198,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.reconcileDelete(ctx, s, persist)
 	}
-	if rejected == nil && s.InfraCluster != nil {
+	if rejected == nil && s.InfraCluster != nil && untouched(obj.GetMachineStatus()) {
 		rejected = r.admit(ctx, r.Kind.AdmitCluster, s.InfraCluster)
 	}
 	if rejected != nil {
@@ -200,6 +206,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{RequeueAfter: admit.Recheck}, nil
 	}
 	return r.reconcileNormal(ctx, s, persist)
+}
+
+// untouched reports whether nothing was sent to the hypervisor for the machine yet: only then
+// is it refused for a spec, its own or its cluster's, that a webhook would reject.
+func untouched(st *infrav1.MachineStatus) bool {
+	return st.Task == "" && st.VM == (infrav1.VMReference{}) && !ptr.Deref(st.Initialization.Provisioned, false)
 }
 
 // admit runs check (nil admits everything) on obj.
