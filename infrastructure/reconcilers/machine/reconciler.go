@@ -123,7 +123,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 }
 
 // Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> patch
-// helper -> paused -> deferred summary + patch -> delete | normal.
+// helper -> paused -> deferred summary + patch -> delete | refuse | normal. A machine (or its
+// infrastructure cluster) that its admission webhook would reject is refused (InvalidSpec).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, rerr error) {
 	log := ctrl.LoggerFrom(ctx)
 	obj := r.Kind.NewObject()
@@ -133,11 +134,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// Before the patch helper is made, so webhook defaults are used but never written.
+	// The webhook's defaults apply to every machine (before the patch helper is made, so they
+	// are used but never written); its rules only to one with nothing on the hypervisor yet. A
+	// machine whose VM may exist stays managed, as the webhooks admit updates of a spec stored
+	// before a rule was added (and its spec is not applied to the VM again).
+	fresh := untouched(obj.GetMachineStatus())
 	rejected := r.admit(ctx, r.Kind.Admit, obj)
-	if !untouched(obj.GetMachineStatus()) {
-		// Its VM may exist: it stays managed, as the webhooks admit updates of a spec stored
-		// before a rule was added (and its spec is not applied to the VM again).
+	if !fresh {
 		rejected = nil
 	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
@@ -198,7 +201,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.reconcileDelete(ctx, s, persist)
 	}
-	if rejected == nil && s.InfraCluster != nil && untouched(obj.GetMachineStatus()) {
+	if fresh && rejected == nil && s.InfraCluster != nil {
 		rejected = r.admit(ctx, r.Kind.AdmitCluster, s.InfraCluster)
 	}
 	if rejected != nil {
