@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/webhooks"
 	"github.com/capwin/capwin/internal/admit"
@@ -26,4 +27,10 @@ func TestWebhookDefaultsInPlaceThenValidates(t *testing.T) {
 
 func TestWebhookIgnoresOtherKinds(t *testing.T) {
 	NewWithT(t).Expect(check(context.Background(), &infrav1.HyperVMachine{})).To(Succeed())
+}
+
+func TestReasonIsTheAPIs(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(admit.InvalidSpecReason).To(Equal(infrav1.InvalidSpecReason))
+	g.Expect(admit.InvalidSpecReason).To(Equal(bootstrapv1.InvalidSpecReason))
 }
