@@ -26,6 +26,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentermachinetemplate"
 	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/internal/admit"
 	"github.com/capwin/capwin/internal/manager"
 )
 
@@ -185,12 +186,14 @@ func identityReconcilers(mgr ctrl.Manager, namespace, watchFilter string) error 
 // backend; tests build extra ones to play a restarted manager.
 func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, provider *vcenter.Provider, o Options) *machine.Reconciler {
 	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
-		Name:       "vcentermachine",
-		Finalizer:  VCenterMachineFinalizer,
-		NewObject:  func() machine.Object { return &infrav1.VCenterMachine{} },
-		NewList:    func() client.ObjectList { return &infrav1.VCenterMachineList{} },
-		NewCluster: func() client.Object { return &infrav1.VCenterCluster{} },
-		Backend:    provider.Backend,
+		Name:         "vcentermachine",
+		Finalizer:    VCenterMachineFinalizer,
+		NewObject:    func() machine.Object { return &infrav1.VCenterMachine{} },
+		NewList:      func() client.ObjectList { return &infrav1.VCenterMachineList{} },
+		NewCluster:   func() client.Object { return &infrav1.VCenterCluster{} },
+		Backend:      provider.Backend,
+		Admit:        admit.Webhook[*infrav1.VCenterMachine](&webhooks.VCenterMachine{}, &webhooks.VCenterMachine{}),
+		AdmitCluster: admit.Webhook[*infrav1.VCenterCluster](nil, &webhooks.VCenterCluster{}),
 	})
 }
 
