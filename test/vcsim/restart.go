@@ -71,13 +71,18 @@ func (e *Endpoint) stop() {
 		_ = e.live.Close()
 		return
 	}
-	// The first server waits for its busy connections: cut them until it is closed.
+	// The first server waits for its busy connections: cut them until it is closed. A handler
+	// that goes on after its connection was cut (vcsim's WaitForUpdatesEx of a client that is
+	// gone waits out its MaxWaitSeconds) is left to finish on its own after a while.
 	closed := make(chan struct{})
 	go func() { e.first.Close(); close(closed) }()
+	giveUp := time.After(2 * time.Second)
 	for {
 		e.first.CloseClientConnections()
 		select {
 		case <-closed:
+			return
+		case <-giveUp:
 			return
 		case <-time.After(10 * time.Millisecond):
 		}

@@ -107,8 +107,10 @@ type Session struct {
 	user *url.Userinfo
 	// server is vCenter's host:port, the key of its task slots.
 	server string
-	// watch is what this session's watch loop follows (nil without one).
-	watch *registry
+	// watch is what this session's watch loop follows (nil without one); unwatch ends the loop
+	// and waits (bounded) until it destroyed its collector.
+	watch   *registry
+	unwatch func()
 }
 
 // host is the server's host:port.
@@ -203,6 +205,9 @@ func (s *Sessions) close(k string) {
 func (sess *Session) logout(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	if sess.unwatch != nil {
+		sess.unwatch()
+	}
 	_ = session.NewManager(sess.Client).Logout(ctx)
 	sess.stop()
 	sess.Client.CloseIdleConnections()

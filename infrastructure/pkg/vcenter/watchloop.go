@@ -34,15 +34,28 @@ func (s *Sessions) watch(sess *Session) {
 		s.watches[sess.key] = reg
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	stop := sess.stop
 	sess.stop = func() { cancel(); stop() }
+	// A logout first ends the loop, which destroys its collector: that ends the wait in flight on
+	// vCenter instead of leaving it open until its MaxWaitSeconds.
+	sess.unwatch = func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(watchStopWait):
+		}
+	}
 	sess.watch = reg
 	l := &loop{sess: sess, reg: reg, wake: s.Wake, wait: s.WatchWait}
 	if l.wait <= 0 {
 		l.wait = defaultWatchWait
 	}
-	go l.run(ctx)
+	go func() { defer close(done); l.run(ctx) }()
 }
+
+// watchStopWait bounds how long a logout waits for its watch loop to destroy its collector.
+const watchStopWait = 5 * time.Second
 
 // loop is one session's property collector over a ListView of the tasks and VMs capwin follows.
 type loop struct {
@@ -89,12 +102,12 @@ func (l *loop) once(parent context.Context) (err error) {
 	}
 	var lv types.ManagedObjectReference
 	defer func() {
-		// Best effort, on the session the next collector is created on; a session that ended or
-		// was logged out took them with it.
-		if parent.Err() != nil || fault.Is(err, &types.NotAuthenticated{}) {
+		// Best effort: on the session the next collector is created on, or before a logout (the
+		// collector's wait in flight ends with it). A session vCenter ended took them with it.
+		if fault.Is(err, &types.NotAuthenticated{}) {
 			return
 		}
-		dctx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		dctx, done := context.WithTimeout(context.Background(), watchStopWait)
 		defer done()
 		if lv.Value != "" {
 			_, _ = methods.DestroyView(dctx, c, &types.DestroyView{This: lv})
