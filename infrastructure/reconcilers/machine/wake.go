@@ -64,17 +64,23 @@ func (w *Wakes) Counts() (changed, nothing int) {
 	return w.changed, w.nothing
 }
 
-// source hands the controller's queue to the wakes; machines woken before it started are queued.
+// source hands the controller's queue to the wakes.
 func (w *Wakes) source() source.TypedSource[reconcile.Request] {
 	return source.TypedFunc[reconcile.Request](func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.queue = q
-		for key := range w.woken {
-			q.Add(reconcile.Request{NamespacedName: key})
-		}
+		w.Feed(q)
 		return nil
 	})
+}
+
+// Feed makes q the queue wake-ups go to (the controller's, or a benchmark's that drives the
+// reconciler itself); machines woken before are queued at once.
+func (w *Wakes) Feed(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.queue = q
+	for key := range w.woken {
+		q.Add(reconcile.Request{NamespacedName: key})
+	}
 }
 
 // take reports whether the machine was woken since its last reconcile, and forgets it.

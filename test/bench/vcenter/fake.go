@@ -84,6 +84,12 @@ func startFake(ctx context.Context, o setup.Options, sessions *vcenter.Sessions,
 	provider := &vcenter.Provider{Client: c, Sessions: sessions, IdentityNamespace: o.IdentityNamespace}
 	r := setup.NewVCenterMachineReconciler(c, c, cc, provider, o)
 	r.Recorder = &events.FakeRecorder{} // events are dropped
+	// The vCenter watch wakes machines into the queue, as setup.Reconcilers wires it.
+	if o.Wakes != nil {
+		r.Wakes = o.Wakes
+		r.Wakes.Feed(f.queue)
+		sessions.Wake = r.Wakes.Wake
+	}
 	r.Default()
 	f.r = r
 	log := ctrl.LoggerFrom(ctx).WithValues("controller", "vcentermachine")

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/bench/benchutil"
@@ -58,7 +59,7 @@ func run(c config) error {
 	o := setup.Options{
 		VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: 2,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 2, QPS: 100, Burst: 200},
-		PollInterval: c.guestPoll, TaskPollInterval: c.taskPoll,
+		PollInterval: c.guestPoll, TaskPollInterval: c.taskPoll, Wakes: &machine.Wakes{},
 	}
 	start := startAPIServer
 	if c.client == "fake" {
@@ -80,7 +81,10 @@ func run(c config) error {
 		Unit: "vSphere calls", RequestUnit: e.requestUnit}
 	m := &benchutil.Meter{Requests: reqs, Reconciles: e.reconciles,
 		Calls: func() (map[string]int, time.Duration) { return calls.Snapshot(), time.Duration(timer.nanos.Load()) }}
-	m.Counters = func() map[string]int64 { return map[string]int64{"dials": sessions.Dials.Load()} }
+	m.Counters = func() map[string]int64 {
+		changed, nothing := o.Wakes.Counts()
+		return map[string]int64{"dials": sessions.Dials.Load(), "woken changed": int64(changed), "woken nothing": int64(nothing)}
+	}
 	if err := m.Measure(ctx, r,
 		benchutil.Steps{Name: "create → provisioned", Do: []func(context.Context) error{w.createMachines, w.waitProvisioned}},
 		benchutil.Steps{Name: "delete → gone", Do: []func(context.Context) error{w.deleteMachines, w.waitGone}},
@@ -92,7 +96,12 @@ func run(c config) error {
 	fmt.Printf("machines=%d  vcentermachine-concurrency=%d  guest-poll-interval=%s  task-poll-interval=%s  reconcile-interval=%s  GOMAXPROCS=%d\n",
 		c.machines, c.concurrency, c.guestPoll, c.taskPoll, c.reconcileInterval, runtime.GOMAXPROCS(0))
 	r.Print(os.Stdout)
-	fmt.Printf("TLS connections opened to vCenter: %d to create, %d to delete\n\n", r.Phases[0].Counters["dials"], r.Phases[1].Counters["dials"])
+	fmt.Printf("TLS connections opened to vCenter: %d to create, %d to delete\n", r.Phases[0].Counters["dials"], r.Phases[1].Counters["dials"])
+	for _, p := range r.Phases {
+		fmt.Printf("vCenter watch, %s: %d woken reconciles changed the machine, %d found nothing to do\n",
+			p.Name, p.Counters["woken changed"], p.Counters["woken nothing"])
+	}
+	fmt.Println()
 	if c.result != "" {
 		return r.Save(c.result)
 	}
