@@ -27,6 +27,7 @@ type report struct {
 	leftover           harness.Snapshot
 	leftObjects        string // WindowsConfigs and infrastructure machines left in the namespace
 	failure            error
+	timeline           *timeline // per-machine milestones, for the breakdown
 }
 
 func (r *report) print(w io.Writer) {
@@ -67,6 +68,11 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.printRatio(w)
+	for _, s := range r.steps {
+		if strings.HasPrefix(s.name, "create") || strings.HasPrefix(s.name, "rollout") {
+			printBreakdown(w, s, r.timeline)
+		}
+	}
 	r.printControllers(w)
 	for _, s := range r.steps {
 		if s.detail {

@@ -66,6 +66,10 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	r.startup = time.Since(begin)
+	r.timeline = newTimeline()
+	if err := r.timeline.start(ctx, h); err != nil {
+		return err
+	}
 	src, err := newSources(h.Management.Env.Config, calls, sessions, conns)
 	if err != nil {
 		return err
