@@ -83,6 +83,8 @@ type Reconciler struct {
 
 	// clocks time each machine's bootstrap steps for the metrics.
 	clocks clocks
+	// controller receives the workload clusters' Node events (watchNodes).
+	controller capicontrollerutil.Controller
 }
 
 // SetupWithManager registers the controller and its watches.
@@ -103,7 +105,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err != nil {
 		return err
 	}
-	return capicontrollerutil.NewControllerManagedBy(mgr, log).
+	c, err := capicontrollerutil.NewControllerManagedBy(mgr, log).
 		For(r.Kind.NewObject()).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
@@ -111,7 +113,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Watches(&ipamv1.IPAddressClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.Kind.NewObject(), handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToMachines),
 			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)).
-		Complete(ctx, r)
+		Build(ctx, r)
+	r.controller = c
+	return err
 }
 
 // Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> patch
