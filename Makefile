@@ -101,7 +101,7 @@ FUZZTIME ?= 60s
 fuzz: npm
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh $(FUZZ)
 
-## chaos: the chaos soak on both providers (faults, rollout, manager restarts, invariants); CHAOS_ARGS="-duration 5m -machines 200 -seed 2".
+## chaos: the chaos soak on both providers (faults, rollout, manager and hypervisor endpoint restarts, invariants); CHAOS_ARGS="-duration 5m -machines 200 -seed 2".
 CHAOS_ARGS ?=
 .PHONY: chaos
 chaos: envtest npm
@@ -111,6 +111,16 @@ chaos: envtest npm
 .PHONY: bench
 bench:
 	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -bench . -benchmem
+
+## bench-scale: the infrastructure controllers at SWEEP machines (vCenter with kube-apiserver and with the fake client, Hyper-V over 20 hosts), each count in a fresh process; tables into out/bench-scale.md, plots into docs/img.
+SWEEP ?= 100,250,500,1000
+.PHONY: bench-scale
+bench-scale: envtest npm
+	@mkdir -p out && : > out/bench-scale.md
+	$(GO) run ./test/bench/vcenter -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/bench/vcenter -client fake -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/bench/vcenter -client fake -reconcile-interval 1s -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/bench/hyperv -hosts 20 -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
 
 ## demo: the whole flow on the local harness: create -> scale -> blue/green 2022->2025 -> delete (DEMO=hyperv for Hyper-V); ends with one JSON line.
 DEMO ?= vcenter

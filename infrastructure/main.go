@@ -37,8 +37,10 @@ func main() {
 		fs.StringVar(&o.IdentityNamespace, "identity-namespace", identityNamespace(),
 			"Namespace of the Secrets of VCenterClusterIdentities and HyperVClusterIdentities: the manager's own (default: $POD_NAMESPACE).")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
+		fs.IntVar(&o.Sessions.MaxTasks, "vcenter-max-tasks", vcenter.DefaultMaxTasks,
+			"Most tasks (clone, reconfigure, power, destroy) this manager runs at once on one vCenter server, across all clusters; a machine whose task finds none free waits (WaitingForTaskSlot). 0: no limit.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
-		o.WatchFilterValue = common.WatchFilterValue
+		o.WatchFilterValue, o.Namespace = common.WatchFilterValue, common.Namespace
 		if err := setup.Webhooks(mgr); err != nil {
 			return fmt.Errorf("webhooks: %w", err)
 		}

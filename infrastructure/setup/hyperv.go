@@ -31,8 +31,9 @@ func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clu
 	})
 }
 
-// hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers and returns the latter.
-func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, o Options) (*machine.Reconciler, error) {
+// HyperVProvider is the Hyper-V provider of the manager: o's host connections (new ones when
+// nil) and login gate, login Secrets from secrets.
+func HyperVProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *hyperv.Provider {
 	conns := o.Conns
 	if conns == nil {
 		conns = &hyperv.Conns{}
@@ -40,7 +41,12 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 	if conns.Gate == nil {
 		conns.Gate = o.Gate
 	}
-	provider := &hyperv.Provider{Client: mgr.GetClient(), Conns: conns, IdentityNamespace: o.IdentityNamespace}
+	return &hyperv.Provider{Client: mgr.GetClient(), Secrets: secrets, Conns: conns, IdentityNamespace: o.IdentityNamespace}
+}
+
+// hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers and returns the latter.
+func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, secrets client.Reader, o Options) (*machine.Reconciler, error) {
+	provider := HyperVProvider(mgr, secrets, o)
 	if err := (&hypervcluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {

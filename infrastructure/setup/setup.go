@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
@@ -54,7 +55,9 @@ func Scheme() *runtime.Scheme {
 
 // Options are the tunables main.go exposes as flags.
 type Options struct {
-	WatchFilterValue          string
+	WatchFilterValue string
+	// Namespace is the only namespace the manager watches ("" for all).
+	Namespace                 string
 	VCenterMachineConcurrency int
 	VCenterClusterConcurrency int
 	HyperVMachineConcurrency  int
@@ -90,21 +93,12 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if o.Gate == nil {
 		o.Gate = &logingate.Gate{}
 	}
-	sessions := o.Sessions
-	if sessions == nil {
-		sessions = &vcenter.Sessions{}
+	secrets, err := LoginSecrets(mgr, o)
+	if err != nil {
+		return err
 	}
-	if sessions.MaxIdleConnsPerHost == 0 {
-		sessions.MaxIdleConnsPerHost = o.VCenterMachineConcurrency + o.VCenterClusterConcurrency
-	}
-	if sessions.Gate == nil {
-		sessions.Gate = o.Gate
-	}
-	if sessions.UserAgent == "" {
-		sessions.UserAgent = ControllerName
-	}
-	provider := &vcenter.Provider{Client: mgr.GetClient(), Sessions: sessions, IdentityNamespace: o.IdentityNamespace}
-	if err := identityReconcilers(mgr, o.IdentityNamespace); err != nil {
+	provider := VCenterProvider(mgr, secrets, o)
+	if err := identityReconcilers(mgr, o.IdentityNamespace, o.WatchFilterValue); err != nil {
 		return err
 	}
 	if err := (&vcentercluster.Reconciler{
@@ -121,20 +115,54 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 	if err := vcenterMachines.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterMachineConcurrency, 1)}); err != nil {
 		return err
 	}
-	hypervMachines, err := hyperVReconcilers(ctx, mgr, cc, o)
+	hypervMachines, err := hyperVReconcilers(ctx, mgr, cc, secrets, o)
 	if err != nil {
 		return err
 	}
-	return mgr.Add(&machine.StateCounts{Reader: mgr.GetCache(), Kinds: []machine.Kind{vcenterMachines.Kind, hypervMachines.Kind}})
+	return mgr.Add(&machine.StateCounts{Reader: mgr.GetCache(), Kinds: []machine.Kind{vcenterMachines.Kind, hypervMachines.Kind},
+		WatchFilterValue: o.WatchFilterValue})
+}
+
+// LoginSecrets is the manager's reader of login Secrets: a cache, started with the manager, of
+// the Secrets capwin labelled as logins (credentials.NewCache) in the watched namespace and the
+// identity namespace (all namespaces when the manager watches all).
+func LoginSecrets(mgr ctrl.Manager, o Options) (client.Reader, error) {
+	var namespaces []string
+	if o.Namespace != "" {
+		namespaces = append(namespaces, o.Namespace)
+		if o.IdentityNamespace != "" && o.IdentityNamespace != o.Namespace {
+			namespaces = append(namespaces, o.IdentityNamespace)
+		}
+	}
+	return credentials.NewCache(mgr, mgr.GetAPIReader(), namespaces...)
+}
+
+// VCenterProvider is the vCenter provider of the manager: o's session cache (one sized for the
+// concurrency when nil) and login gate, login Secrets from secrets.
+func VCenterProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *vcenter.Provider {
+	sessions := o.Sessions
+	if sessions == nil {
+		sessions = &vcenter.Sessions{}
+	}
+	if sessions.MaxIdleConnsPerHost == 0 {
+		sessions.MaxIdleConnsPerHost = o.VCenterMachineConcurrency + o.VCenterClusterConcurrency
+	}
+	if sessions.Gate == nil {
+		sessions.Gate = o.Gate
+	}
+	if sessions.UserAgent == "" {
+		sessions.UserAgent = ControllerName
+	}
+	return &vcenter.Provider{Client: mgr.GetClient(), Secrets: secrets, Sessions: sessions, IdentityNamespace: o.IdentityNamespace}
 }
 
 // identityReconcilers registers the controllers of both cluster identity kinds.
-func identityReconcilers(mgr ctrl.Manager, namespace string) error {
+func identityReconcilers(mgr ctrl.Manager, namespace, watchFilter string) error {
 	for _, newObject := range []func() client.Object{
 		func() client.Object { return &infrav1.VCenterClusterIdentity{} },
 		func() client.Object { return &infrav1.HyperVClusterIdentity{} },
 	} {
-		r := &clusteridentity.Reconciler{Client: mgr.GetClient(), Namespace: namespace, NewObject: newObject}
+		r := &clusteridentity.Reconciler{Client: mgr.GetClient(), Namespace: namespace, NewObject: newObject, WatchFilterValue: watchFilter}
 		if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 1}); err != nil {
 			return err
 		}

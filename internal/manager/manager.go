@@ -5,9 +5,12 @@ package manager
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -41,6 +44,7 @@ import (
 // Options are the flags every capwin manager has.
 type Options struct {
 	LeaderElect                                           bool
+	LeaderElectNamespace                                  string
 	LeaseDuration, RenewDeadline, RetryPeriod, SyncPeriod time.Duration
 	Namespace, HealthAddr, ProfilerAddr                   string
 	WatchFilterValue                                      string
@@ -59,6 +63,8 @@ func NewOptions() *Options { return &Options{Logs: logs.NewOptions()} }
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	logsv1.AddFlags(o.Logs, fs)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "Enable leader election so that only one manager replica is active.")
+	fs.StringVar(&o.LeaderElectNamespace, "leader-elect-namespace", "",
+		"Namespace of the leader election Lease (default: the Pod's namespace).")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", 15*time.Second, "Leader election lease duration.")
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", 10*time.Second, "Leader election renew deadline.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", 2*time.Second, "Leader election retry period.")
@@ -103,7 +109,8 @@ func NewForConfig(restConfig *rest.Config, o *Options, scheme *runtime.Scheme, n
 		Scheme:                     scheme,
 		Controller:                 config.Controller{UsePriorityQueue: ptr.To(priorityQueue)},
 		LeaderElection:             o.LeaderElect,
-		LeaderElectionID:           name + "-leader-election",
+		LeaderElectionID:           LeaseName(name, o.WatchFilterValue),
+		LeaderElectionNamespace:    o.LeaderElectNamespace,
 		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
 		LeaseDuration:              &o.LeaseDuration,
 		RenewDeadline:              &o.RenewDeadline,
@@ -131,6 +138,33 @@ func NewForConfig(restConfig *rest.Config, o *Options, scheme *runtime.Scheme, n
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// LeaseName is the leader election Lease of a manager: name-leader-election, and for a manager
+// with a watch filter the value too, so the managers of different shards (one Deployment per
+// --watch-filter value) each elect their own leader. The value becomes one DNS label: lower
+// case, [a-z0-9-] only; a value it changes, or one too long, is shortened and gets the first
+// 8 hex digits of its SHA-256, so two values never share a Lease.
+func LeaseName(name, watchFilter string) string {
+	id := name + "-leader-election"
+	if watchFilter == "" {
+		return id
+	}
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, watchFilter)
+	const maxValue = 63 - len("-12345678") // a DNS label of its own, hash included
+	if clean != watchFilter || len(clean) > maxValue {
+		sum := sha256.Sum256([]byte(watchFilter))
+		clean = strings.Trim(clean[:min(len(clean), maxValue)], "-") + "-" + hex.EncodeToString(sum[:4])
+	}
+	return id + "-" + strings.Trim(clean, "-")
 }
 
 // CacheOptions scopes the manager cache to a namespace ("" = all) and caches only the Secrets

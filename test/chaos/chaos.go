@@ -1,9 +1,9 @@
 // Package chaos runs capwin in the local harness (real apiservers, CAPI's controllers, vcsim or
-// simulated Hyper-V hosts, simulated Windows guests) while faults are injected, rolls the
-// machines out from Windows Server 2022 to 2025 halfway through, deletes everything, and checks
-// the invariants a user relies on: every machine converges or says why not, no VM is created
-// twice, nothing is left behind, no VM capwin did not create is touched, and a refused
-// credential is not tried again and again. `make chaos` runs it (cmd/), TestChaosShort briefly.
+// simulated Hyper-V hosts, simulated Windows guests) while faults are injected (the managers and
+// the hypervisor's endpoint restart too), rolls the machines out from Windows Server 2022 to 2025
+// halfway through, deletes everything, and checks the invariants a user relies on: every
+// machine converges or says why not, no VM is created twice, nothing is left behind, no VM capwin
+// did not create is touched, and a refused credential is not tried again and again. `make chaos` runs it (cmd/), TestChaosShort briefly.
 package chaos
 
 import (
@@ -37,6 +37,11 @@ type Config struct {
 	// Restarts of the managers (all of them, as a Pod restart or leader handover would) during
 	// the window.
 	Restarts int
+	// SimRestarts of the hypervisor's endpoint during the rollout: vCenter's service, or a
+	// Hyper-V host's WinRM service (one host after the other); Outage is how long the endpoint is
+	// away each time (default 3s).
+	SimRestarts int
+	Outage      time.Duration
 	// Converge bounds the wait for convergence after the faults and for the deletion.
 	Converge time.Duration
 	Log      logr.Logger

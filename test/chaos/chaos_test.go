@@ -14,7 +14,8 @@ import (
 )
 
 // TestChaosShort is the soak in brief: a few machines per provider, 30 s of faults at raised
-// rates with a rollout and a manager restart, then every invariant. `make chaos` runs it long.
+// rates with a rollout, a manager restart and a restart of the hypervisor's endpoint, then every
+// invariant. `make chaos` runs it long.
 func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos soak: harness with two apiservers and a hypervisor simulator")
@@ -30,7 +31,7 @@ func TestChaosShort(t *testing.T) {
 	var reports []*Report
 	for _, p := range []string{harness.VCenter, harness.HyperV} {
 		r, err := Run(t.Context(), Config{Provider: p, Machines: 3, Duration: 30 * time.Second, Seed: 1, Rates: rates,
-			Restarts: 1, Converge: 6 * time.Minute, Log: log}, func(format string, args ...any) { t.Logf(format, args...) })
+			Restarts: 1, SimRestarts: 1, Converge: 6 * time.Minute, Log: log}, func(format string, args ...any) { t.Logf(format, args...) })
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -45,6 +46,9 @@ func TestChaosShort(t *testing.T) {
 		}
 		if len(r.Faults) == 0 {
 			t.Errorf("%s: no fault was injected", r.Provider)
+		}
+		if r.Faults["vCenter service restarts"]+r.Faults["Hyper-V WinRM service restarts"] != 1 {
+			t.Errorf("%s: the hypervisor endpoint was not restarted once: %v", r.Provider, r.Faults)
 		}
 	}
 }

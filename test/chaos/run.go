@@ -89,7 +89,8 @@ func (s *soak) prepare(ctx context.Context) error {
 // faults runs the fault window: the rollout to 2025 starts halfway, manager restarts are spread
 // over it.
 func (s *soak) faults(ctx context.Context) error {
-	s.p("%s: faults for %s (rollout at half, %d manager restarts)", s.c.Provider, s.c.Duration, s.c.Restarts)
+	s.p("%s: faults for %s (rollout at half, %d manager restarts, %d hypervisor endpoint restarts)", s.c.Provider,
+		s.c.Duration, s.c.Restarts, s.c.SimRestarts)
 	ctx, cancel := context.WithTimeout(ctx, s.c.Duration)
 	defer cancel()
 	s.vf.on.Store(true)
@@ -103,6 +104,7 @@ func (s *soak) faults(ctx context.Context) error {
 		}
 	}()
 	begin, rolled, restarts := time.Now(), false, 0
+	sims := s.startSimRestarts(ctx, begin)
 	for ctx.Err() == nil {
 		elapsed := time.Since(begin)
 		if !rolled && elapsed >= s.c.Duration/2 {
@@ -125,6 +127,7 @@ func (s *soak) faults(ctx context.Context) error {
 		}
 	}
 	<-done
+	simKind, simRestarts := sims.wait()
 	if !rolled {
 		if err := s.h.SetWorkersImage(context.WithoutCancel(ctx), Workers, "ltsc2025"); err != nil {
 			return err
@@ -137,6 +140,7 @@ func (s *soak) faults(ctx context.Context) error {
 		"vSphere clone tasks failed": s.vf.failed.Load(),
 		"Hyper-V answers lost":       hf.lost.Load(), "Hyper-V slow-job spells": hf.delayed.Load(),
 		"Hyper-V hosts hung": hf.hangs.Load(), "Hyper-V disks full": hf.diskFull.Load(),
+		simKind: simRestarts,
 	} {
 		if v > 0 {
 			s.r.Faults[k] = v

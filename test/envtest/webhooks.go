@@ -6,7 +6,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -62,6 +66,38 @@ func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Co
 			cancel()
 			return nil, nil, fmt.Errorf("webhook server not ready")
 		}
+	}
+	return mgr, cancel, nil
+}
+
+// StartCountedManager starts a manager with the production cache and client settings whose
+// requests to the API server pass through wrap (e.g. apicount.Counter.Wrap). It serves no
+// webhooks and may run controllers of the same names as another manager of the test. setup
+// registers what it runs; StartCountedManager returns once the cache is synced.
+func (e *Environment) StartCountedManager(scheme *runtime.Scheme, wrap transport.WrapperFunc, setup func(context.Context, ctrl.Manager) error) (ctrl.Manager, context.CancelFunc, error) {
+	cfg := rest.CopyConfig(e.Config)
+	cfg.Wrap(wrap)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache: manager.CacheOptions("", time.Minute), Client: manager.ClientOptions(),
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := setup(ctx, mgr); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Println("manager:", err)
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, nil, fmt.Errorf("cache did not sync")
 	}
 	return mgr, cancel, nil
 }

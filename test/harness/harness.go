@@ -50,6 +50,8 @@ type Options struct {
 	// Infrastructure and Bootstrap are the providers' tunables (as their flags set them).
 	Infrastructure infrasetup.Options
 	Bootstrap      bootstrapsetup.Options
+	// InfrastructureElsewhere: see management.Options.
+	InfrastructureElsewhere bool
 }
 
 // Harness is a running environment.
@@ -107,7 +109,8 @@ func Start(ctx context.Context, opts Options) (_ *Harness, retErr error) {
 		h.HyperV, err = startHyperV(3)
 	}
 	if err == nil {
-		h.Management, err = management.Start(ctx, management.Options{Infrastructure: opts.Infrastructure, Bootstrap: opts.Bootstrap})
+		h.Management, err = management.Start(ctx, management.Options{Infrastructure: opts.Infrastructure, Bootstrap: opts.Bootstrap,
+			InfrastructureElsewhere: opts.InfrastructureElsewhere})
 	}
 	if werr := <-workloadStarted; werr != nil {
 		err = errors.Join(err, fmt.Errorf("workload cluster: %w", werr))

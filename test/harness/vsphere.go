@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"time"
 
 	"github.com/Microsoft/hcsshim/osversion"
 	"github.com/vmware/govmomi/object"
@@ -47,6 +48,7 @@ type VSphere struct {
 	Model    *simulator.Model
 	Server   *simulator.Server
 	GuestOps *vcsim.GuestOps
+	endpoint *vcsim.Endpoint
 	// ResourcePool and Network are where the harness's machine templates place VMs.
 	ResourcePool, Network, Datacenter string
 }
@@ -63,6 +65,7 @@ func startVSphere(ctx context.Context) (*VSphere, error) {
 	v := &VSphere{Model: model, GuestOps: vcsim.Install(model), Datacenter: "DC0",
 		ResourcePool: "/DC0/host/DC0_C0/Resources", Network: "VM Network"}
 	v.Server = model.Service.NewServer()
+	v.endpoint = vcsim.NewEndpoint(model, v.Server)
 	vcsim.TrustHosts(model, soap.ThumbprintSHA256(v.Server.Certificate()))
 	c, err := newVimClient(ctx, v.Server.URL)
 	if err != nil {
@@ -121,9 +124,15 @@ func (v *VSphere) createTemplates(ctx context.Context, c *vimClient) error {
 // Thumbprint is vcsim's certificate thumbprint (VCenterCluster.spec.thumbprint).
 func (v *VSphere) Thumbprint() string { return soap.ThumbprintSHA256(v.Server.Certificate()) }
 
+// Restart restarts vCenter's service (vcsim.Endpoint.Restart): away for down, then back on the
+// same address with the same inventory, every session and ended task forgotten.
+func (v *VSphere) Restart(ctx context.Context, down time.Duration) error {
+	return v.endpoint.Restart(ctx, down)
+}
+
 func (v *VSphere) stop() {
-	if v.Server != nil {
-		v.Server.Close()
+	if v.endpoint != nil {
+		v.endpoint.Close()
 	}
 	v.Model.Remove()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
@@ -32,6 +33,7 @@ func newVimClient(ctx context.Context, u *url.URL) (*vimClient, error) {
 	if err := session.NewManager(c).Login(ctx, u.User); err != nil {
 		return nil, err
 	}
+	withRelogin(c, u.User)
 	return &vimClient{c}, nil
 }
 
@@ -101,6 +103,9 @@ func guestinfoUserData(ctx context.Context, c *vimClient, ref types.ManagedObjec
 	if err := object.NewVirtualMachine(c.Client, ref).Properties(ctx, ref, []string{"config.extraConfig"}, &vm); err != nil {
 		return nil, "", err
 	}
+	if vm.Config == nil { // a session vCenter just ended reads as no properties
+		return nil, "", fmt.Errorf("VM %s: no config read", ref.Value)
+	}
 	ec := map[string]string{}
 	for _, o := range vm.Config.ExtraConfig {
 		if v := o.GetOptionValue(); v != nil {
@@ -142,32 +147,52 @@ func (ch *vsphereChannel) Status(ctx context.Context, s userdata.Status, report 
 	return ch.set(ctx, s.GuestinfoKey, string(report))
 }
 
+// set writes a guestinfo key; like VMware Tools it tries again while vCenter does not answer
+// (its service restarting), for up to a minute.
 func (ch *vsphereChannel) set(ctx context.Context, key, value string) error {
-	return reconfigure(ctx, ch.vm, types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: key, Value: value}}})
+	spec := types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: key, Value: value}}}
+	var err error
+	for range 120 {
+		if err = reconfigure(ctx, ch.vm, spec); err == nil || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return err
 }
 
-// countVMs counts capwin's VMs in vcsim: every VM but the templates and the model's own
-// (named DC0_…).
+// countVMs counts capwin's VMs in vcsim.
 func (v *VSphere) countVMs(ctx context.Context) (int, error) {
+	names, err := v.VMNames(ctx)
+	return len(names), err
+}
+
+// VMNames are the names of capwin's VMs in vcsim (those of their VCenterMachines): every VM but
+// the templates and the model's own (named DC0_…).
+func (v *VSphere) VMNames(ctx context.Context) ([]string, error) {
 	c, err := newVimClient(ctx, v.Server.URL)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() { _ = c.logout(ctx) }()
 	var vms []mo.VirtualMachine
 	cv, err := view.NewManager(c.Client).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer func() { _ = cv.Destroy(ctx) }()
 	if err := cv.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "config.template"}, &vms); err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var names []string
 	for _, vm := range vms {
 		if (vm.Config == nil || !vm.Config.Template) && !strings.HasPrefix(vm.Name, "DC0_") {
-			n++
+			names = append(names, vm.Name)
 		}
 	}
-	return n, nil
+	return names, nil
 }

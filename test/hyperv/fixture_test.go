@@ -73,9 +73,15 @@ func newCluster(t *testing.T, mutate func(*infrav1.HyperVClusterSpec)) *fixture 
 // wrongSecret adds a Secret "wrong" with a password the hosts refuse.
 func wrongSecret(t *testing.T, f *fixture) {
 	t.Helper()
+	f.addSecret(t, "wrong", "not-the-password")
+}
+
+// addSecret adds a login Secret of the hosts' user with password.
+func (f *fixture) addSecret(t *testing.T, name, password string) {
+	t.Helper()
 	NewWithT(t).Expect(k8s.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "wrong", Namespace: f.ns},
-		Data:       map[string][]byte{"username": []byte(hostUser), "password": []byte("not-the-password")},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns},
+		Data:       map[string][]byte{"username": []byte(hostUser), "password": []byte(password)},
 	})).To(Succeed())
 }
 

@@ -146,3 +146,43 @@ func TestDeleteInterruptedCreate(t *testing.T) {
 		g.Expect(p).NotTo(ContainSubstring(strings.ToLower(uid)))
 	}
 }
+
+// TestWinRMRestartMidCreate: the host's WinRM service restarts while a create waits on the host
+// (held before it applied). The create is lost with its shell; once WinRM listens again the
+// machine is created once, on the host it was placed on, and gets its addresses.
+func TestWinRMRestartMidCreate(t *testing.T) {
+	g := NewWithT(t)
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec := defaultSpec()
+	spec.Host = "hv3"
+	sh := hosts[2]
+	before := sh.Ops()["create"]
+	sh.Hang(true)
+	t.Cleanup(func() { sh.Hang(false) })
+	mc := f.addMachine(t, "win-winrm-"+randSuffix(), "", userData, spec)
+	g.Eventually(func(g Gomega) {
+		g.Expect(mc.get(g).Status.Task).To(Equal("intent:create"))
+	}, 20*time.Second, 20*time.Millisecond).Should(Succeed())
+	// Let the create reach the hung host (if it has not yet, it is sent after the restart: the
+	// outcome checked below is the same).
+	time.Sleep(200 * time.Millisecond)
+	restarted := make(chan error, 1)
+	go func() { restarted <- sh.srv.Restart(ctx, time.Second) }()
+	time.Sleep(100 * time.Millisecond)
+	sh.Hang(false)
+	g.Expect(<-restarted).To(Succeed())
+
+	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	g.Expect(m.Status.VM.Host).To(Equal("hv3"))
+	g.Expect(sh.Ops()["create"] - before).To(Equal(1))
+	n := 0
+	for _, h := range hosts {
+		if _, ok := vmOf(h.Host, string(m.UID)); ok {
+			n++
+		}
+	}
+	g.Expect(n).To(Equal(1))
+	g.Expect(sh.GuestAddress(m.Status.VM.ID, "10.2.0.8")).To(Succeed())
+	mc.waitReason(t, infrav1.ProvisionedReason)
+}

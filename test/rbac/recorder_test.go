@@ -6,84 +6,19 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/capwin/capwin/test/apicount"
 )
 
-// access is one authorization decision as RBAC sees a request: verb, group, resource (with
-// subresource) and namespace, or a non-resource path.
-type access struct {
-	Verb, Group, Resource, Namespace string
-	Path                             string // non-resource URL (discovery, /version)
-}
+// access is one authorization decision as RBAC sees a request (apicount.Access).
+type access = apicount.Access
 
-func (a access) String() string {
-	if a.Resource == "" {
-		return a.Verb + " " + a.Path
-	}
-	res := a.Resource
-	if a.Group != "" {
-		res = a.Group + "/" + res
-	}
-	switch {
-	case a.Namespace != "":
-		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)
-	case a.Verb == "list" || a.Verb == "watch":
-		return fmt.Sprintf("%s %s (all namespaces or cluster-scoped)", a.Verb, res)
-	}
-	return a.Verb + " " + res
-}
-
-// accessOf derives the RBAC verb and resource of a request to the apiserver's REST paths.
-func accessOf(req *http.Request) access {
-	p := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	var a access
-	var rest []string
-	switch {
-	case len(p) > 2 && p[0] == "api":
-		rest = p[2:]
-	case len(p) > 3 && p[0] == "apis":
-		a.Group, rest = p[1], p[3:]
-	default:
-		return access{Verb: strings.ToLower(req.Method), Path: req.URL.Path}
-	}
-	if rest[0] == "namespaces" && len(rest) > 2 {
-		a.Namespace, rest = rest[1], rest[2:]
-	}
-	a.Resource = rest[0]
-	named := len(rest) > 1
-	if len(rest) > 2 {
-		a.Resource += "/" + rest[2]
-	}
-	q := req.URL.Query()
-	switch req.Method {
-	case http.MethodGet, http.MethodHead:
-		a.Verb = "list"
-		if named {
-			a.Verb = "get"
-		}
-		if w := q.Get("watch"); w == "true" || w == "1" {
-			a.Verb = "watch"
-		}
-	case http.MethodPost:
-		a.Verb = "create"
-	case http.MethodPut:
-		a.Verb = "update"
-	case http.MethodPatch:
-		a.Verb = "patch"
-	case http.MethodDelete:
-		a.Verb = "deletecollection"
-		if named {
-			a.Verb = "delete"
-		}
-	default:
-		a.Verb = strings.ToLower(req.Method)
-	}
-	return a
-}
+// accessOf derives the RBAC verb and resource of a request.
+var accessOf = apicount.Of
 
 // recorder sees every request one manager sends to the management apiserver (it wraps the
 // transport under client-go's impersonation headers) and keeps what was allowed and denied, with

@@ -34,6 +34,9 @@ const (
 	TaskFailedReason = "TaskFailed"
 	// HypervisorErrorReason: the hypervisor could not be reached or refused a call.
 	HypervisorErrorReason = "HypervisorError"
+	// WaitingForTaskSlotReason: the manager already runs as many tasks on this vCenter as
+	// --vcenter-max-tasks allows; the machine's next task starts when one of them ends.
+	WaitingForTaskSlotReason = "WaitingForTaskSlot"
 	// VMMissingReason: a provisioned VM is gone from the hypervisor; it is not re-created.
 	VMMissingReason = "VMMissing"
 	// VMNotOwnedReason: the VM that spec.providerID (or a lookup) points at does not carry

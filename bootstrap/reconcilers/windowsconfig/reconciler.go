@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/internal/manager"
 )
 
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigs,verbs=list;watch;patch
@@ -97,6 +98,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	cfg := &bootstrapv1.WindowsConfig{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cfg); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !manager.InShard(cfg, r.WatchFilterValue) {
+		return ctrl.Result{}, nil // another shard's (see manager.InShard)
 	}
 	machine, err := r.ownerMachine(ctx, cfg)
 	if err != nil || machine == nil {

@@ -13,7 +13,8 @@ import (
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;patch;delete
 
 // Own makes owner (a cluster, or a cluster identity) an owner of the Secret key, so clusterctl
-// move takes the Secret along and deleting the owner deletes it. A missing Secret, or one that
+// move takes the Secret along and deleting the owner deletes it, and labels it Label, so the
+// manager reads it from its cache. A missing Secret, or one that
 // already belongs to another capwin object, is left alone: reading it reports that. The patch is
 // optimistic, so of two objects claiming one Secret at once, one wins.
 func Own(ctx context.Context, c client.Client, owner client.Object, key client.ObjectKey) error {
@@ -28,7 +29,12 @@ func Own(ctx context.Context, c client.Client, owner client.Object, key client.O
 	if err := controllerutil.SetOwnerReference(owner, secret, c.Scheme()); err != nil {
 		return err
 	}
-	if len(before.OwnerReferences) == len(secret.OwnerReferences) {
+	if _, labelled := secret.Labels[Label]; !labelled {
+		if secret.Labels == nil {
+			secret.Labels = map[string]string{}
+		}
+		secret.Labels[Label] = ""
+	} else if len(before.OwnerReferences) == len(secret.OwnerReferences) {
 		return nil
 	}
 	if err := c.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {

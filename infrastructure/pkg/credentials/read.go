@@ -14,13 +14,16 @@ import (
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
-// Identities and namespaces are read from the manager's cache; Secrets live (manager.ClientOptions).
+// Identities and namespaces are read from the manager's cache; Secrets from Secrets (NewCache),
+// else live (manager.ClientOptions).
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcenterclusteridentities;hypervclusteridentities,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch
 
 // Reader reads the login a cluster names and checks that the cluster may use it.
 type Reader struct {
 	Client client.Client
+	// Secrets reads the login Secrets (NewCache); nil reads them through Client.
+	Secrets client.Reader
 	// Namespace is the manager's own namespace, where the Secrets of cluster identities live.
 	Namespace string
 }
@@ -60,7 +63,11 @@ func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1
 // held reads a Secret that holder may use: none other holds it.
 func (r Reader) held(ctx context.Context, key client.ObjectKey, holder client.Object) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
-	if err := r.Client.Get(ctx, key, secret); err != nil {
+	var from client.Reader = r.Client
+	if r.Secrets != nil {
+		from = r.Secrets
+	}
+	if err := from.Get(ctx, key, secret); err != nil {
 		return nil, fmt.Errorf("login Secret %s: %w", key, err)
 	}
 	if err := CheckHolder(secret, holder); err != nil {

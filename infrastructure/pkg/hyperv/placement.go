@@ -70,7 +70,7 @@ func (b *backend) spread(ctx context.Context, s *machine.Scope) (map[string]int,
 	}
 	list := &infrav1.HyperVMachineList{}
 	ns := s.InfraMachine.GetNamespace()
-	if err := b.p.Client.List(ctx, list, client.InNamespace(ns), labels); err != nil {
+	if err := b.p.Client.List(ctx, list, client.InNamespace(ns), labels, client.UnsafeDisableDeepCopy); err != nil { // read only
 		return nil, err
 	}
 	hostOf := map[types.UID]string{}

@@ -29,6 +29,8 @@ type Provider struct {
 	Conns  *Conns
 	// IdentityNamespace is the manager's namespace, where HyperVClusterIdentities' Secrets live.
 	IdentityNamespace string
+	// Secrets reads the login Secrets (credentials.NewCache); nil reads them through Client.
+	Secrets client.Reader
 
 	// placed remembers the hosts chosen by this manager for a while, by machine UID: the cache
 	// may not show a machine's status.vm.host yet when the next machine is placed.
@@ -138,7 +140,7 @@ func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (
 // cluster's Secret or HyperVClusterIdentity), once the cluster may use it.
 func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h infrav1.HyperVHost) (HostConfig, error) {
 	ref := hc.Spec.HostCredentials(h)
-	secret, err := credentials.Reader{Client: p.Client, Namespace: p.IdentityNamespace}.Secret(ctx, hc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, hc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
 	if e := (*machine.Error)(nil); errors.As(err, &e) {
 		return HostConfig{}, err // the cluster may not use it (CredentialsInUse, NamespaceNotAllowed)
 	}

@@ -144,7 +144,7 @@ func createClaim(ctx context.Context, c client.Client, owner client.Object, clus
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:  key.Namespace,
 			Name:       key.Name,
-			Labels:     map[string]string{clusterv1.ClusterNameLabel: clusterName},
+			Labels:     claimLabels(owner, clusterName, nil),
 			Finalizers: []string{ClaimFinalizer},
 		},
 		Spec: ipamv1.IPAddressClaimSpec{ClusterName: clusterName, PoolRef: poolRef},
@@ -188,16 +188,28 @@ func hasOwnerUID(obj metav1.Object, owner client.Object) bool {
 	return false
 }
 
-// repairClaim adds what an owned claim misses (finalizer, cluster label, controller reference).
+// claimLabels are a claim's labels (existing, may be nil) with the cluster name and the owner's
+// cluster.x-k8s.io/watch-filter label: a manager with a watch filter sees only claims that carry
+// it, and is woken by no other event when the IPAM provider binds the address.
+func claimLabels(owner client.Object, clusterName string, existing map[string]string) map[string]string {
+	labels := maps.Clone(existing)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[clusterv1.ClusterNameLabel] = clusterName
+	if v, ok := owner.GetLabels()[clusterv1.WatchLabel]; ok {
+		labels[clusterv1.WatchLabel] = v
+	}
+	return labels
+}
+
+// repairClaim adds what an owned claim misses (finalizer, cluster and watch-filter labels,
+// controller reference).
 func repairClaim(ctx context.Context, c client.Client, owner client.Object, clusterName string, claim *ipamv1.IPAddressClaim) error {
 	base := claim.DeepCopy()
 	changed := controllerutil.AddFinalizer(claim, ClaimFinalizer)
-	if claim.Labels[clusterv1.ClusterNameLabel] != clusterName {
-		if claim.Labels == nil {
-			claim.Labels = map[string]string{}
-		}
-		claim.Labels[clusterv1.ClusterNameLabel] = clusterName
-		changed = true
+	if labels := claimLabels(owner, clusterName, claim.Labels); !maps.Equal(labels, claim.Labels) {
+		claim.Labels, changed = labels, true
 	}
 	if metav1.GetControllerOfNoCopy(claim) == nil {
 		if err := controllerutil.SetControllerReference(owner, claim, c.Scheme()); err != nil {
@@ -335,14 +347,15 @@ func ReleaseClaims(ctx context.Context, c client.Client, owner client.Object) er
 			}
 		}
 	}
+	// The cache's own objects: only the owner's claims are copied (release changes them).
 	list := &ipamv1.IPAddressClaimList{}
-	if err := c.List(ctx, list, client.InNamespace(owner.GetNamespace())); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(owner.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		return fmt.Errorf("list IPAddressClaims in %s: %w", owner.GetNamespace(), err)
 	}
 	for i := range list.Items {
 		claim := &list.Items[i]
 		if _, seen := claims[claim.Name]; !seen && belongsTo(claim, owner, gvk.GroupKind()) {
-			claims[claim.Name] = claim
+			claims[claim.Name] = claim.DeepCopy()
 		}
 	}
 

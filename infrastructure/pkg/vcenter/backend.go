@@ -25,6 +25,8 @@ type Provider struct {
 	Sessions *Sessions
 	// IdentityNamespace is the manager's namespace, where VCenterClusterIdentities' Secrets live.
 	IdentityNamespace string
+	// Secrets reads the login Secrets (credentials.NewCache); nil reads them through Client.
+	Secrets client.Reader
 }
 
 // Credentials reads a VCenterCluster's login (keys username, password) from its identity Secret
@@ -33,7 +35,7 @@ type Provider struct {
 func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (Credentials, error) {
 	cred := Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
 	ref := vc.Spec.IdentityRef
-	secret, err := credentials.Reader{Client: p.Client, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
 	if err != nil {
 		reason := infrav1.CredentialsNotFoundReason
 		if e := (*machine.Error)(nil); errors.As(err, &e) {
@@ -176,19 +178,21 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 			return "", err
 		}
 	}
-	if err := s.Commit(infrav1.VMReference{}); err != nil {
-		return "", err
-	}
 	tmpl := object.NewVirtualMachine(b.sess.Client, place.Template)
-	task, err := tmpl.Clone(ctx, place.Folder, obj.GetName(), spec)
-	if err != nil {
+	var cloneErr error
+	ref, err := b.startTask(ctx, func() error { return s.Commit(infrav1.VMReference{}) }, func() (*object.Task, error) {
+		task, err := tmpl.Clone(ctx, place.Folder, obj.GetName(), spec)
+		cloneErr = err
+		return task, err
+	})
+	if cloneErr != nil {
 		b.sess.forget()
-		if maybeSent(err) {
-			return "", &machine.CreatePending{Err: fmt.Errorf("clone of %s: no answer from vCenter: %w", obj.GetName(), err)}
+		if maybeSent(cloneErr) {
+			return "", &machine.CreatePending{Err: fmt.Errorf("clone of %s: no answer from vCenter: %w", obj.GetName(), cloneErr)}
 		}
-		return "", b.sess.check(err)
+		return "", b.sess.check(cloneErr)
 	}
-	return task.Reference().Value, nil
+	return ref, err
 }
 
 // Deliver prepares the clone for its first boot in one reconfigure: metadata that needed the VM's
@@ -210,7 +214,7 @@ func (b *backend) Deliver(ctx context.Context, s *machine.Scope, vm *machine.VM)
 	if grow != nil {
 		spec.DeviceChange = []types.BaseVirtualDeviceConfigSpec{grow}
 	}
-	return b.taskRef(b.object(vm).Reconfigure(ctx, spec))
+	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).Reconfigure(ctx, spec) })
 }
 
 // ClearUserData removes the user data (bootstrap token, CA hash) from the VM config.
@@ -221,12 +225,14 @@ func (b *backend) ClearUserData(ctx context.Context, _ *machine.Scope, vm *machi
 }
 
 func (b *backend) reconfigure(ctx context.Context, vm *machine.VM, extra []types.BaseOptionValue) (string, error) {
-	return b.taskRef(b.object(vm).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: extra}))
+	return b.task(ctx, func() (*object.Task, error) {
+		return b.object(vm).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: extra})
+	})
 }
 
 // PowerOn starts the VM.
 func (b *backend) PowerOn(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
-	return b.taskRef(b.object(vm).PowerOn(ctx))
+	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).PowerOn(ctx) })
 }
 
 // PowerOff cuts the power (hard) or asks VMware Tools to shut the guest down.
@@ -235,20 +241,19 @@ func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM
 	if !hard {
 		return "", b.sess.check(v.ShutdownGuest(ctx))
 	}
-	return b.taskRef(v.PowerOff(ctx))
+	return b.task(ctx, func() (*object.Task, error) { return v.PowerOff(ctx) })
 }
 
 // Destroy deletes the VM and its disks.
 func (b *backend) Destroy(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
-	return b.taskRef(b.object(vm).Destroy(ctx))
+	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
 }
 
-// taskRef returns the reference of a task just started, or the call's error.
-func (b *backend) taskRef(task *object.Task, err error) (string, error) {
-	if err != nil {
-		return "", b.sess.check(err)
-	}
-	return task.Reference().Value, nil
+// task starts a task in a slot of the server (startTask) and returns its reference, or the
+// call's error.
+func (b *backend) task(ctx context.Context, start func() (*object.Task, error)) (string, error) {
+	ref, err := b.startTask(ctx, nil, start)
+	return ref, b.sess.check(err)
 }
 
 // renewing makes a read, and makes it once more on a new session when vCenter ended this one

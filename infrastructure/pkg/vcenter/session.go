@@ -74,6 +74,9 @@ type Sessions struct {
 	Dials atomic.Int64
 	// Gate keeps a refused identity and an unreachable vCenter from being tried on every reconcile.
 	Gate *logingate.Gate
+	// MaxTasks bounds the tasks (clone, reconfigure, power, destroy) this manager runs at once on
+	// one vCenter server, whatever the sessions; 0 is no bound.
+	MaxTasks int
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -81,6 +84,7 @@ type Sessions struct {
 	// holders are the VCenterClusters (namespace/name) using each session: a session no cluster
 	// uses is logged out, its keep-alive stopped and its connections closed.
 	holders holders.Holders
+	slots   taskSlots
 }
 
 // Session is a logged-in vCenter client plus what was looked up through it.
@@ -92,7 +96,12 @@ type Session struct {
 	stop   func()
 	// user logs in to the vAPI (REST) endpoint, which content libraries need.
 	user *url.Userinfo
+	// server is vCenter's host:port, the key of its task slots.
+	server string
 }
+
+// host is the server's host:port.
+func (sess *Session) host() string { return sess.server }
 
 // Get returns the cached session for the credentials, logging in when there is none; holder (the
 // VCenterCluster's namespace/name) uses it from now on, and a session it used before that no one
@@ -259,7 +268,7 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 		return nil, classifyLogin(err)
 	}
 	return &Session{Client: vc, owner: s, places: newPlacementCache(), stop: ka.Stop,
-		user: url.UserPassword(cred.Username, cred.Password)}, nil
+		user: url.UserPassword(cred.Username, cred.Password), server: u.Host}, nil
 }
 
 // pinned verifies that a server's certificate has the thumbprint (SHA-1 or SHA-256).

@@ -255,7 +255,8 @@ func powerState(v any) machine.PowerState {
 	return machine.PoweredOff
 }
 
-// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown. A session
+// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown. A task
+// that ended frees its slot (--vcenter-max-tasks). A session
 // vCenter ended meanwhile is replaced and the read made again: the task lives on in vCenter.
 func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
 	var content []types.ObjectContent
@@ -269,11 +270,17 @@ func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machi
 	})
 	if err != nil {
 		if fault.Is(err, &types.ManagedObjectNotFound{}) {
+			b.sess.owner.slots.ended(b.sess.host(), ref)
 			return machine.Task{State: machine.TaskUnknown}, nil
 		}
 		return machine.Task{}, b.sess.check(err)
 	}
 	t := machine.Task{State: machine.TaskUnknown}
+	defer func() {
+		if t.State != machine.TaskRunning {
+			b.sess.owner.slots.ended(b.sess.host(), ref)
+		}
+	}()
 	for _, oc := range content {
 		for _, p := range oc.PropSet {
 			switch v := p.Val.(type) {

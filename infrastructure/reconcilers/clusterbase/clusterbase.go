@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/manager"
 )
 
 // Object is an infrastructure cluster of either kind.
@@ -39,10 +40,10 @@ type Object interface {
 	conditions.Setter
 }
 
-// Reconcile reads the object, skips it while its Cluster is paused or it is being deleted, runs
+// Reconcile reads the object, skips it when it belongs to another shard or while its Cluster is paused or it is being deleted, runs
 // check, and patches the object with Ready summarising HypervisorAvailable. gone is called when
 // the object no longer exists, so the provider closes the connections only it used.
-func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj Object,
+func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj Object, watchFilter string,
 	check func(ctx context.Context) (ctrl.Result, error), gone func(client.ObjectKey)) (_ ctrl.Result, rerr error) {
 	if err := c.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -50,6 +51,9 @@ func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj O
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if !manager.InShard(obj, watchFilter) {
+		return ctrl.Result{}, nil // another shard's (see manager.InShard)
 	}
 	cluster, err := util.GetOwnerCluster(ctx, c, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
 	if err != nil || cluster == nil {

@@ -10,8 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -34,11 +36,26 @@ type Reconciler struct {
 	Namespace string
 	// NewObject returns an empty identity of the kind (VCenterClusterIdentity or HyperVClusterIdentity).
 	NewObject func() client.Object
+	// WatchFilterValue is the manager's shard: see InShard.
+	WatchFilterValue string
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, options controller.Options) error {
-	return ctrl.NewControllerManagedBy(mgr).For(r.NewObject()).WithOptions(options).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).For(r.NewObject(), builder.WithPredicates(InShard(r.WatchFilterValue))).
+		WithOptions(options).Complete(r)
+}
+
+// InShard selects the identities a manager of the watch filter keeps: an identity labelled
+// cluster.x-k8s.io/watch-filter belongs to the shard of that value; an identity without the
+// label is shared by the clusters of every shard, so every manager keeps it (the work is the
+// same in each: own the Secret, say whether it holds a login). A manager without a filter keeps
+// every identity.
+func InShard(watchFilter string) predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		v, labelled := o.GetLabels()[clusterv1.WatchLabel]
+		return watchFilter == "" || !labelled || v == watchFilter
+	})
 }
 
 // Reconcile makes the identity an owner of its Secret and sets Ready.

@@ -11,6 +11,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 )
@@ -76,5 +79,28 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("owners %+v; want owned by the identity: %t", secret.OwnerReferences, tc.owned)
 			}
 		})
+	}
+}
+
+// TestInShard: a manager keeps the identities of its shard and the unlabelled (shared) ones,
+// never another shard's; a manager without a filter keeps them all.
+func TestInShard(t *testing.T) {
+	identity := func(labels map[string]string) client.Object {
+		return &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "id", Labels: labels}}
+	}
+	shardA := identity(map[string]string{clusterv1.WatchLabel: "a"})
+	shardB := identity(map[string]string{clusterv1.WatchLabel: "b"})
+	shared := identity(nil)
+	for _, tc := range []struct {
+		filter string
+		obj    client.Object
+		want   bool
+	}{
+		{"a", shardA, true}, {"a", shardB, false}, {"a", shared, true},
+		{"", shardA, true}, {"", shardB, true}, {"", shared, true},
+	} {
+		if got := InShard(tc.filter).Generic(event.GenericEvent{Object: tc.obj}); got != tc.want {
+			t.Errorf("filter %q, labels %v: kept %t, want %t", tc.filter, tc.obj.GetLabels(), got, tc.want)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 // Reconcile probes the hosts and reports the cluster's infrastructure.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	hc := &infrav1.HyperVCluster{}
-	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, func(ctx context.Context) (ctrl.Result, error) {
+	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, r.WatchFilterValue, func(ctx context.Context) (ctrl.Result, error) {
 		return r.check(ctx, hc)
 	}, r.Provider.Release)
 }
@@ -112,7 +112,8 @@ func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl
 func (r *Reconciler) vmsPerHost(ctx context.Context, hc *infrav1.HyperVCluster) (map[string]int32, error) {
 	list := &infrav1.HyperVMachineList{}
 	name := hc.Labels[clusterv1.ClusterNameLabel]
-	if err := r.Client.List(ctx, list, client.InNamespace(hc.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: name}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(hc.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: name},
+		client.UnsafeDisableDeepCopy); err != nil { // read only
 		return nil, err
 	}
 	out := map[string]int32{}

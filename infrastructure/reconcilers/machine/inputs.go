@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -26,22 +28,61 @@ func (r *Reconciler) computerName(ctx context.Context, s *Scope) (string, error)
 	if s.Linux() {
 		return s.Machine.Name, nil
 	}
-	list := r.Kind.NewList()
-	if err := r.Client.List(ctx, list, client.InNamespace(s.Machine.Namespace),
-		client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}); err != nil {
-		return "", err
+	var err error
+	taken := r.namesTaken(ctx, s, &err)
+	name := guest.ComputerName(s.Machine.Name, taken)
+	return name, err
+}
+
+// namesTaken reports whether another machine of this kind and cluster has a computer name; the
+// first error of a lookup is stored in errp. With the field index (SetupWithManager) each name
+// is one index lookup; without it (a reconciler driven by hand), the cluster's machines are
+// listed once.
+func (r *Reconciler) namesTaken(ctx context.Context, s *Scope, errp *error) func(string) bool {
+	ns, cluster, self := s.Machine.Namespace, s.Cluster.Name, s.InfraMachine.GetUID()
+	// Read only: the cache's own objects, not copies.
+	others := func(opts ...client.ListOption) ([]string, error) {
+		list := r.Kind.NewList()
+		opts = append(opts, client.InNamespace(ns), client.UnsafeDisableDeepCopy)
+		if err := r.Client.List(ctx, list, opts...); err != nil {
+			return nil, err
+		}
+		var names []string
+		err := meta.EachListItem(list, func(it runtime.Object) error {
+			if o, ok := it.(Object); ok && o.GetUID() != self {
+				names = append(names, strings.ToLower(o.GetMachineStatus().ComputerName))
+			}
+			return nil
+		})
+		return names, err
 	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return "", err
-	}
-	taken := map[string]bool{}
-	for _, it := range items {
-		if o, ok := it.(Object); ok && o.GetUID() != s.InfraMachine.GetUID() {
-			taken[strings.ToLower(o.GetMachineStatus().ComputerName)] = true
+	if r.indexed {
+		return func(n string) bool {
+			names, err := others(client.MatchingFields{computerNameField: computerNameKey(cluster, n)})
+			if err != nil && *errp == nil {
+				*errp = err
+			}
+			return len(names) > 0
 		}
 	}
-	return guest.ComputerName(s.Machine.Name, func(n string) bool { return taken[strings.ToLower(n)] }), nil
+	names, err := others(client.MatchingLabels{clusterv1.ClusterNameLabel: cluster})
+	*errp = err
+	return func(n string) bool { return slices.Contains(names, strings.ToLower(n)) }
+}
+
+// computerNameField indexes machines by cluster and lower-case computer name.
+const computerNameField = "capwin.computerName"
+
+func computerNameKey(cluster, name string) string { return cluster + "/" + strings.ToLower(name) }
+
+// indexComputerName is the computerNameField of a machine (none until it has a name).
+func indexComputerName(o client.Object) []string {
+	m, ok := o.(Object)
+	cluster := o.GetLabels()[clusterv1.ClusterNameLabel]
+	if !ok || cluster == "" || m.GetMachineStatus().ComputerName == "" {
+		return nil
+	}
+	return []string{computerNameKey(cluster, m.GetMachineStatus().ComputerName)}
 }
 
 // bootstrapData reads the Machine's bootstrap Secret (keys value and format).

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -39,6 +40,9 @@ func TestIPAMRoundTrip(t *testing.T) {
 	claim := &ipamv1.IPAddressClaim{}
 	g.Eventually(func() error { return k8s.Get(ctx, claimKey, claim) }, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 	g.Expect(claim.Spec.PoolRef.Name).To(Equal("nodes"))
+	// The claim carries the machine's watch-filter label, else the manager (filter "suite") would
+	// never see the IPAM provider bind it.
+	g.Expect(claim.Labels).To(HaveKeyWithValue(clusterv1.WatchLabel, watchFilter))
 	g.Expect(k8s.Create(ctx, &ipamv1.IPAddress{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: claimKey.Name},
 		Spec: ipamv1.IPAddressSpec{ClaimRef: ipamv1.IPAddressClaimReference{Name: claimKey.Name}, PoolRef: claim.Spec.PoolRef,

@@ -41,8 +41,11 @@ func (r *Reconciler) watchNodes(ctx context.Context, cluster types.NamespacedNam
 func (r *Reconciler) nodeToMachines(cluster types.NamespacedName) handler.MapFunc {
 	return func(ctx context.Context, o client.Object) []ctrl.Request {
 		list := r.Kind.NewList()
-		if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace),
-			client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name}); err != nil {
+		var match client.ListOption = client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name}
+		if r.indexed {
+			match = client.MatchingFields{computerNameField: computerNameKey(cluster.Name, o.GetName())}
+		}
+		if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), match, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		var out []ctrl.Request

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/manager"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachines;hypervmachines,verbs=get;list;watch;patch
@@ -83,6 +84,8 @@ type Reconciler struct {
 
 	// clocks time each machine's bootstrap steps for the metrics.
 	clocks clocks
+	// indexed is true once the manager's cache indexes the machines by computer name.
+	indexed bool
 	// controller receives the workload clusters' Node events (watchNodes).
 	controller capicontrollerutil.Controller
 }
@@ -101,6 +104,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, r.Kind.NewObject(), computerNameField, indexComputerName); err != nil {
+		return fmt.Errorf("%s: index computer names: %w", r.Kind.Name, err)
+	}
+	r.indexed = true
 	clusterToMachines, err := util.ClusterToTypedObjectsMapper(mgr.GetClient(), r.Kind.NewList(), mgr.GetScheme())
 	if err != nil {
 		return err
@@ -128,6 +135,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			r.clocks.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !manager.InShard(obj, r.WatchFilterValue) {
+		log.V(4).Info("Skipping: the object belongs to another shard", "watchFilter", r.WatchFilterValue)
+		return ctrl.Result{}, nil
 	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
 	if err != nil || machine == nil {

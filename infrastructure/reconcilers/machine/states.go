@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 )
@@ -38,6 +40,9 @@ var (
 type StateCounts struct {
 	Reader client.Reader
 	Kinds  []Kind
+	// WatchFilterValue counts only the machines of this manager's shard (their
+	// cluster.x-k8s.io/watch-filter label), so the series of several shards add up.
+	WatchFilterValue string
 }
 
 // NeedLeaderElection: only the leader's cache holds the machines its controllers watch.
@@ -93,7 +98,11 @@ func (c *StateCounts) Collect(ch chan<- prometheus.Metric) {
 // count lists one kind's machines and counts them by provisioning and bootstrap state.
 func (c *StateCounts) count(ctx context.Context, k Kind) (map[string]int, map[string]int, error) {
 	list := k.NewList()
-	if err := c.Reader.List(ctx, list); err != nil {
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy} // read only
+	if c.WatchFilterValue != "" {
+		opts = append(opts, client.MatchingLabels{clusterv1.WatchLabel: c.WatchFilterValue})
+	}
+	if err := c.Reader.List(ctx, list, opts...); err != nil {
 		return nil, nil, err
 	}
 	items, err := meta.ExtractList(list)

@@ -38,11 +38,13 @@ import (
 const watchFilter = "suite"
 
 var (
-	env    *envtest.Environment
-	k8s    client.Client
-	vcsim  *simulator.Server
-	model  *simulator.Model
-	faults = &faultInjector{}
+	env   *envtest.Environment
+	k8s   client.Client
+	vcsim *simulator.Server
+	model *simulator.Model
+	// endpoint restarts vcsim's service (sessions and ended tasks forgotten, inventory kept).
+	endpoint *vcsimops.Endpoint
+	faults   = &faultInjector{}
 	// guestOps runs the guest operations of vcsim's VMs (vcsim's own need Docker).
 	guestOps *vcsimops.GuestOps
 	calls    = &vcenter.Calls{}
@@ -92,6 +94,7 @@ func TestMain(m *testing.M) {
 	guestOps = vcsimops.Install(model)
 	guestOps.Password = guestPassword
 	vcsim = model.Service.NewServer()
+	endpoint = vcsimops.NewEndpoint(model, vcsim)
 	vcsimops.TrustHosts(model, soap.ThumbprintSHA256(vcsim.Certificate()))
 	var err error
 	if env, err = envtest.Start(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "webhook")); err != nil {
@@ -100,7 +103,7 @@ func TestMain(m *testing.M) {
 	}
 	code := run(m)
 	_ = env.Stop()
-	vcsim.Close()
+	endpoint.Close()
 	model.Remove()
 	os.Exit(code)
 }

@@ -99,6 +99,11 @@ func (r *Reconciler) hypervisorError(obj Object, err error) (ctrl.Result, error)
 	if errors.As(err, &blocked) {
 		return r.blocked(obj, blocked)
 	}
+	var throttled *Throttled
+	if errors.As(err, &throttled) {
+		waiting(obj, infrav1.WaitingForTaskSlotReason, throttled.Message)
+		return ctrl.Result{RequeueAfter: r.taskWait(obj.GetMachineStatus())}, nil
+	}
 	if e, ok := asTerminal(err); ok {
 		waiting(obj, e.Reason, e.Message)
 		r.Recorder.Eventf(obj, nil, "Warning", e.Reason, "Reconcile", "%s", e.Message)

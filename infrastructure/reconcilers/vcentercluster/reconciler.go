@@ -49,7 +49,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 // Reconcile checks vCenter and reports the cluster's infrastructure as provisioned.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	vc := &infrav1.VCenterCluster{}
-	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, vc, func(ctx context.Context) (ctrl.Result, error) {
+	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, vc, r.WatchFilterValue, func(ctx context.Context) (ctrl.Result, error) {
 		return r.check(ctx, vc)
 	}, r.Provider.Release)
 }

@@ -43,7 +43,8 @@ func serveHosts(n int) {
 	var hosts []*hypervsim.Host
 	var infos []hostInfo
 	for i := 1; i <= n; i++ {
-		h := hypervsim.NewHost("hv"+strconv.Itoa(i), 131072, []string{vswitch}, map[string]int64{parentDisk: 30 << 30})
+		// 256 GiB: 1000 machines of 4 GiB fit on 20 hosts.
+		h := hypervsim.NewHost("hv"+strconv.Itoa(i), 262144, []string{vswitch}, map[string]int64{parentDisk: 30 << 30})
 		h.SetJobDelay(200 * time.Millisecond)
 		srv, err := h.Serve(map[string]string{hostUser: hostPassword})
 		if err != nil {

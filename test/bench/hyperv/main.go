@@ -1,10 +1,13 @@
 // Command hyperv measures the HyperVMachine lifecycle on simulated Hyper-V hosts (hypervsim,
 // reached through the real WinRM client) through the real controller (setup.Reconcilers) and a
 // real kube-apiserver: N machines from create to provisioned and from delete to gone. It prints
-// wall time, WinRM operations and HTTP round trips per VM, where the VMs were placed and the
-// controller process's memory.
+// wall time, reconciles, WinRM operations, HTTP round trips and API requests per VM, where the
+// workers' time went, where the VMs were placed, CPU, memory and goroutines; -sweep runs several
+// counts, each in a fresh process, and -plot-dir writes PNG plots of them.
 //
 //	go run ./test/bench/hyperv -machines 50 -hosts 3
+//	go run ./test/bench/hyperv -machines 1000 -hosts 20
+//	go run ./test/bench/hyperv -hosts 20 -sweep 100,250,500,1000 -plot-dir docs/img
 package main
 
 import (
@@ -15,13 +18,16 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
+	"github.com/capwin/capwin/test/bench/benchutil"
 	"github.com/capwin/capwin/test/envtest"
 )
 
@@ -29,6 +35,8 @@ type config struct {
 	machines, hosts, concurrency int
 	poll, taskPoll               time.Duration
 	timeout                      time.Duration
+	sweep, plotDir               string
+	result                       string
 	serveHosts                   int
 	verbose                      bool
 }
@@ -41,14 +49,25 @@ func main() {
 	flag.DurationVar(&c.poll, "poll-interval", 10*time.Second, "--guest-poll-interval of the controller")
 	flag.DurationVar(&c.taskPoll, "task-poll-interval", time.Second, "--task-poll-interval of the controller")
 	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "give up after this long")
+	flag.StringVar(&c.sweep, "sweep", "", "machine counts to run one after another, each in a fresh process, e.g. 100,250,500,1000")
+	flag.StringVar(&c.plotDir, "plot-dir", "", "with -sweep: write PNG plots of the sweep into this directory")
+	flag.StringVar(&c.result, "result", "", "write the run as JSON to this file (the sweep reads it)")
 	flag.IntVar(&c.serveHosts, "serve-hosts", 0, "internal: serve this many hosts in this process (the benchmark starts it as a child)")
 	flag.BoolVar(&c.verbose, "v", false, "print the controller's logs to stderr")
 	flag.Parse()
-	if c.serveHosts > 0 {
+	var err error
+	switch {
+	case c.serveHosts > 0:
 		serveHosts(c.serveHosts)
-		return
+	case c.sweep != "":
+		var counts []int
+		if counts, err = benchutil.Counts(c.sweep); err == nil {
+			_, err = benchutil.Sweep(counts, c.plotDir, os.Stdout, "sweep", "plot-dir")
+		}
+	default:
+		err = run(c)
 	}
-	if err := run(c); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -74,8 +93,10 @@ func run(c config) error {
 	}
 	defer func() { _ = env.Stop() }()
 
-	conns := &hyperv.Conns{}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	conns, reqs := &hyperv.Conns{}, &benchutil.Requests{}
+	cfg := rest.CopyConfig(env.Config) // the manager's requests are counted
+	reqs.Wrap(cfg)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: setup.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache: manager.CacheOptions("", 10*time.Minute), Client: manager.ClientOptions(),
 	})
@@ -94,33 +115,34 @@ func run(c config) error {
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return fmt.Errorf("cache did not sync")
 	}
-	w := &workload{k8s: mgr.GetClient(), kubeconfig: env.KubeConfig, hosts: sim.hosts, n: c.machines}
+	// The workload writes with a client of its own (not counted) and reads the manager's cache.
+	k8s, err := client.New(env.Config, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	w := &workload{k8s: k8s, cache: mgr.GetClient(), kubeconfig: env.KubeConfig, hosts: sim.hosts, n: c.machines}
 	if err := w.createCluster(ctx); err != nil {
 		return err
 	}
 
-	r := &report{machines: c.machines, hosts: c.hosts, concurrency: c.concurrency, poll: c.poll, taskPoll: c.taskPoll}
-	start, before := time.Now(), snapshot(&conns.Counters)
-	if err := w.createMachines(ctx); err != nil {
+	r := &benchutil.Run{Bench: "hyperv", Mode: "kube-apiserver", Machines: c.machines, Workers: c.concurrency,
+		Unit: "WinRM operations", RequestUnit: "API requests"}
+	m := &benchutil.Meter{Requests: reqs,
+		Reconciles: func() (int, time.Duration) { return benchutil.Reconciles("hypervmachine") },
+		Calls: func() (map[string]int, time.Duration) {
+			return map[string]int{"operation": int(conns.Counters.Operations.Load())}, time.Duration(conns.Counters.Nanos.Load())
+		},
+		Counters: func() map[string]int64 { return map[string]int64{"round trips": conns.Counters.RoundTrips.Load()} },
+	}
+	if err := m.Measure(ctx, r,
+		benchutil.Steps{Name: "create → provisioned", Do: []func(context.Context) error{w.createMachines, w.waitProvisioned}},
+		benchutil.Steps{Name: "delete → gone", Do: []func(context.Context) error{w.deleteMachines, w.waitGone}},
+	); err != nil {
 		return err
 	}
-	if err := w.waitProvisioned(ctx); err != nil {
-		return err
+	printReport(os.Stdout, c, r, sim.hosts, w.placement)
+	if c.result != "" {
+		return r.Save(c.result)
 	}
-	r.add("create → provisioned", time.Since(start), before, snapshot(&conns.Counters))
-	r.placement = w.placement
-	for _, h := range sim.hosts {
-		r.hostNames = append(r.hostNames, h.Name)
-	}
-
-	start, before = time.Now(), snapshot(&conns.Counters)
-	if err := w.deleteMachines(ctx); err != nil {
-		return err
-	}
-	if err := w.waitGone(ctx); err != nil {
-		return err
-	}
-	r.add("delete → gone", time.Since(start), before, snapshot(&conns.Counters))
-	r.print(os.Stdout)
 	return nil
 }

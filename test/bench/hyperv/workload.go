@@ -24,7 +24,8 @@ var userData = []byte("Content-Type: multipart/mixed; boundary=x\n\n--x\nContent
 
 // workload creates one cluster on the hosts with n Windows machines.
 type workload struct {
-	k8s        client.Client
+	// k8s writes and reads the API server; cache reads the manager's cache.
+	k8s, cache client.Client
 	kubeconfig []byte
 	hosts      []hostInfo
 	n          int
@@ -115,7 +116,7 @@ func (w *workload) createMachines(ctx context.Context) error {
 func (w *workload) waitFor(ctx context.Context, what string, pending func(*infrav1.HyperVMachine) bool) ([]infrav1.HyperVMachine, error) {
 	for {
 		list := &infrav1.HyperVMachineList{}
-		if err := w.k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+		if err := w.cache.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return nil, err
 		}
 		var left []*infrav1.HyperVMachine

@@ -1,123 +1,69 @@
 // Command vcenter measures the VCenterMachine lifecycle on govmomi's vcsim through the real
-// controller (setup.Reconcilers) and a real kube-apiserver: N machines from create to
-// provisioned and from delete to gone. It prints wall time, vSphere calls per VM by method, TLS
-// connections opened and the controller process's memory.
+// machine controller: N machines from create to provisioned and from delete to gone. With
+// -client apiserver (the default) the controllers run as main.go wires them (setup.Reconcilers)
+// against a real kube-apiserver; with -client fake the VCenterMachine reconciler runs on
+// controller-runtime's fake client with a workqueue and workers, and no API server. It prints
+// wall time, reconciles, vSphere calls and API requests per VM, where the workers' time went,
+// TLS connections, CPU, memory and goroutines; -sweep runs several counts, each in a fresh
+// process, and -plot-dir writes PNG plots of them.
 //
 //	go run ./test/bench/vcenter -machines 100
+//	go run ./test/bench/vcenter -client fake -machines 100
+//	go run ./test/bench/vcenter -sweep 100,250,500,1000 -plot-dir docs/img
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
-	"github.com/capwin/capwin/infrastructure/setup"
-	"github.com/capwin/capwin/internal/manager"
-	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/test/bench/benchutil"
 )
 
 type config struct {
+	client                string
 	machines, concurrency int
 	guestPoll, taskPoll   time.Duration
+	reconcileInterval     time.Duration
 	timeout               time.Duration
+	sweep, plotDir        string
+	result                string
 	serveVCSim            bool
 	verbose               bool
 }
 
 func main() {
 	var c config
+	flag.StringVar(&c.client, "client", "apiserver", "how the controller meets its API: apiserver (kube-apiserver + etcd, setup.Reconcilers) or fake (controller-runtime's fake client, no API server)")
 	flag.IntVar(&c.machines, "machines", 100, "VCenterMachines to create and delete")
 	flag.IntVar(&c.concurrency, "concurrency", 10, "--vcentermachine-concurrency of the controller")
 	flag.DurationVar(&c.guestPoll, "guest-poll-interval", 10*time.Second, "--guest-poll-interval of the controller")
 	flag.DurationVar(&c.taskPoll, "task-poll-interval", time.Second, "--task-poll-interval of the controller")
-	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "give up after this long")
-	flag.BoolVar(&c.serveVCSim, "serve-vcsim", false, "internal: serve vcsim in this process (the benchmark starts it as a child)")
+	flag.DurationVar(&c.reconcileInterval, "reconcile-interval", 0, "with -client fake: at most one reconcile per object per interval, as CAPI's controller builder does with kube-apiserver (1s); 0 is controller-runtime's plain controller")
+	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "give up after this long (per machine count)")
+	flag.StringVar(&c.sweep, "sweep", "", "machine counts to run one after another, each in a fresh process, e.g. 100,250,500,1000")
+	flag.StringVar(&c.plotDir, "plot-dir", "", "with -sweep: write PNG plots of the sweep into this directory")
+	flag.StringVar(&c.result, "result", "", "write the run as JSON to this file (the sweep reads it)")
+	flag.BoolVar(&c.serveVCSim, "serve-vcsim", false, "internal: serve vcsim and play the guests in this process (the benchmark starts it as a child)")
 	flag.BoolVar(&c.verbose, "v", false, "print the controller's logs to stderr")
 	flag.Parse()
-	if c.serveVCSim {
+	err := error(nil)
+	switch {
+	case c.serveVCSim:
 		serveVCSim()
-		return
+	case c.client != "apiserver" && c.client != "fake":
+		err = fmt.Errorf("-client %q: want apiserver or fake", c.client)
+	case c.sweep != "":
+		var counts []int
+		if counts, err = benchutil.Counts(c.sweep); err == nil {
+			_, err = benchutil.Sweep(counts, c.plotDir, os.Stdout, "sweep", "plot-dir")
+		}
+	default:
+		err = run(c)
 	}
-	if err := run(c); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-}
-
-func run(c config) error {
-	logs := io.Discard
-	if c.verbose {
-		logs = os.Stderr
-	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(logs)))
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
-	defer cancel()
-
-	sim, err := startVCSim(ctx)
-	if err != nil {
-		return err
-	}
-	defer sim.stop()
-	env, err := envtest.Start()
-	if err != nil {
-		return err
-	}
-	defer func() { _ = env.Stop() }()
-
-	calls := &vcenter.Calls{}
-	sessions := &vcenter.Sessions{Calls: calls}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: setup.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache: manager.CacheOptions("", 10*time.Minute), Client: manager.ClientOptions(),
-	})
-	if err != nil {
-		return err
-	}
-	if err := setup.Reconcilers(ctx, mgr, setup.Options{
-		VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: 2,
-		ClusterCache: manager.ClusterCacheOptions{Concurrency: 2, QPS: 100, Burst: 200},
-		PollInterval: c.guestPoll, TaskPollInterval: c.taskPoll, Sessions: sessions,
-	}); err != nil {
-		return err
-	}
-	go func() { _ = mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return fmt.Errorf("cache did not sync")
-	}
-	k8s := mgr.GetClient()
-	w := &workload{k8s: k8s, kubeconfig: env.KubeConfig, sim: sim, n: c.machines}
-	if err := w.createCluster(ctx); err != nil {
-		return err
-	}
-	go w.guest(ctx)
-
-	r := &report{machines: c.machines, concurrency: c.concurrency, guestPoll: c.guestPoll, taskPoll: c.taskPoll}
-	start := time.Now()
-	before := calls.Snapshot()
-	if err := w.createMachines(ctx); err != nil {
-		return err
-	}
-	if err := w.waitProvisioned(ctx); err != nil {
-		return err
-	}
-	r.add("create → provisioned", time.Since(start), before, calls.Snapshot(), sessions.Dials.Load())
-
-	start, before, dials := time.Now(), calls.Snapshot(), sessions.Dials.Load()
-	if err := w.deleteMachines(ctx); err != nil {
-		return err
-	}
-	if err := w.waitGone(ctx); err != nil {
-		return err
-	}
-	r.add("delete → gone", time.Since(start), before, calls.Snapshot(), sessions.Dials.Load()-dials)
-	r.print(os.Stdout)
-	return nil
 }

@@ -3,17 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/session"
-	"github.com/vmware/govmomi/view"
-	"github.com/vmware/govmomi/vim25"
-	"github.com/vmware/govmomi/vim25/mo"
-	"github.com/vmware/govmomi/vim25/soap"
-	"github.com/vmware/govmomi/vim25/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -32,6 +24,8 @@ type workload struct {
 	kubeconfig []byte
 	sim        *vcsimProcess
 	n          int
+	// progress counts the VCenterMachines that exist and those provisioned.
+	progress func(context.Context) (live, provisioned int, err error)
 }
 
 func (w *workload) createCluster(ctx context.Context) error {
@@ -107,38 +101,26 @@ func (w *workload) createMachines(ctx context.Context) error {
 	return nil
 }
 
-// waitFor polls the VCenterMachines until done says so.
-func (w *workload) waitFor(ctx context.Context, what string, done func([]infrav1.VCenterMachine) bool) error {
+// waitFor polls the VCenterMachines' progress until done says so.
+func (w *workload) waitFor(ctx context.Context, what string, done func(live, provisioned int) bool) error {
 	for {
-		list := &infrav1.VCenterMachineList{}
-		if err := w.k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+		live, provisioned, err := w.progress(ctx)
+		if err != nil {
 			return err
 		}
-		if done(list.Items) {
+		if done(live, provisioned) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			if len(list.Items) > 0 {
-				m := list.Items[0]
-				return fmt.Errorf("waiting for %s: %w (%s: state %q, conditions %+v)", what, ctx.Err(), m.Name, m.Status.Provisioning.State, m.Status.Conditions)
-			}
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+			return fmt.Errorf("waiting for %s: %w (%d exist, %d provisioned)", what, ctx.Err(), live, provisioned)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
 func (w *workload) waitProvisioned(ctx context.Context) error {
-	return w.waitFor(ctx, "provisioned machines", func(items []infrav1.VCenterMachine) bool {
-		n := 0
-		for _, m := range items {
-			if ptr.Deref(m.Status.Initialization.Provisioned, false) {
-				n++
-			}
-		}
-		return n == w.n
-	})
+	return w.waitFor(ctx, "provisioned machines", func(_, provisioned int) bool { return provisioned == w.n })
 }
 
 func (w *workload) deleteMachines(ctx context.Context) error {
@@ -146,48 +128,5 @@ func (w *workload) deleteMachines(ctx context.Context) error {
 }
 
 func (w *workload) waitGone(ctx context.Context) error {
-	return w.waitFor(ctx, "deleted machines", func(items []infrav1.VCenterMachine) bool { return len(items) == 0 })
-}
-
-// guest plays every VM's guest: once powered on, VMware Tools reports an IP. It uses its own
-// vCenter session, so its calls are not counted as the controller's.
-func (w *workload) guest(ctx context.Context) {
-	c, err := vim25.NewClient(ctx, soap.NewClient(w.sim.url, true))
-	if err == nil {
-		err = session.NewManager(c).Login(ctx, w.sim.url.User)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "guest simulator:", err)
-		return
-	}
-	next := 1
-	booted := map[string]bool{}
-	for ctx.Err() == nil {
-		var vms []mo.VirtualMachine
-		v, err := view.NewManager(c).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
-		if err == nil {
-			err = v.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "runtime.powerState"}, &vms)
-			_ = v.Destroy(ctx)
-		}
-		if err != nil && ctx.Err() == nil {
-			fmt.Fprintln(os.Stderr, "guest simulator:", err)
-		}
-		for _, vm := range vms {
-			if !strings.HasPrefix(vm.Name, "win-md-0-") || vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn || booted[vm.Self.Value] {
-				continue
-			}
-			booted[vm.Self.Value] = true
-			ip := fmt.Sprintf("10.1.%d.%d", next/250, next%250+1)
-			next++
-			task, err := object.NewVirtualMachine(c, vm.Self).Reconfigure(ctx, types.VirtualMachineConfigSpec{
-				ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: "SET.guest.ipAddress", Value: ip}}})
-			if err == nil {
-				err = task.Wait(ctx)
-			}
-			if err != nil && ctx.Err() == nil {
-				fmt.Fprintln(os.Stderr, "guest simulator:", vm.Name, err)
-			}
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	return w.waitFor(ctx, "deleted machines", func(live, _ int) bool { return live == 0 })
 }

@@ -26,6 +26,8 @@ func main() {
 	flag.DurationVar(&c.Duration, "duration", 2*time.Minute, "fault window per provider (the rollout starts halfway)")
 	flag.Uint64Var(&c.Seed, "seed", 1, "random seed of the faults")
 	flag.IntVar(&c.Restarts, "restarts", 1, "manager restarts (leader handovers) per fault window")
+	flag.IntVar(&c.SimRestarts, "sim-restarts", 1, "restarts of vCenter's service or of a Hyper-V host's WinRM service during the rollout")
+	flag.DurationVar(&c.Outage, "outage", 3*time.Second, "how long the restarted endpoint is away")
 	flag.DurationVar(&c.Converge, "converge", 20*time.Minute, "bound of the wait for convergence and for the deletion")
 	flag.Float64Var(&c.Rates.Delay, "delay-rate", c.Rates.Delay, "vSphere: chance of a delayed call")
 	flag.Float64Var(&c.Rates.Drop, "drop-rate", c.Rates.Drop, "vSphere: chance of a call dropped before it is sent")

@@ -41,6 +41,9 @@ type Options struct {
 	// Bootstrap are capwin's bootstrap tunables (token TTL, concurrency); WatchFilterValue is
 	// replaced by WatchFilter.
 	Bootstrap bootstrapsetup.Options
+	// InfrastructureElsewhere leaves capwin's infrastructure reconcilers to other managers (the
+	// sharding test runs them as processes); its webhooks are still served here.
+	InfrastructureElsewhere bool
 }
 
 // Management is a running management cluster.
@@ -112,8 +115,10 @@ func Start(ctx context.Context, opts Options) (_ *Management, retErr error) {
 		if err := infrasetup.Webhooks(mgr); err != nil {
 			return fmt.Errorf("infrastructure webhooks: %w", err)
 		}
-		if err := infrasetup.Reconcilers(ctx, mgr, infra); err != nil {
-			return fmt.Errorf("infrastructure reconcilers: %w", err)
+		if !opts.InfrastructureElsewhere {
+			if err := infrasetup.Reconcilers(ctx, mgr, infra); err != nil {
+				return fmt.Errorf("infrastructure reconcilers: %w", err)
+			}
 		}
 		if err := bootstrapsetup.Webhooks(mgr); err != nil {
 			return fmt.Errorf("bootstrap webhooks: %w", err)

@@ -102,3 +102,9 @@ func reset(c net.Conn) {
 	}
 	_ = c.Close()
 }
+
+// arriving is listener.arriving of the running server.
+func (s *Server) arriving(since time.Time) bool {
+	_, ln := s.current()
+	return ln.arriving(since)
+}

@@ -24,11 +24,15 @@ type Server struct {
 	Host string   // 127.0.0.1 (also when listening on all addresses)
 	Port int
 
-	opts   Options
-	certs  *certs
+	opts  Options
+	certs *certs
+
+	// life guards what a restart replaces.
+	life   sync.Mutex
+	closed bool
 	ln     *listener
 	srv    *http.Server
-	ctx    context.Context // cancelled by Close; parent of handler contexts
+	ctx    context.Context // cancelled by Close and Restart; parent of handler contexts
 	cancel context.CancelFunc
 
 	mu         sync.Mutex
@@ -77,19 +81,24 @@ func Start(opts Options) (*Server, error) {
 	if addr.IP.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	opts.Addr = addr.String() // a restart listens here again
 	s := &Server{
 		URL:     &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(addr.Port)), Path: "/wsman"},
 		Host:    host,
 		Port:    addr.Port,
 		opts:    opts,
 		certs:   c,
-		ln:      newListener(tcp),
-		ctx:     ctx,
-		cancel:  cancel,
 		shells:  map[string]*shell{},
 		sending: map[string]int{},
 	}
+	s.serve(tcp)
+	return s, nil
+}
+
+// serve serves on tcp with a new context for the commands; s.life must be held (or s unshared).
+func (s *Server) serve(tcp net.Listener) {
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.ln = newListener(tcp)
 	s.srv = &http.Server{
 		Handler: http.HandlerFunc(s.serveHTTP),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
@@ -103,12 +112,11 @@ func Start(opts Options) (*Server, error) {
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	cfg := &tls.Config{
-		Certificates: []tls.Certificate{c.server},
+		Certificates: []tls.Certificate{s.certs.server},
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"http/1.1"},
 	}
-	go func() { _ = s.srv.Serve(tls.NewListener(s.ln, cfg)) }()
-	return s, nil
+	go func(srv *http.Server, ln net.Listener) { _ = srv.Serve(ln) }(s.srv, tls.NewListener(s.ln, cfg))
 }
 
 // CACertPEM returns the PEM of the CA that signed the server certificate (of
@@ -122,17 +130,60 @@ func (s *Server) CertificateThumbprint() string { return s.certs.thumbprint }
 // Close stops the server, closes all connections and cancels the
 // contexts of running commands. It does not wait for handlers.
 func (s *Server) Close() {
+	s.life.Lock()
+	defer s.life.Unlock()
+	s.closed = true
+	s.stop()
+}
+
+// Restart stops the server as Close does (the shells and their commands
+// are lost), stays away for down (connections are refused), then listens
+// again on the same address with the same certificate. ctx ends the wait.
+func (s *Server) Restart(ctx context.Context, down time.Duration) error {
+	s.life.Lock()
+	if s.closed {
+		s.life.Unlock()
+		return net.ErrClosed
+	}
+	s.stop()
+	s.life.Unlock()
+	select {
+	case <-ctx.Done():
+	case <-time.After(down):
+	}
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return net.ErrClosed
+	}
+	tcp, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return err
+	}
+	s.serve(tcp)
+	return nil
+}
+
+// stop closes the listener and every connection and ends the shells; s.life is held.
+func (s *Server) stop() {
+	_ = s.srv.Close() // first: no answer of a cancelled command gets out
 	s.cancel()
-	_ = s.srv.Close()
 	s.mu.Lock()
 	shells := s.shells
-	s.shells = map[string]*shell{}
+	s.shells, s.challenges = map[string]*shell{}, nil
 	s.mu.Unlock()
 	for _, sh := range shells {
 		for _, c := range sh.cmds {
 			c.terminate()
 		}
 	}
+}
+
+// current returns the context of the commands and the listener of the running server.
+func (s *Server) current() (context.Context, *listener) {
+	s.life.Lock()
+	defer s.life.Unlock()
+	return s.ctx, s.ln
 }
 
 // Stats returns the counters.
@@ -147,7 +198,10 @@ func (s *Server) Stats() Stats {
 
 // SetDown makes the host unreachable: while down, new connections are
 // reset at once, and going down resets all open connections.
-func (s *Server) SetDown(down bool) { s.ln.setDown(down) }
+func (s *Server) SetDown(down bool) {
+	_, ln := s.current()
+	ln.setDown(down)
+}
 
 // DropNext makes the next n HTTP requests lose their connection without
 // any response.

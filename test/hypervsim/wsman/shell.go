@@ -74,7 +74,8 @@ func (s *Server) start(c *command, noStdin bool) {
 	req := c.req
 	req.Stdin = bytes.Clone(c.stdin.Bytes())
 	c.stdin = bytes.Buffer{}
-	ctx, cancel := context.WithCancel(s.ctx)
+	parent, _ := s.current()
+	ctx, cancel := context.WithCancel(parent)
 	c.cancel = cancel
 	s.commands.Add(1)
 	go func() {
@@ -177,7 +178,7 @@ func (s *Server) awaitStdin(ctx context.Context, c *command, first time.Time, ti
 		case <-c.done:
 		case <-wait.C:
 			now := time.Now()
-			if now.Before(limit) && (s.sendArriving(c.id) || s.ln.arriving(first.Add(-arrivalSlack))) {
+			if now.Before(limit) && (s.sendArriving(c.id) || s.arriving(first.Add(-arrivalSlack))) {
 				deadline = now.Add(10 * time.Millisecond)
 				continue
 			}

@@ -1,0 +1,62 @@
+package vcenter
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+)
+
+// TestTaskSlotSweep: a slot held by a task whose end no reconcile saw (its object was deleted)
+// is freed once vCenter says the task is gone; while no sweep is due a full server refuses.
+func TestTaskSlotSweep(t *testing.T) {
+	model := simulator.VPX()
+	if err := model.Create(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(model.Remove)
+	model.Service.TLS = new(tls.Config)
+	model.Service.Listen = &url.URL{User: url.UserPassword("capwin", "pw")}
+	model.Map().SessionManager().ValidLogin = func(*types.Login) bool { return true }
+	srv := model.Service.NewServer()
+	t.Cleanup(srv.Close)
+
+	ctx := context.Background()
+	sessions := &Sessions{Gate: &logingate.Gate{}, MaxTasks: 1}
+	t.Cleanup(func() { sessions.Close(ctx) })
+	sess, err := sessions.Get(ctx, "ns/c", Credentials{Server: srv.URL.Scheme + "://" + srv.URL.Host + srv.URL.Path,
+		Username: "capwin", Password: "pw", Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &backend{sess: sess}
+	host := sess.host()
+	started := func(ref string) {
+		t.Helper()
+		if err := b.takeSlot(ctx, host, 1); err != nil {
+			t.Fatalf("no slot for %s: %v", ref, err)
+		}
+		sessions.slots.started(host, ref, time.Now())
+	}
+	started("task-lost-1") // never polled again; vCenter does not know it
+	started("task-lost-2") // the first was swept
+	var throttled *machine.Throttled
+	if err := b.takeSlot(ctx, host, 1); !errors.As(err, &throttled) {
+		t.Fatalf("a full server with no sweep due gave %v, want Throttled", err)
+	}
+	if n := sessions.inFlight(host); n != 1 {
+		t.Fatalf("%d tasks in flight, want 1", n)
+	}
+	if running, waits := testutil.ToFloat64(tasksRunning.WithLabelValues(host)), testutil.ToFloat64(taskSlotWaits.WithLabelValues(host)); running != 1 || waits != 1 {
+		t.Errorf("capwin_vcenter_tasks_running %v, capwin_vcenter_task_slot_waits_total %v; want 1 and 1", running, waits)
+	}
+}

@@ -1,0 +1,119 @@
+package machine_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
+	"github.com/capwin/capwin/infrastructure/setup"
+	"github.com/capwin/capwin/internal/manager"
+	"github.com/capwin/capwin/test/apicount"
+)
+
+// scaleFilter is the watch-filter value of the machines of TestSteadyStateRequests: no running
+// manager reconciles them, the test does.
+const scaleFilter = "scale"
+
+// TestSteadyStateRequests counts the management-cluster requests of reconciles of provisioned
+// machines waiting for their Node, wired as in production (manager cache and client settings,
+// the login Secret cache), for 5 and for 50 machines: a reconcile must cost the same whatever
+// the number of machines, and read no Secret from the API server.
+func TestSteadyStateRequests(t *testing.T) {
+	g := NewWithT(t)
+	counter := &apicount.Counter{}
+	o := options(scaleFilter, &vcenter.Sessions{})
+	var r *machine.Reconciler
+	var clusters *vcentercluster.Reconciler
+	_, cancel, err := env.StartCountedManager(setup.Scheme(), counter.Wrap, func(ctx context.Context, mgr ctrl.Manager) error {
+		cc, _, err := manager.ClusterCache(ctx, mgr, setup.ControllerName, scaleFilter, o.ClusterCache)
+		if err != nil {
+			return err
+		}
+		secrets, err := setup.LoginSecrets(mgr, o)
+		if err != nil {
+			return err
+		}
+		provider := setup.VCenterProvider(mgr, secrets, o)
+		r = setup.NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
+		r.Recorder = mgr.GetEventRecorder("vcentermachine-controller")
+		clusters = &vcentercluster.Reconciler{Client: mgr.GetClient(), Provider: provider, WatchFilterValue: scaleFilter}
+		return nil
+	})
+	g.Expect(err).NotTo(HaveOccurred())
+	defer cancel()
+	r.Default()
+
+	per := map[int]map[apicount.Access]float64{}
+	for _, n := range []int{5, 50} {
+		keys := provisioned(t, r, clusters, n)
+		const rounds = 3
+		reconcileAll(g, r, keys) // the first reconcile starts the informers it reads
+		counter.Take()
+		for range rounds {
+			reconcileAll(g, r, keys)
+		}
+		per[n] = apicount.Rates(counter.Take(), n*rounds)
+		t.Logf("%d machines: management-cluster requests per reconcile: %s", n, apicount.Format(per[n]))
+		g.Expect(per[n]).NotTo(HaveKey(apicount.Access{Verb: "get", Resource: "secrets"}), "a reconcile reads a Secret from the API server")
+	}
+	g.Expect(apicount.Grown(per[5], per[50], 0.05)).To(BeEmpty(), "requests per reconcile grow with the machines")
+}
+
+// provisioned creates a cluster with n machines and reconciles them by hand until each is
+// provisioned and waits for its Node; the guests report an address once their VM runs.
+func provisioned(t *testing.T, r *machine.Reconciler, clusters *vcentercluster.Reconciler, n int) []client.ObjectKey {
+	t.Helper()
+	g := NewWithT(t)
+	f := newCluster(t, scaleFilter)
+	// The cluster reconciler takes the identity Secret as its cluster's (credentials.Own).
+	g.Eventually(func(g Gomega) {
+		_, err := clusters.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vcCluster)})
+		g.Expect(err).NotTo(HaveOccurred())
+		vc := &infrav1.VCenterCluster{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.vcCluster), vc)).To(Succeed())
+		g.Expect(vc.Status.Initialization.Provisioned).To(HaveValue(BeTrue()))
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	spec := defaultSpec()
+	spec.DiskGiB = 0 // the template's disk: one clone task that also powers on
+	var keys []client.ObjectKey
+	for i := range n {
+		f.addMachine(t, fmt.Sprintf("win-md-0-%02d-%s", i, randSuffix()), userData, spec)
+		keys = append(keys, client.ObjectKeyFromObject(f.vm))
+	}
+	c := vc(g)
+	played := map[client.ObjectKey]bool{}
+	g.Eventually(func(g Gomega) {
+		reconcileAll(g, r, keys)
+		for i, k := range keys {
+			m := &infrav1.VCenterMachine{}
+			g.Expect(k8s.Get(ctx, k, m)).To(Succeed())
+			if m.Status.Provisioning.State == infrav1.StateWaitingForAddresses && !played[k] {
+				guestSets(g, c, vmRef(m.Status.VM.ID), map[string]string{"SET.guest.ipAddress": fmt.Sprintf("10.1.%d.%d", i/200, i%200+10)})
+				played[k] = true
+			}
+		}
+		for _, k := range keys {
+			m := &infrav1.VCenterMachine{}
+			g.Expect(k8s.Get(ctx, k, m)).To(Succeed())
+			g.Expect(m.Status.Provisioning.State).To(Equal(infrav1.StateProvisioned), "%s: %+v", k, m.Status.Conditions)
+		}
+	}, 2*time.Minute, 200*time.Millisecond).Should(Succeed())
+	return keys
+}
+
+// reconcileAll reconciles each machine once.
+func reconcileAll(g Gomega, r *machine.Reconciler, keys []client.ObjectKey) {
+	for _, k := range keys {
+		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: k})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/vmware/govmomi/vim25/soap"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/setup"
+	"github.com/capwin/capwin/internal/manager"
+	"github.com/capwin/capwin/test/bench/benchutil"
+)
+
+// callTimer sums the time of vSphere calls (Sessions.Wrap: inside the call counter).
+type callTimer struct{ nanos atomic.Int64 }
+
+func (t *callTimer) wrap(next soap.RoundTripper) soap.RoundTripper {
+	return timedCalls{next: next, t: t}
+}
+
+type timedCalls struct {
+	next soap.RoundTripper
+	t    *callTimer
+}
+
+func (c timedCalls) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
+	start := time.Now()
+	err := c.next.RoundTrip(ctx, req, res)
+	c.t.nanos.Add(int64(time.Since(start)))
+	return err
+}
+
+// run measures one machine count.
+func run(c config) error {
+	logs := io.Discard
+	if c.verbose {
+		logs = os.Stderr
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(logs)))
+	ctx, cancel := context.WithTimeout(ctrl.LoggerInto(context.Background(), ctrl.Log), c.timeout)
+	defer cancel()
+
+	sim, err := startVCSim(ctx)
+	if err != nil {
+		return err
+	}
+	defer sim.stop()
+	calls, timer, reqs := &vcenter.Calls{}, &callTimer{}, &benchutil.Requests{}
+	sessions := &vcenter.Sessions{Calls: calls, Wrap: timer.wrap}
+	o := setup.Options{
+		VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: 2,
+		ClusterCache: manager.ClusterCacheOptions{Concurrency: 2, QPS: 100, Burst: 200},
+		PollInterval: c.guestPoll, TaskPollInterval: c.taskPoll,
+	}
+	start := startAPIServer
+	if c.client == "fake" {
+		start = func(ctx context.Context, o setup.Options, s *vcenter.Sessions, reqs *benchutil.Requests) (*env, error) {
+			return startFake(ctx, o, s, reqs, c.reconcileInterval)
+		}
+	}
+	e, err := start(ctx, o, sessions, reqs)
+	if err != nil {
+		return err
+	}
+	defer e.stop()
+	w := &workload{k8s: e.k8s, kubeconfig: e.kubeconfig, sim: sim, n: c.machines, progress: e.progress}
+	if err := w.createCluster(ctx); err != nil {
+		return err
+	}
+
+	r := &benchutil.Run{Bench: "vcenter", Mode: e.mode, Machines: c.machines, Workers: c.concurrency,
+		Unit: "vSphere calls", RequestUnit: e.requestUnit}
+	m := &benchutil.Meter{Requests: reqs, Reconciles: e.reconciles,
+		Calls: func() (map[string]int, time.Duration) { return calls.Snapshot(), time.Duration(timer.nanos.Load()) }}
+	m.Counters = func() map[string]int64 { return map[string]int64{"dials": sessions.Dials.Load()} }
+	if err := m.Measure(ctx, r,
+		benchutil.Steps{Name: "create → provisioned", Do: []func(context.Context) error{w.createMachines, w.waitProvisioned}},
+		benchutil.Steps{Name: "delete → gone", Do: []func(context.Context) error{w.deleteMachines, w.waitGone}},
+	); err != nil {
+		return err
+	}
+
+	fmt.Printf("VCenterMachines on vcsim (VPX, separate process with the guests) through the VCenterMachine reconciler and %s\n", e.mode)
+	fmt.Printf("machines=%d  vcentermachine-concurrency=%d  guest-poll-interval=%s  task-poll-interval=%s  reconcile-interval=%s  GOMAXPROCS=%d\n",
+		c.machines, c.concurrency, c.guestPoll, c.taskPoll, c.reconcileInterval, runtime.GOMAXPROCS(0))
+	r.Print(os.Stdout)
+	fmt.Printf("TLS connections opened to vCenter: %d to create, %d to delete\n\n", r.Phases[0].Counters["dials"], r.Phases[1].Counters["dials"])
+	if c.result != "" {
+		return r.Save(c.result)
+	}
+	return nil
+}
