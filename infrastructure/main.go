@@ -36,6 +36,8 @@ func main() {
 			"Longest wait for one long Hyper-V host operation (create with its disk and config drive, remove, copy into the guest).")
 		fs.StringVar(&o.IdentityNamespace, "identity-namespace", identityNamespace(),
 			"Namespace of the Secrets of VCenterClusterIdentities and HyperVClusterIdentities: the manager's own (default: $POD_NAMESPACE).")
+		fs.BoolVar(&o.NoVCenterWatch, "no-vcenter-watch", false,
+			"Do not follow capwin's vCenter tasks and VMs with a property collector: VCenterMachines then move on at the polls alone.")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
 		fs.IntVar(&o.Sessions.MaxTasks, "vcenter-max-tasks", vcenter.DefaultMaxTasks,
 			"Most tasks (clone, reconfigure, power, destroy) this manager runs at once on one vCenter server, across all clusters; a machine whose task finds none free waits (WaitingForTaskSlot). 0: no limit.")

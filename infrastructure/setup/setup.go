@@ -26,6 +26,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentermachinetemplate"
 	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/internal/admit"
 	"github.com/capwin/capwin/internal/manager"
 )
 
@@ -82,6 +83,10 @@ type Options struct {
 	IdentityNamespace string
 	// CreateGrace: see machine.Reconciler (tests shorten it).
 	CreateGrace time.Duration
+	// NoVCenterWatch turns the vCenter watch off: VCenterMachines then rely on the polls alone.
+	NoVCenterWatch bool
+	// Wakes receives the vCenter watch's wake-ups (nil makes one); tests read its counts.
+	Wakes *machine.Wakes
 }
 
 // Reconcilers starts the ClusterCache and registers the infrastructure controllers.
@@ -112,6 +117,13 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	vcenterMachines := NewVCenterMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
+	if sessions := provider.Sessions; !o.NoVCenterWatch && sessions.Wake == nil {
+		vcenterMachines.Wakes = o.Wakes
+		if vcenterMachines.Wakes == nil {
+			vcenterMachines.Wakes = &machine.Wakes{}
+		}
+		sessions.Wake = vcenterMachines.Wakes.Wake
+	}
 	if err := vcenterMachines.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.VCenterMachineConcurrency, 1)}); err != nil {
 		return err
 	}
@@ -174,12 +186,14 @@ func identityReconcilers(mgr ctrl.Manager, namespace, watchFilter string) error 
 // backend; tests build extra ones to play a restarted manager.
 func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, provider *vcenter.Provider, o Options) *machine.Reconciler {
 	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
-		Name:       "vcentermachine",
-		Finalizer:  VCenterMachineFinalizer,
-		NewObject:  func() machine.Object { return &infrav1.VCenterMachine{} },
-		NewList:    func() client.ObjectList { return &infrav1.VCenterMachineList{} },
-		NewCluster: func() client.Object { return &infrav1.VCenterCluster{} },
-		Backend:    provider.Backend,
+		Name:         "vcentermachine",
+		Finalizer:    VCenterMachineFinalizer,
+		NewObject:    func() machine.Object { return &infrav1.VCenterMachine{} },
+		NewList:      func() client.ObjectList { return &infrav1.VCenterMachineList{} },
+		NewCluster:   func() client.Object { return &infrav1.VCenterCluster{} },
+		Backend:      provider.Backend,
+		Admit:        admit.Webhook[*infrav1.VCenterMachine](&webhooks.VCenterMachine{}, &webhooks.VCenterMachine{}),
+		AdmitCluster: admit.Webhook[*infrav1.VCenterCluster](nil, &webhooks.VCenterCluster{}),
 	})
 }
 

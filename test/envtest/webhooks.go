@@ -28,7 +28,8 @@ func (e *Environment) ServeWebhooks(scheme *runtime.Scheme, register func(ctrl.M
 // StartManager starts a manager with the production cache and client settings and a webhook
 // server at the address the API server's webhook configurations point to. setup registers
 // webhooks and controllers; StartManager returns once the cache is synced and the webhook
-// server answers. cancel stops the manager. tune adjusts the options first.
+// server answers (when the environment installed webhooks). cancel stops the manager. tune
+// adjusts the options first.
 func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Context, ctrl.Manager) error, tune ...func(*ctrl.Options)) (ctrl.Manager, context.CancelFunc, error) {
 	opts := e.WebhookInstallOptions
 	mgrOpts := ctrl.Options{
@@ -60,6 +61,9 @@ func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Co
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		cancel()
 		return nil, nil, fmt.Errorf("cache did not sync")
+	}
+	if len(opts.Paths) == 0 {
+		return mgr, cancel, nil // no webhooks installed: the server is neither needed nor started
 	}
 	for deadline := time.Now().Add(30 * time.Second); mgr.GetWebhookServer().StartedChecker()(nil) != nil; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {

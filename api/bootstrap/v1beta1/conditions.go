@@ -26,6 +26,9 @@ const (
 	ClusterCANotAvailableReason = "ClusterCANotAvailable"
 	// FileSecretNotAvailableReason: a file's contentFrom Secret or key is missing.
 	FileSecretNotAvailableReason = "FileSecretNotAvailable"
+	// InvalidSpecReason: the spec breaks a rule of the admission webhook (stored while the webhook
+	// was not running); no bootstrap token or data is made until it is corrected.
+	InvalidSpecReason = "InvalidSpec"
 	// RenderFailedReason: the configuration could not be turned into user data.
 	RenderFailedReason = "RenderFailed"
 	// DataSecretNotCreatedReason: a generic failure writing the Secret; the message says why.

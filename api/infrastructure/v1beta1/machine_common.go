@@ -157,6 +157,13 @@ type MachineTemplateStatus struct {
 	// nodeInfo of a node.
 	// +optional
 	NodeInfo NodeInfo `json:"nodeInfo,omitempty,omitzero"`
+	// conditions: Ready is False with reason InvalidSpec while the template breaks a rule of its
+	// admission webhook (it was stored while the webhook was not running); absent otherwise.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // MachineStatus is the observed state of a machine of either kind; the machine lifecycle

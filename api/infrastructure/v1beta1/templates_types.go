@@ -204,3 +204,15 @@ func init() {
 		&HyperVMachineTemplate{}, &HyperVMachineTemplateList{},
 		&HyperVClusterTemplate{}, &HyperVClusterTemplateList{})
 }
+
+// GetConditions returns the conditions.
+func (t *VCenterMachineTemplate) GetConditions() []metav1.Condition { return t.Status.Conditions }
+
+// SetConditions sets the conditions.
+func (t *VCenterMachineTemplate) SetConditions(c []metav1.Condition) { t.Status.Conditions = c }
+
+// GetConditions returns the conditions.
+func (t *HyperVMachineTemplate) GetConditions() []metav1.Condition { return t.Status.Conditions }
+
+// SetConditions sets the conditions.
+func (t *HyperVMachineTemplate) SetConditions(c []metav1.Condition) { t.Status.Conditions = c }

@@ -25,6 +25,7 @@ func FuzzDecodeAndAdmit(f *testing.F) {
 	for _, spec := range []string{
 		"format: powershell\n", "timezone: Europe/Berlin\n", "cni:\n    plugin: flannel\n    vxlanVNI: 4097\n",
 		"files:\n  - path: relative.txt\n    content: x\n", "nodeRegistration:\n    taints: []\n", "unknown: 1\n",
+		"{}\n", "binaries:\n    source: Download\n", "cni: {}\n  nodeRegistration: {}\n  containerd: {}\n",
 	} {
 		f.Add([]byte(head + spec))
 	}
@@ -37,6 +38,7 @@ func FuzzDecodeAndAdmit(f *testing.F) {
 			}
 			return
 		}
+		undefaulted := spec.DeepCopy() // as stored without the defaulting webhook
 		if errs := admit(obj, spec); len(errs) > 0 {
 			for _, e := range errs {
 				if e.Error() == "" {
@@ -45,9 +47,14 @@ func FuzzDecodeAndAdmit(f *testing.F) {
 			}
 			return
 		}
-		in := windowsconfig.BuildInput(spec, windowsconfig.JoinParams{Endpoint: "10.0.0.10:6443",
+		params := windowsconfig.JoinParams{Endpoint: "10.0.0.10:6443",
 			Token: "abcdef.0123456789abcdef", CAHash: "sha256:" + strings.Repeat("0", 64), KubernetesVersion: "v1.36.3",
-			Files: make([]string, len(spec.Files))})
+			Files: make([]string, len(spec.Files))}
+		in := windowsconfig.BuildInput(spec, params)
+		// The reconciler defaults what it reads: the config undefaulted builds the same input.
+		if again := windowsconfig.BuildInput(undefaulted, params); !equality.Semantic.DeepEqual(in, again) {
+			t.Fatalf("undefaulted, the config builds %+v, not %+v", again, in)
+		}
 		if _, err := userdata.Render(in); err != nil {
 			t.Fatalf("admitted config does not render: %v", err)
 		}

@@ -88,3 +88,31 @@ func writeConfig(t *testing.T, dir, name, spec string) string {
 	}
 	return path
 }
+
+// TestRenderUndefaulted: a config that never saw the defaulting webhook (every defaulted field
+// left out) renders exactly as the one the webhook would have stored.
+func TestRenderUndefaulted(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	bare := writeConfig(t, dir, "bare.yaml", "{}\n")
+	full := writeConfig(t, dir, "full.yaml", `format: cloud-config
+  defenderExclusions: true
+  nodeRegistration:
+    criSocket: npipe:////./pipe/containerd-containerd
+  containerd:
+    pauseImage: registry.k8s.io/pause:3.10
+  cni:
+    plugin: calico
+    vxlanVNI: 4096
+    vxlanPort: 4789
+  binaries:
+    source: Prebaked
+    directory: C:\k
+`)
+	render := func(path string) string {
+		var out bytes.Buffer
+		g.Expect(run([]string{"-f", path, "--api-server", "10.0.0.10:6443", "--ca-file", caFile, "--node-name", "win-x"}, &out)).To(Succeed())
+		return out.String()
+	}
+	g.Expect(render(bare)).To(Equal(render(full)))
+}

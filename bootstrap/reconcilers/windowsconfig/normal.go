@@ -23,6 +23,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	"github.com/capwin/capwin/internal/admit"
 )
 
 // waitRequeue is how often a config waiting on something that is not watched is looked at again.
@@ -30,18 +31,22 @@ const waitRequeue = 20 * time.Second
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
 	cfg, m := s.Config, s.Machine
+	created := ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false)
 	switch {
+	case s.Rejected != nil && !created && m.Spec.Bootstrap.DataSecretName == nil:
+		// Said at once, not after the waits below; generate refuses a re-render too.
+		return r.refuse(s), nil
 	case !ptr.Deref(s.Cluster.Status.Initialization.InfrastructureProvisioned, false):
 		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.WaitingForClusterInfrastructureReason,
 			"Waiting for the Cluster's infrastructure to be provisioned")
 		return ctrl.Result{}, nil
-	case m.Spec.Bootstrap.DataSecretName != nil && !ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false):
+	case m.Spec.Bootstrap.DataSecretName != nil && !created:
 		// After clusterctl move or a restore the status is lost but the Machine still points at the Secret.
 		cfg.Status.DataSecretName = *m.Spec.Bootstrap.DataSecretName
 		cfg.Status.Initialization.DataSecretCreated = ptr.To(true)
 		setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return ctrl.Result{}, nil
-	case ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false):
+	case created:
 		if m.Status.NodeRef.IsDefined() {
 			setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 			return r.revokeToken(ctx, s) // joined: the token has done its job
@@ -54,6 +59,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 // generate gathers the join parameters, issues a bootstrap token and writes the data Secret.
 func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error) {
 	cfg, c := s.Config, s.Cluster
+	if s.Rejected != nil {
+		return r.refuse(s), nil
+	}
 	if !conditions.IsTrue(c, clusterv1.ClusterControlPlaneInitializedCondition) {
 		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.WaitingForControlPlaneInitializedReason,
 			"Waiting for the Cluster's control plane to be initialized")
@@ -118,6 +126,12 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeNormal, "DataSecretCreated", "Render",
 		"Bootstrap data (%s) written to Secret %s", in.Format, cfg.Name)
 	return ctrl.Result{RequeueAfter: r.recheckAfter(deadline)}, nil
+}
+
+// refuse marks a config the admission webhook would reject; no token or data is made for it.
+func (r *Reconciler) refuse(s *scope) ctrl.Result {
+	admit.Refuse(s.Config, bootstrapv1.DataSecretAvailableCondition, s.Rejected, r.Recorder)
+	return ctrl.Result{RequeueAfter: admit.Recheck}
 }
 
 // adoptDataSecret takes over a data Secret this config already wrote whose token is still

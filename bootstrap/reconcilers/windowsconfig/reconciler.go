@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/webhooks"
+	"github.com/capwin/capwin/internal/admit"
 	"github.com/capwin/capwin/internal/manager"
 )
 
@@ -89,7 +91,12 @@ type scope struct {
 	Config  *bootstrapv1.WindowsConfig
 	Machine *clusterv1.Machine
 	Cluster *clusterv1.Cluster
+	// Rejected is why the admission webhook would reject the config (nil when it would not).
+	Rejected error
 }
+
+// admitConfig is the WindowsConfig webhook's create path: defaults, then validation.
+var admitConfig = admit.Webhook[*bootstrapv1.WindowsConfig](&webhooks.WindowsConfig{}, &webhooks.WindowsConfig{})
 
 // Reconcile follows CAPI's order: object -> owner -> cluster -> patch helper -> paused -> work,
 // with the summary condition and the patch deferred.
@@ -102,6 +109,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !manager.InShard(cfg, r.WatchFilterValue) {
 		return ctrl.Result{}, nil // another shard's (see manager.InShard)
 	}
+	// Before the patch helper is made, so webhook defaults are used but never written.
+	rejected := admitConfig(ctx, cfg)
 	machine, err := r.ownerMachine(ctx, cfg)
 	if err != nil || machine == nil {
 		return ctrl.Result{}, errors.Join(err, r.releaseOrphan(ctx, cfg, machine == nil && err == nil))
@@ -134,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
-	s := &scope{Config: cfg, Machine: machine, Cluster: cluster}
+	s := &scope{Config: cfg, Machine: machine, Cluster: cluster, Rejected: rejected}
 	if !cfg.DeletionTimestamp.IsZero() {
 		// The data Secret is owned by the config and garbage-collected with it.
 		return r.reconcileDelete(ctx, s)

@@ -9,6 +9,7 @@ import (
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -85,7 +86,8 @@ func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backe
 		return nil, err
 	}
 	relogin := func(ctx context.Context) (*Session, error) { return p.session(ctx, vc) }
-	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin}, nil
+	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin,
+		owner: k8stypes.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}}, nil
 }
 
 // placementFor merges the machine's placement with its failure domain's (the domain wins).
@@ -136,6 +138,8 @@ type backend struct {
 	devices object.VirtualDeviceList
 	// relogin returns a new session once vCenter ended this one.
 	relogin func(ctx context.Context) (*Session, error)
+	// owner is the VCenterMachine: the session's watch wakes it when its VM or tasks change.
+	owner k8stypes.NamespacedName
 }
 
 // metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
@@ -255,6 +259,10 @@ func (b *backend) task(ctx context.Context, start func() (*object.Task, error)) 
 	ref, err := b.startTask(ctx, nil, start)
 	return ref, b.sess.check(err)
 }
+
+// Watched reports whether the session's watch follows this machine's VM and tasks, so the
+// lifecycle can poll them slowly.
+func (b *backend) Watched() bool { return b.sess.watch.watching() }
 
 // renewing makes a read, and makes it once more on a new session when vCenter ended this one
 // (NotAuthenticated: a vCenter restart, an idle timeout, an administrator): the poll goes on

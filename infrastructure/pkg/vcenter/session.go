@@ -25,6 +25,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
@@ -77,6 +78,11 @@ type Sessions struct {
 	// MaxTasks bounds the tasks (clone, reconfigure, power, destroy) this manager runs at once on
 	// one vCenter server, whatever the sessions; 0 is no bound.
 	MaxTasks int
+	// Wake, when set, is told which VCenterMachine (namespace/name) a VM or task changed for:
+	// every session then runs a property-collector loop over them (watch.go).
+	Wake func(k8stypes.NamespacedName)
+	// WatchWait is the longest wait of one WaitForUpdatesEx (default 5m).
+	WatchWait time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -85,6 +91,9 @@ type Sessions struct {
 	// uses is logged out, its keep-alive stopped and its connections closed.
 	holders holders.Holders
 	slots   taskSlots
+	// watches are the registries of the watch loops by session key (they outlive a session that
+	// vCenter ended).
+	watches map[string]*registry
 }
 
 // Session is a logged-in vCenter client plus what was looked up through it.
@@ -98,6 +107,8 @@ type Session struct {
 	user *url.Userinfo
 	// server is vCenter's host:port, the key of its task slots.
 	server string
+	// watch is what this session's watch loop follows (nil without one).
+	watch *registry
 }
 
 // host is the server's host:port.
@@ -156,6 +167,7 @@ func (s *Sessions) Get(ctx context.Context, holder string, cred Credentials) (*S
 		}
 		return sess, nil
 	}
+	s.watch(sess)
 	s.sessions[k] = sess
 	return sess, nil
 }
@@ -180,6 +192,7 @@ func (s *Sessions) close(k string) {
 	sess := s.sessions[k]
 	delete(s.sessions, k)
 	delete(s.logins, k)
+	delete(s.watches, k)
 	s.mu.Unlock()
 	if sess != nil {
 		sess.logout(context.Background())

@@ -159,6 +159,7 @@ func (b *backend) startTask(ctx context.Context, commit func() error, start func
 		return "", err
 	}
 	ref = task.Reference().Value
+	b.sess.watch.task(b.owner, task.Reference())
 	return ref, nil
 }
 

@@ -91,6 +91,7 @@ func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 		}
 	}
 	if ref == nil {
+		b.sess.watch.forget(b.owner)
 		return nil, nil
 	}
 	vm, owner, err := b.read(ctx, ref.Reference())
@@ -148,6 +149,7 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*
 		return nil, "", nil
 	}
 	vm, devices, owner := observe(ref, content[0])
+	b.sess.watch.vm(b.owner, ref, content[0].PropSet)
 	b.devices = devices
 	if grow, err := diskChange(b.spec, devices); err == nil && grow != nil {
 		vm.Delivered = false // the disk is grown before the first boot, with the metadata
@@ -277,7 +279,9 @@ func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machi
 	}
 	t := machine.Task{State: machine.TaskUnknown}
 	defer func() {
-		if t.State != machine.TaskRunning {
+		if t.State == machine.TaskRunning {
+			b.sess.watch.task(b.owner, task) // started before this manager (re)started
+		} else {
 			b.sess.owner.slots.ended(b.sess.host(), ref)
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/admit"
 	"github.com/capwin/capwin/internal/manager"
 )
 
@@ -40,10 +42,19 @@ type Object interface {
 	conditions.Setter
 }
 
-// Reconcile reads the object, skips it when it belongs to another shard or while its Cluster is paused or it is being deleted, runs
+// Admission is the cluster kind's admission webhook, run by Reconcile before the hypervisor check.
+type Admission struct {
+	// Check is the webhook's create path; nil admits everything.
+	Check admit.Check
+	// Recorder gets an event for each refusal; nil records none.
+	Recorder events.EventRecorder
+}
+
+// Reconcile reads the object, skips it when it belongs to another shard or while its Cluster is paused or it is being deleted,
+// refuses it when its admission webhook would (HypervisorAvailable False, InvalidSpec), runs
 // check, and patches the object with Ready summarising HypervisorAvailable. gone is called when
 // the object no longer exists, so the provider closes the connections only it used.
-func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj Object, watchFilter string,
+func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj Object, watchFilter string, adm Admission,
 	check func(ctx context.Context) (ctrl.Result, error), gone func(client.ObjectKey)) (_ ctrl.Result, rerr error) {
 	if err := c.Get(ctx, key, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -75,6 +86,12 @@ func Reconcile(ctx context.Context, c client.Client, key client.ObjectKey, obj O
 	if !obj.GetDeletionTimestamp().IsZero() {
 		// VMs belong to machines and are deleted with them; nothing on the hypervisor is per cluster.
 		return ctrl.Result{}, nil
+	}
+	if adm.Check != nil {
+		if err := adm.Check(ctx, obj); err != nil {
+			admit.Refuse(obj, infrav1.HypervisorAvailableCondition, err, adm.Recorder)
+			return ctrl.Result{RequeueAfter: admit.Recheck}, nil
+		}
 	}
 	return check(ctx)
 }

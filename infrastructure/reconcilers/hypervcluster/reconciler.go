@@ -11,6 +11,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +25,8 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/internal/admit"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervclusters,verbs=list;watch
@@ -36,12 +39,17 @@ type Reconciler struct {
 	Client           client.Client
 	Provider         *hyperv.Provider
 	WatchFilterValue string
+	// Recorder gets the events of refused objects; SetupWithManager sets the manager's.
+	Recorder events.EventRecorder
 	// Recheck is how often the hosts are probed again (default 1m): placement reads the result.
 	Recheck time.Duration
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("hypervcluster-controller")
+	}
 	users := clusterbase.IdentityUsers(mgr.GetClient(), &infrav1.HyperVClusterList{}, r.WatchFilterValue, func(o client.Object, identity string) bool {
 		ref := o.(*infrav1.HyperVCluster).Spec.CredentialsRef
 		return ref.Kind == infrav1.HyperVClusterIdentityKind && ref.Name == identity
@@ -53,7 +61,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 // Reconcile probes the hosts and reports the cluster's infrastructure.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	hc := &infrav1.HyperVCluster{}
-	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, r.WatchFilterValue, func(ctx context.Context) (ctrl.Result, error) {
+	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, hc, r.WatchFilterValue, clusterbase.Admission{
+		Check: admit.Webhook[*infrav1.HyperVCluster](nil, &webhooks.HyperVCluster{}), Recorder: r.Recorder,
+	}, func(ctx context.Context) (ctrl.Result, error) {
 		return r.check(ctx, hc)
 	}, r.Provider.Release)
 }

@@ -50,6 +50,9 @@ type Scope struct {
 	// and its VM has not shown up within the grace period: Create must not start another while
 	// that one may still be running (it returns a *CreatePending instead).
 	CreateMayRun bool
+	// Watched is true when the backend's hypervisor reports the changes of this machine's VM and
+	// tasks (a wake): they are then polled only as a safety net.
+	Watched bool
 }
 
 // GuestCredentials are a guest OS account (an administrator of the template image).

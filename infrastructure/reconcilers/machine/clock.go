@@ -28,6 +28,9 @@ type stepClock struct {
 	// created is when this manager sent the VM create (zero: before its time, e.g. a restart).
 	created time.Time
 	ready   bool // create-to-ready observed
+	// reconciles and deleteReconciles count the machine's reconciles before and after its
+	// deletion (reconciles per VM).
+	reconciles, deleteReconciles int
 }
 
 // advance takes one report and returns the step it completed, if any. A later step completes

@@ -52,7 +52,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 	if err != nil {
 		return r.hypervisorError(obj, err)
 	}
-	return r.afterTask(st, ref), nil
+	return r.afterTask(s, ref), nil
 }
 
 // forget drops the finalizer without deleting the VM (ForgetVMAnnotation, or a VM that is not
@@ -114,5 +114,5 @@ func (r *Reconciler) powerOff(ctx context.Context, s *Scope, b Backend, vm *VM) 
 	if err != nil {
 		return r.hypervisorError(obj, err)
 	}
-	return r.afterTask(st, ref), nil
+	return r.afterTask(s, ref), nil
 }

@@ -19,7 +19,7 @@ const FormatPowerShell = "powershell"
 // cloudbase-init (spec.guestCredentialsRef). It reports on BootstrapSucceeded only: the VM is
 // provisioned whether or not the script runs. done is false when the reconcile stops here.
 func (r *Reconciler) runInGuest(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, bool, error) {
-	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	obj := s.InfraMachine
 	if !s.RunsInGuest() || vm.GuestRunStarted {
 		return ctrl.Result{}, true, nil
 	}
@@ -55,7 +55,7 @@ func (r *Reconciler) runInGuest(ctx context.Context, s *Scope, b Backend, vm *VM
 	}
 	setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRunningReason, "The bootstrap script was started through the guest agent")
 	r.Recorder.Eventf(obj, nil, "Normal", "BootstrapStarted", "RunInGuest", "Started the bootstrap script in the guest")
-	return r.afterTask(st, ref), false, nil
+	return r.afterTask(s, ref), false, nil
 }
 
 func formatMessage(format string) string {

@@ -147,11 +147,10 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 	if err != nil {
 		return r.createFailed(obj, err, committed, s.CreateMayRun)
 	}
-	st.Task = ref
 	r.observeCreate(s)
 	waiting(obj, infrav1.CloningReason, "Creating the VM from template")
 	r.Recorder.Eventf(obj, nil, "Normal", "Creating", "Create", "Creating VM (task %s)", ref)
-	return ctrl.Result{RequeueAfter: r.TaskPollInterval}, nil
+	return r.afterTask(s, ref), nil
 }
 
 // createFailed shows a create that did not start. One that may be under way keeps its intent, so
@@ -189,7 +188,7 @@ func (r *Reconciler) retryAfter(st *infrav1.MachineStatus) time.Duration {
 
 // start delivers the bootstrap data and powers the VM on; done is true once it runs.
 func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, bool, error) {
-	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
+	obj := s.InfraMachine
 	if !vm.Delivered {
 		ref, err := b.Deliver(ctx, s, vm)
 		if err != nil {
@@ -198,7 +197,7 @@ func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ct
 		}
 		r.setState(obj, infrav1.StateConfiguring)
 		waiting(obj, infrav1.ConfiguringReason, "Writing the bootstrap data into the VM")
-		return r.afterTask(st, ref), false, nil
+		return r.afterTask(s, ref), false, nil
 	}
 	if vm.Power == PoweredOn {
 		return ctrl.Result{}, true, nil
@@ -210,7 +209,7 @@ func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ct
 	}
 	r.setState(obj, infrav1.StatePoweringOn)
 	waiting(obj, infrav1.PoweringOnReason, "Powering on the VM")
-	return r.afterTask(st, ref), false, nil
+	return r.afterTask(s, ref), false, nil
 }
 
 // running records addresses, the guest's bootstrap report and the Node link of a running VM.
@@ -249,7 +248,7 @@ func (r *Reconciler) running(ctx context.Context, s *Scope, b Backend, vm *VM) (
 		if err != nil {
 			return r.hypervisorError(obj, err)
 		}
-		return r.afterTask(st, ref), nil
+		return r.afterTask(s, ref), nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -322,10 +321,11 @@ func (r *Reconciler) linkNode(ctx context.Context, s *Scope) (bool, error) {
 }
 
 // afterTask stores a task reference and schedules its first poll.
-func (r *Reconciler) afterTask(st *infrav1.MachineStatus, ref string) ctrl.Result {
-	st.Task = ref
+func (r *Reconciler) afterTask(s *Scope, ref string) ctrl.Result {
+	s.InfraMachine.GetMachineStatus().Task = ref
 	if ref == "" {
 		return ctrl.Result{RequeueAfter: time.Millisecond}
 	}
-	return ctrl.Result{RequeueAfter: r.TaskPollInterval}
+	first, _ := taskPolls(s)
+	return ctrl.Result{RequeueAfter: first * r.TaskPollInterval}
 }

@@ -11,13 +11,16 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -32,6 +35,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/admit"
 	"github.com/capwin/capwin/internal/manager"
 )
 
@@ -55,6 +59,10 @@ type Kind struct {
 	NewCluster func() client.Object
 	// Backend chooses the hypervisor API once per reconcile.
 	Backend BackendFor
+	// Admit and AdmitCluster are the create paths of the machine's and its infrastructure
+	// cluster's admission webhooks: a machine either would reject is refused (InvalidSpec)
+	// before the hypervisor is asked anything. Nil admits everything.
+	Admit, AdmitCluster admit.Check
 }
 
 // Reconciler drives one machine kind through its lifecycle.
@@ -81,6 +89,9 @@ type Reconciler struct {
 	CredentialRecheck time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Wakes, when set, are a hypervisor watch's wake-ups of machines whose VM or task changed
+	// (vCenter's property collector); the polls above are then a safety net.
+	Wakes *Wakes
 
 	// clocks time each machine's bootstrap steps for the metrics.
 	clocks clocks
@@ -112,21 +123,25 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err != nil {
 		return err
 	}
-	c, err := capicontrollerutil.NewControllerManagedBy(mgr, log).
+	b := capicontrollerutil.NewControllerManagedBy(mgr, log).
 		For(r.Kind.NewObject()).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(gvk))).
 		Watches(&ipamv1.IPAddressClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.Kind.NewObject(), handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToMachines),
-			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)).
-		Build(ctx, r)
+			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))
+	if r.Wakes != nil {
+		b = b.WatchesRawSource(r.Wakes.source())
+	}
+	c, err := b.Build(ctx, r)
 	r.controller = c
 	return err
 }
 
 // Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> patch
-// helper -> paused -> deferred summary + patch -> delete | normal.
+// helper -> paused -> deferred summary + patch -> delete | refuse | normal. A machine (or its
+// infrastructure cluster) that its admission webhook would reject is refused (InvalidSpec).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, rerr error) {
 	log := ctrl.LoggerFrom(ctx)
 	obj := r.Kind.NewObject()
@@ -139,6 +154,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !manager.InShard(obj, r.WatchFilterValue) {
 		log.V(4).Info("Skipping: the object belongs to another shard", "watchFilter", r.WatchFilterValue)
 		return ctrl.Result{}, nil
+	}
+	// The webhook's defaults apply to every machine (before the patch helper is made, so they
+	// are used but never written); its rules only to one with nothing on the hypervisor yet. A
+	// machine whose VM may exist stays managed, as the webhooks admit updates of a spec stored
+	// before a rule was added (and its spec is not applied to the VM again).
+	fresh := untouched(obj.GetMachineStatus())
+	rejected := r.admit(ctx, r.Kind.Admit, obj)
+	if !fresh {
+		rejected = nil
 	}
 	machine, err := util.GetOwnerMachine(ctx, r.Client, metav1.ObjectMeta{Namespace: obj.GetNamespace(), OwnerReferences: obj.GetOwnerReferences()})
 	if err != nil || machine == nil {
@@ -159,8 +183,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	log = log.WithValues("Cluster", klog.KObj(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	if added, err := finalizers.EnsureFinalizer(ctx, r.Client, obj, r.Kind.Finalizer); err != nil || added {
-		return ctrl.Result{}, err
+	// A machine refused from the start never had a VM: it needs no finalizer.
+	if rejected == nil || controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer) {
+		if added, err := finalizers.EnsureFinalizer(ctx, r.Client, obj, r.Kind.Finalizer); err != nil || added {
+			return ctrl.Result{}, err
+		}
 	}
 	helper, err := patch.NewHelper(obj, r.Client)
 	if err != nil {
@@ -176,6 +203,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 
 	s := &Scope{Cluster: cluster, Machine: machine, InfraMachine: obj, Spec: obj.GetMachineSpec()}
+	defer r.tally(s)() // runs before the patch: it compares status as the reconcile leaves it
 	if s.InfraCluster, err = r.infraCluster(ctx, cluster); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -195,7 +223,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.reconcileDelete(ctx, s, persist)
 	}
+	if fresh && rejected == nil && s.InfraCluster != nil {
+		rejected = r.admit(ctx, r.Kind.AdmitCluster, s.InfraCluster)
+	}
+	if rejected != nil {
+		admit.Refuse(obj, infrav1.VMProvisionedCondition, rejected, r.Recorder)
+		return ctrl.Result{RequeueAfter: admit.Recheck}, nil
+	}
 	return r.reconcileNormal(ctx, s, persist)
+}
+
+// untouched reports whether nothing was sent to the hypervisor for the machine yet: only then
+// is it refused for a spec, its own or its cluster's, that a webhook would reject.
+func untouched(st *infrav1.MachineStatus) bool {
+	return st.Task == "" && st.VM == (infrav1.VMReference{}) && !ptr.Deref(st.Initialization.Provisioned, false)
+}
+
+// admit runs check (nil admits everything) on obj.
+func (r *Reconciler) admit(ctx context.Context, check admit.Check, obj runtime.Object) error {
+	if check == nil {
+		return nil
+	}
+	return check(ctx, obj)
 }
 
 // infraCluster reads the Cluster's infrastructure object; nil when it is not of this provider.

@@ -136,9 +136,11 @@ func options(filter string, s *vcenter.Sessions) setup.Options {
 	}
 }
 
-// sessions is a session cache whose calls are counted and may fail on purpose.
+// sessions is a session cache whose calls are counted and may fail on purpose. Its watch waits
+// at most a second per call, so vcsim, which keeps a wait going after its client left, closes
+// without waiting for it.
 func sessions() *vcenter.Sessions {
-	return &vcenter.Sessions{Calls: calls, Wrap: faults.wrap}
+	return &vcenter.Sessions{Calls: calls, Wrap: faults.wrap, WatchWait: time.Second}
 }
 
 func logOutput() io.Writer {

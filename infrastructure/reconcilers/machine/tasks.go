@@ -23,6 +23,7 @@ func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, 
 		res, err = r.hypervisorError(obj, err)
 		return nil, nil, true, res, err
 	}
+	s.Watched = watched(b)
 	if st.Task != "" && !strings.HasPrefix(st.Task, "intent:") {
 		if res, done, err := r.pollTask(ctx, s, b); !done || err != nil {
 			return nil, nil, true, res, err
@@ -49,7 +50,7 @@ func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Re
 	}
 	switch t.State {
 	case TaskRunning:
-		return ctrl.Result{RequeueAfter: r.taskWait(st)}, false, nil
+		return ctrl.Result{RequeueAfter: r.taskWait(s)}, false, nil
 	case TaskFailed:
 		r.Recorder.Eventf(obj, nil, "Warning", "TaskFailed", "Task", "Task %s failed: %s", st.Task, t.Message)
 		msg := "Task " + st.Task + " failed: " + t.Message
@@ -85,10 +86,11 @@ func (r *Reconciler) blocked(obj Object, b *logingate.Blocked) (ctrl.Result, err
 }
 
 // taskWait grows with the state's age: quick tasks are seen quickly, long clones are not read
-// every second.
-func (r *Reconciler) taskWait(st *infrav1.MachineStatus) time.Duration {
-	age := r.now().Sub(st.Provisioning.Since.Time)
-	return min(max(age/5, r.TaskPollInterval), 10*r.TaskPollInterval)
+// every second (see taskPolls).
+func (r *Reconciler) taskWait(s *Scope) time.Duration {
+	first, most := taskPolls(s)
+	age := r.now().Sub(s.InfraMachine.GetMachineStatus().Provisioning.Since.Time)
+	return min(max(age/5, first*r.TaskPollInterval), most*r.TaskPollInterval)
 }
 
 // hypervisorError shows a backend error on VMProvisioned. Terminal errors are looked at again
@@ -102,7 +104,7 @@ func (r *Reconciler) hypervisorError(obj Object, err error) (ctrl.Result, error)
 	var throttled *Throttled
 	if errors.As(err, &throttled) {
 		waiting(obj, infrav1.WaitingForTaskSlotReason, throttled.Message)
-		return ctrl.Result{RequeueAfter: r.taskWait(obj.GetMachineStatus())}, nil
+		return ctrl.Result{RequeueAfter: r.TaskPollInterval}, nil
 	}
 	if e, ok := asTerminal(err); ok {
 		waiting(obj, e.Reason, e.Message)

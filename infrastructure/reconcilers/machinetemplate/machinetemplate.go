@@ -10,19 +10,24 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"sigs.k8s.io/cluster-api/util/conditions"
 	capicontrollerutil "sigs.k8s.io/cluster-api/util/controller"
 	"sigs.k8s.io/cluster-api/util/predicates"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/internal/admit"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachinetemplates,verbs=list;watch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=hypervmachinetemplates/status,verbs=patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Status is what a node of the template offers; unknown sizes are left out.
 func Status(os infrav1.OperatingSystem, cpus int32, memoryMiB int64) infrav1.MachineTemplateStatus {
@@ -46,10 +51,15 @@ func Status(os infrav1.OperatingSystem, cpus int32, memoryMiB int64) infrav1.Mac
 type HyperVReconciler struct {
 	Client           client.Client
 	WatchFilterValue string
+	// Recorder gets the events of refused templates; SetupWithManager sets the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller.
 func (r *HyperVReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("hypervmachinetemplate-controller")
+	}
 	return Setup(ctx, mgr, "hypervmachinetemplate", &infrav1.HyperVMachineTemplate{}, r.WatchFilterValue, options, r)
 }
 
@@ -70,11 +80,36 @@ func (r *HyperVReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	spec := &t.Spec.Template.Spec
-	want := Status(spec.OS, spec.Processors, spec.MemoryMiB)
-	if equality.Semantic.DeepEqual(want, t.Status) {
-		return ctrl.Result{}, nil
+	return Publish(ctx, r.Client, r.Recorder, admitHyperV, t, &t.Status, Status(spec.OS, spec.Processors, spec.MemoryMiB))
+}
+
+// admitHyperV is the HyperVMachineTemplate webhook's create path.
+var admitHyperV = admit.Webhook[*infrav1.HyperVMachineTemplate](&webhooks.HyperVMachineTemplate{}, &webhooks.HyperVMachineTemplate{})
+
+// Template is a machine template of either kind.
+type Template interface {
+	client.Object
+	conditions.Setter
+}
+
+// Publish sets t's status (status points at it) to want and, while check (the template's
+// admission webhook) would reject t, condition Ready False with reason InvalidSpec and an event;
+// it patches the status when that changed. Machines made from a refused template are refused
+// by the machine reconciler in turn.
+func Publish(ctx context.Context, c client.Client, rec events.EventRecorder, check admit.Check, t Template,
+	status *infrav1.MachineTemplateStatus, want infrav1.MachineTemplateStatus) (ctrl.Result, error) {
+	before := t.DeepCopyObject().(client.Object)
+	want.Conditions = status.Conditions
+	*status = want
+	var res ctrl.Result
+	if err := check(ctx, t.DeepCopyObject()); err != nil {
+		admit.Refuse(t, infrav1.ReadyCondition, err, rec)
+		res.RequeueAfter = admit.Recheck
+	} else {
+		conditions.Delete(t, infrav1.ReadyCondition)
 	}
-	patch := client.MergeFrom(t.DeepCopy())
-	t.Status = want
-	return ctrl.Result{}, r.Client.Status().Patch(ctx, t, patch)
+	if equality.Semantic.DeepEqual(before, t) {
+		return res, nil
+	}
+	return res, c.Status().Patch(ctx, t, client.MergeFrom(before))
 }

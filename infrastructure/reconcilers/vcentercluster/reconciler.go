@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +20,8 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
+	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/internal/admit"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcenterclusters,verbs=list;watch
@@ -34,10 +37,15 @@ type Reconciler struct {
 	Client           client.Client
 	Provider         *vcenter.Provider
 	WatchFilterValue string
+	// Recorder gets the events of refused objects; SetupWithManager sets the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("vcentercluster-controller")
+	}
 	users := clusterbase.IdentityUsers(mgr.GetClient(), &infrav1.VCenterClusterList{}, r.WatchFilterValue, func(o client.Object, identity string) bool {
 		ref := o.(*infrav1.VCenterCluster).Spec.IdentityRef
 		return ref.Kind == infrav1.VCenterClusterIdentityKind && ref.Name == identity
@@ -49,7 +57,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 // Reconcile checks vCenter and reports the cluster's infrastructure as provisioned.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	vc := &infrav1.VCenterCluster{}
-	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, vc, r.WatchFilterValue, func(ctx context.Context) (ctrl.Result, error) {
+	return clusterbase.Reconcile(ctx, r.Client, req.NamespacedName, vc, r.WatchFilterValue, clusterbase.Admission{
+		Check: admit.Webhook[*infrav1.VCenterCluster](nil, &webhooks.VCenterCluster{}), Recorder: r.Recorder,
+	}, func(ctx context.Context) (ctrl.Result, error) {
 		return r.check(ctx, vc)
 	}, r.Provider.Release)
 }

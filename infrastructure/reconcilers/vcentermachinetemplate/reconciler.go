@@ -7,7 +7,7 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -17,6 +17,8 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machinetemplate"
+	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/internal/admit"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachinetemplates,verbs=list;watch
@@ -27,10 +29,15 @@ type Reconciler struct {
 	Client           client.Client
 	Provider         *vcenter.Provider
 	WatchFilterValue string
+	// Recorder gets the events of refused templates; SetupWithManager sets the manager's.
+	Recorder events.EventRecorder
 }
 
 // SetupWithManager registers the controller.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder("vcentermachinetemplate-controller")
+	}
 	return machinetemplate.Setup(ctx, mgr, "vcentermachinetemplate", &infrav1.VCenterMachineTemplate{}, r.WatchFilterValue, options, r)
 }
 
@@ -52,14 +59,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		cpus, mem = max(cpus, tc), max(mem, tm)
 	}
-	want := machinetemplate.Status(spec.OS, cpus, mem)
-	if equality.Semantic.DeepEqual(want, t.Status) {
-		return result, nil
+	res, err := machinetemplate.Publish(ctx, r.Client, r.Recorder, admitTemplate, t, &t.Status, machinetemplate.Status(spec.OS, cpus, mem))
+	if res.RequeueAfter > 0 && (result.RequeueAfter == 0 || res.RequeueAfter < result.RequeueAfter) {
+		result = res
 	}
-	patch := client.MergeFrom(t.DeepCopy())
-	t.Status = want
-	return result, r.Client.Status().Patch(ctx, t, patch)
+	return result, err
 }
+
+// admitTemplate is the VCenterMachineTemplate webhook's create path.
+var admitTemplate = admit.Webhook[*infrav1.VCenterMachineTemplate](&webhooks.VCenterMachineTemplate{}, &webhooks.VCenterMachineTemplate{})
 
 func (r *Reconciler) fromVCenter(ctx context.Context, t *infrav1.VCenterMachineTemplate) (int32, int64, error) {
 	clusterName := t.Labels[clusterv1.ClusterNameLabel]

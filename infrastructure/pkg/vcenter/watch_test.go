@@ -1,0 +1,99 @@
+package vcenter
+
+import (
+	"testing"
+
+	"github.com/vmware/govmomi/vim25/types"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+)
+
+var (
+	machineA = k8stypes.NamespacedName{Namespace: "ns", Name: "a"}
+	taskRef  = types.ManagedObjectReference{Type: "Task", Value: "task-1"}
+	vmA      = types.ManagedObjectReference{Type: "VirtualMachine", Value: "vm-1"}
+)
+
+func update(ref types.ManagedObjectReference, kind types.ObjectUpdateKind, changes ...types.PropertyChange) types.ObjectUpdate {
+	return types.ObjectUpdate{Obj: ref, Kind: kind, ChangeSet: changes}
+}
+
+func woke(t *testing.T, r *registry, gen int, u types.ObjectUpdate, want bool) {
+	t.Helper()
+	owner, ok := r.apply(gen, u)
+	if ok != want || (ok && owner != machineA) {
+		t.Fatalf("apply(%s %s %v) = %v, %v; want a wake: %v", u.Kind, u.Obj.Value, u.ChangeSet, owner, ok, want)
+	}
+}
+
+// TestRegistryTask: a task wakes its machine once, when it ends, and leaves the view with the
+// next object added.
+func TestRegistryTask(t *testing.T) {
+	r := newRegistry()
+	gen := r.restart()
+	r.task(machineA, taskRef)
+	add, remove, _ := r.pending(gen)
+	if len(add) != 1 || len(remove) != 0 {
+		t.Fatalf("pending = %v, %v", add, remove)
+	}
+	running := types.PropertyChange{Name: "info.state", Val: types.TaskInfoStateRunning}
+	done := types.PropertyChange{Name: "info.state", Val: types.TaskInfoStateSuccess}
+	woke(t, r, gen, update(taskRef, types.ObjectUpdateKindEnter, running), false)
+	woke(t, r, gen, update(taskRef, types.ObjectUpdateKindModify, done), true)
+	woke(t, r, gen, update(taskRef, types.ObjectUpdateKindEnter, done), false) // sent again: once is enough
+	r.vm(machineA, vmA, nil)
+	add, remove, _ = r.pending(gen)
+	if len(add) != 1 || add[0] != vmA || len(remove) != 1 || remove[0] != taskRef {
+		t.Fatalf("pending = %v, %v; want the VM in and the task out", add, remove)
+	}
+	// A task on the followed VM shows on the VM: it is not followed itself.
+	r.task(machineA, types.ManagedObjectReference{Type: "Task", Value: "task-2"})
+	if add, _, _ = r.pending(gen); len(add) != 0 {
+		t.Fatalf("pending = %v; want nothing", add)
+	}
+}
+
+// TestRegistryVM: a VM wakes its machine when a watched value differs from what the machine's
+// reconcile last read, and when it is deleted.
+func TestRegistryVM(t *testing.T) {
+	r := newRegistry()
+	gen := r.restart()
+	off := types.DynamicProperty{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOff}
+	r.vm(machineA, vmA, []types.DynamicProperty{off})
+	r.pending(gen)
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindEnter, types.PropertyChange{Name: off.Name, Val: off.Val}), false)
+	on := types.PropertyChange{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOn}
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, on), true)
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, on), false)
+	ip := types.PropertyChange{Name: "guest.net", Val: types.ArrayOfGuestNicInfo{GuestNicInfo: []types.GuestNicInfo{{MacAddress: "00:50:56:aa:bb:cc", IpAddress: []string{"10.0.0.5"}}}}}
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, ip), true)
+	report := types.PropertyChange{Name: extraConfigPath(keyStatus), Val: types.OptionValue{Key: keyStatus, Value: `{"step":"join"}`}}
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, report), true)
+	cleared := types.PropertyChange{Name: extraConfigPath(keyUserDataEncoding), Val: nil, Op: types.PropertyChangeOpRemove}
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, cleared), false) // it was never set
+	delivered := types.PropertyChange{Name: extraConfigPath(keyMetadataEncoding), Val: types.OptionValue{Key: keyMetadataEncoding, Value: "base64"}}
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, delivered), true)
+	// A new loop's first update carries every value: unchanged ones wake nothing.
+	gen = r.restart()
+	r.pending(gen)
+	woke(t, r, gen-1, update(vmA, types.ObjectUpdateKindModify, ip), false) // the old loop is ignored
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindEnter, on, ip, report, delivered), false)
+	woke(t, r, gen, update(vmA, types.ObjectUpdateKindLeave), true)
+	if owners := r.owners(); len(owners) != 0 {
+		t.Fatalf("owners after the VM left: %v", owners)
+	}
+}
+
+// TestRegistryMissing: objects vCenter no longer knows are dropped and their machines named.
+func TestRegistryMissing(t *testing.T) {
+	r := newRegistry()
+	r.restart()
+	r.task(machineA, taskRef)
+	if owners := r.missing([]types.ManagedObjectReference{taskRef}); len(owners) != 1 || owners[0] != machineA {
+		t.Fatalf("missing = %v", owners)
+	}
+	var nilRegistry *registry
+	nilRegistry.task(machineA, taskRef) // sessions without a watch
+	if nilRegistry.watching() {
+		t.Fatal("a nil registry watches nothing")
+	}
+}

@@ -1,0 +1,140 @@
+package badinput_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/webhooks"
+	"github.com/capwin/capwin/test/badinput"
+)
+
+func validHyperVMachine() infrav1.HyperVMachineSpec {
+	return infrav1.HyperVMachineSpec{ParentDisk: parentDisk, Network: []infrav1.HyperVNetworkDevice{{DHCP4: true}}}
+}
+
+// hypervMachineRows break each rule of webhooks.ValidateHyperVMachineSpec that the schema lets by.
+var hypervMachineRows = []row[infrav1.HyperVMachineSpec]{
+	{"relative parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `golden\win2022.vhdx` }, "parentDisk"},
+	{"UNC parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `\\fs01\golden\win2022.vhdx` }, "parentDisk"},
+	{"parent disk with ..", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:\golden\..\win2022.vhdx` }, "parentDisk"},
+	{"VHD parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:\golden\win2022.vhd` }, "parentDisk"},
+	{"guest credentials on Linux", func(s *infrav1.HyperVMachineSpec) {
+		s.OS, s.GuestCredentialsRef = infrav1.OSLinux, &infrav1.SecretReference{Name: "admin"}
+	}, "guestCredentialsRef"},
+	{"Linux with the Windows Secure Boot template", func(s *infrav1.HyperVMachineSpec) {
+		s.OS, s.SecureBoot = infrav1.OSLinux, &infrav1.HyperVSecureBoot{Enabled: ptr.To(true), Template: infrav1.SecureBootMicrosoftWindows}
+	}, "secureBoot.template"},
+	{"gateway outside the subnet", func(s *infrav1.HyperVMachineSpec) {
+		s.Network[0] = infrav1.HyperVNetworkDevice{IPAddrs: []string{"10.0.0.21/24"}, Gateway4: "10.0.1.1"}
+	}, "network[0].gateway4"},
+	{"MAC twice", func(s *infrav1.HyperVMachineSpec) {
+		s.Network = []infrav1.HyperVNetworkDevice{{DHCP4: true, MACAddr: "00:15:5d:00:00:01"}, {DHCP4: true, MACAddr: "00:15:5D:00:00:01"}}
+	}, "network[1].macAddr"},
+}
+
+// TestHyperVMachineRefused is TestVCenterMachineRefused for Hyper-V.
+func TestHyperVMachineRefused(t *testing.T) {
+	f := newFixture(t, &infrav1.HyperVCluster{Spec: validHyperVCluster()}, false)
+	f.waitHostsProbed(t)
+	for i, tc := range hypervMachineRows {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			spec := validHyperVMachine()
+			tc.mutate(&spec)
+			name := fmt.Sprintf("hv-%d", i)
+			tpl := &infrav1.HyperVMachineTemplate{Spec: infrav1.HyperVMachineTemplateSpec{Template: infrav1.HyperVMachineTemplateResource{Spec: spec}}}
+			_, err := (&webhooks.HyperVMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
+			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
+			m := &infrav1.HyperVMachine{Spec: spec}
+			_, err = (&webhooks.HyperVMachine{}).ValidateCreate(ctx, m.DeepCopy())
+			badinput.Rejects(g, err, "spec."+tc.field)
+
+			tpl.Name, tpl.Namespace, tpl.Labels = name+"-template", f.ns, labels()
+			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
+			f.addMachine(t, name, m)
+			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
+			g.Expect(m.Finalizers).To(BeEmpty(), "a machine refused from the start never had a VM")
+			g.Expect(hypervVMs(string(m.UID))).To(BeZero())
+			expectRefused(t, tpl, infrav1.ReadyCondition, "spec.template.spec."+tc.field)
+			g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty(), "the template's capacity is still published")
+		})
+	}
+}
+
+// TestHyperVMachineWithoutWebhookDefaults: see TestVCenterMachineWithoutWebhookDefaults.
+func TestHyperVMachineWithoutWebhookDefaults(t *testing.T) {
+	f := newFixture(t, &infrav1.HyperVCluster{Spec: validHyperVCluster()}, false)
+	f.waitHostsProbed(t)
+	spec := validHyperVMachine()
+	spec.PowerOffMode = infrav1.PowerOffTrySoft // the webhook adds guestSoftPowerOffTimeout and secureBoot
+	m := &infrav1.HyperVMachine{Spec: spec}
+	f.addMachine(t, "undefaulted", m)
+	g := NewWithT(t)
+	g.Eventually(func() int { return hypervVMs(string(m.UID)) }, 30*time.Second, 100*time.Millisecond).Should(Equal(1))
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
+	g.Expect(m.Spec.GuestSoftPowerOffTimeout).To(BeNil(), "webhook defaults are used, not written")
+	g.Expect(m.Spec.SecureBoot).To(BeNil(), "webhook defaults are used, not written")
+}
+
+// hypervClusterRows break each rule of webhooks.ValidateHyperVClusterSpec that the schema lets by.
+var hypervClusterRows = []row[infrav1.HyperVClusterSpec]{
+	{"relative vmPath", func(s *infrav1.HyperVClusterSpec) { s.VMPath = `vms` }, "vmPath"},
+	{"UNC diskPath", func(s *infrav1.HyperVClusterSpec) { s.DiskPath = `\\fs01\disks` }, "diskPath"},
+	{"diskPath with ..", func(s *infrav1.HyperVClusterSpec) { s.DiskPath = `C:\a\..\..\Windows` }, "diskPath"},
+	{"host address is a URL", func(s *infrav1.HyperVClusterSpec) { s.Hosts[0].Address = "https://" + wsSrv.Host + "/wsman" }, "hosts[0].address"},
+	{"host address with a port", func(s *infrav1.HyperVClusterSpec) { s.Hosts[0].Address = fmt.Sprintf("%s:%d", wsSrv.Host, wsSrv.Port) }, "hosts[0].address"},
+	{"host listed twice", func(s *infrav1.HyperVClusterSpec) {
+		twin := s.Hosts[0]
+		twin.Name = "hv1-again"
+		s.Hosts = append(s.Hosts, twin)
+	}, "hosts[1].address"},
+	{"CA bundle not PEM", func(s *infrav1.HyperVClusterSpec) { s.Hosts[0].CABundle = []byte("not a certificate") }, "hosts[0].caBundle"},
+	{"unknown failure domain", func(s *infrav1.HyperVClusterSpec) { s.Hosts[0].FailureDomain = "rack-a" }, "hosts[0].failureDomain"},
+	{"failure domain without a host", func(s *infrav1.HyperVClusterSpec) {
+		s.FailureDomains = []infrav1.HyperVFailureDomain{{Name: "rack-a"}}
+	}, "failureDomains[0].name"},
+}
+
+// TestHyperVClusterRefused is TestVCenterClusterRefused for Hyper-V.
+func TestHyperVClusterRefused(t *testing.T) {
+	for _, tc := range hypervClusterRows {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := NewWithT(t)
+			spec := validHyperVCluster()
+			tc.mutate(&spec)
+			_, err := (&webhooks.HyperVCluster{}).ValidateCreate(ctx, &infrav1.HyperVCluster{Spec: spec})
+			badinput.Rejects(g, err, "spec."+tc.field)
+			_, err = (&webhooks.HyperVClusterTemplate{}).ValidateCreate(ctx, &infrav1.HyperVClusterTemplate{
+				Spec: infrav1.HyperVClusterTemplateSpec{Template: infrav1.HyperVClusterTemplateResource{Spec: spec}}})
+			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
+
+			hc := &infrav1.HyperVCluster{Spec: spec}
+			f := newFixture(t, hc, true)
+			expectRefused(t, hc, infrav1.HypervisorAvailableCondition, "spec."+tc.field)
+			m := &infrav1.HyperVMachine{Spec: validHyperVMachine()}
+			f.addMachine(t, "vm", m)
+			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
+			g.Expect(hypervVMs(string(m.UID))).To(BeZero())
+		})
+	}
+}
+
+// waitHostsProbed waits until the HyperVCluster reconciler found the host and marks the Cluster's
+// infrastructure provisioned.
+func (f *fixture) waitHostsProbed(t *testing.T) {
+	t.Helper()
+	hc := &infrav1.HyperVCluster{}
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "win"}, hc)).To(Succeed())
+		g.Expect(ptr.Deref(hc.Status.Initialization.Provisioned, false)).To(BeTrue(), "%+v", hc.Status.Conditions)
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	f.provisioned(t)
+}
