@@ -304,7 +304,12 @@ func (r *Reconciler) linkNode(ctx context.Context, s *Scope) (bool, error) {
 	if s.Machine.Status.NodeRef.IsDefined() {
 		return true, nil
 	}
-	c, err := r.ClusterCache.GetClient(ctx, client.ObjectKeyFromObject(s.Cluster))
+	cluster := client.ObjectKeyFromObject(s.Cluster)
+	err := r.watchNodes(ctx, cluster)
+	var c client.Client
+	if err == nil {
+		c, err = r.ClusterCache.GetClient(ctx, cluster)
+	}
 	if err != nil {
 		if errors.Is(err, clustercache.ErrClusterNotConnected) {
 			return false, nil

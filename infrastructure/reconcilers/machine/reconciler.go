@@ -97,6 +97,8 @@ type Reconciler struct {
 	clocks clocks
 	// indexed is true once the manager's cache indexes the machines by computer name.
 	indexed bool
+	// controller receives the workload clusters' Node events (watchNodes).
+	controller capicontrollerutil.Controller
 }
 
 // SetupWithManager registers the controller and its watches.
@@ -132,7 +134,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if r.Wakes != nil {
 		b = b.WatchesRawSource(r.Wakes.source())
 	}
-	return b.Complete(ctx, r)
+	c, err := b.Build(ctx, r)
+	r.controller = c
+	return err
 }
 
 // Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> patch

@@ -25,6 +25,7 @@ type config struct {
 	machines, rolloutMachines, maxSurge int
 	provider                            string
 	concurrency                         int
+	guestPoll                           time.Duration
 	timeout                             time.Duration
 	logDir                              string
 }
@@ -36,6 +37,7 @@ func main() {
 	flag.IntVar(&c.maxSurge, "max-surge", 10, "maxSurge of the rollout (maxUnavailable is 0)")
 	flag.StringVar(&c.provider, "provider", harness.VCenter, "vcenter or hyperv")
 	flag.IntVar(&c.concurrency, "concurrency", 10, "--vcentermachine/--hypervmachine/--windowsconfig-concurrency (the managers' defaults)")
+	flag.DurationVar(&c.guestPoll, "guest-poll-interval", time.Second, "--guest-poll-interval of the infrastructure manager (1s as the e2e tests; the manager's default is 10s)")
 	flag.DurationVar(&c.timeout, "timeout", 90*time.Minute, "give up after this long (whole run)")
 	flag.StringVar(&c.logDir, "log-dir", "", "controller and workload cluster logs (default: a new temporary directory, kept)")
 	flag.Parse()

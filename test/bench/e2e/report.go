@@ -27,6 +27,7 @@ type report struct {
 	leftover           harness.Snapshot
 	leftObjects        string // WindowsConfigs and infrastructure machines left in the namespace
 	failure            error
+	timeline           *timeline // per-machine milestones, for the breakdown
 }
 
 func (r *report) print(w io.Writer) {
@@ -34,8 +35,8 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "## capwin end to end on test/harness (%s)\n\n", hypervisor(c.provider))
 	fmt.Fprintf(w, "machines=%d  rollout-machines=%d  max-surge=%d  max-unavailable=0  provider=%s  GOMAXPROCS=%d  CPUs=%d\n\n",
 		c.machines, c.rolloutMachines, c.maxSurge, c.provider, runtime.GOMAXPROCS(0), runtime.NumCPU())
-	fmt.Fprintf(w, "- poll intervals: guest-poll-interval %s, task-poll-interval %s (as the e2e tests); harness VM watcher %s, harness state poll 200ms; guest Lease heartbeat %s\n",
-		pollInterval, taskPollInterval, guestPoll, heartbeat)
+	fmt.Fprintf(w, "- poll intervals: guest-poll-interval %s (the e2e tests use 1s, the managers default to 10s), task-poll-interval %s (as the e2e tests); harness VM watcher %s, harness state poll 200ms; guest Lease heartbeat %s\n",
+		c.guestPoll, taskPollInterval, guestPoll, heartbeat)
 	fmt.Fprintf(w, "- concurrency (the managers' defaults): %smachine %d, windowsconfig %d, %scluster %d, CAPI core controllers 10 each; workload-cluster clients QPS %.0f burst %d\n",
 		c.provider, c.concurrency, c.concurrency, c.provider, clusterConc, clusterCache.QPS, clusterCache.Burst)
 	fmt.Fprintf(w, "- %s\n", versions())
@@ -67,6 +68,11 @@ func (r *report) print(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.printRatio(w)
+	for _, s := range r.steps {
+		if strings.HasPrefix(s.name, "create") || strings.HasPrefix(s.name, "rollout") {
+			printBreakdown(w, s, r.timeline)
+		}
+	}
 	r.printControllers(w)
 	for _, s := range r.steps {
 		if s.detail {

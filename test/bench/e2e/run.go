@@ -14,10 +14,10 @@ import (
 	"github.com/capwin/capwin/test/harness"
 )
 
-// The settings of the run: the providers' poll intervals as the e2e tests set them, the
-// managers' default concurrency and workload-cluster client limits, and the guests' heartbeat.
+// The settings of the run: the task poll interval as the e2e tests set it, the managers' default
+// concurrency and workload-cluster client limits, and the guests' heartbeat (the guest poll
+// interval is a flag).
 const (
-	pollInterval     = time.Second
 	taskPollInterval = 200 * time.Millisecond
 	guestPoll        = 250 * time.Millisecond // the harness's VM watcher (its default)
 	heartbeat        = 10 * time.Second
@@ -52,7 +52,7 @@ func run(ctx context.Context, c config) error {
 	h, err := harness.Start(ctx, harness.Options{
 		Provider: c.provider, LogDir: logDir, Log: log.WithName("harness"), GuestPoll: guestPoll, Heartbeat: heartbeat,
 		Infrastructure: infrasetup.Options{
-			PollInterval: pollInterval, TaskPollInterval: taskPollInterval, Sessions: sessions, Conns: conns,
+			PollInterval: c.guestPoll, TaskPollInterval: taskPollInterval, Sessions: sessions, Conns: conns,
 			VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: clusterConc,
 			HyperVMachineConcurrency: c.concurrency, HyperVClusterConcurrency: clusterConc,
 			ClusterCache: clusterCache,
@@ -66,6 +66,10 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	r.startup = time.Since(begin)
+	r.timeline = newTimeline()
+	if err := r.timeline.start(ctx, h); err != nil {
+		return err
+	}
 	src, err := newSources(h.Management.Env.Config, calls, sessions, conns)
 	if err != nil {
 		return err
