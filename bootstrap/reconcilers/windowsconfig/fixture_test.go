@@ -38,8 +38,6 @@ type fixtureOpts struct {
 	spec        bootstrapv1.WindowsConfigSpec
 	// shortJoinTimeout hands the objects to the suite's manager whose join timeout is short.
 	shortJoinTimeout bool
-	// filter, when set, is the objects' watch filter (e.g. one no manager reconciles).
-	filter string
 }
 
 func readyCluster() fixtureOpts {
@@ -57,9 +55,6 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	filter := defaultFilter
 	if o.shortJoinTimeout {
 		filter = shortJoinFilter
-	}
-	if o.filter != "" {
-		filter = o.filter
 	}
 	labels := func() map[string]string {
 		return map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: filter}

@@ -127,14 +127,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 
-	// EnsurePausedCondition writes the Paused condition on its own; the work goes on in the same
-	// reconcile rather than at the next one, which CAPI's rate limit holds back a second (on the
-	// path of every new machine: the first reconcile after its Machine owns the config).
-	if isPaused, _, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, cfg); err != nil || isPaused {
-		return ctrl.Result{}, err
-	}
 	helper, err := patch.NewHelper(cfg, r.Client)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, cfg); err != nil || isPaused || requeue {
 		return ctrl.Result{}, err
 	}
 	defer func() {
