@@ -152,6 +152,12 @@ func LoginSecrets(mgr ctrl.Manager, o Options) (client.Reader, error) {
 // VCenterProvider is the vCenter provider of the manager: o's session cache (one sized for the
 // concurrency when nil) and login gate, login Secrets from secrets.
 func VCenterProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *vcenter.Provider {
+	return &vcenter.Provider{Client: mgr.GetClient(), Secrets: secrets, Sessions: VCenterSessions(o), IdentityNamespace: o.IdentityNamespace}
+}
+
+// VCenterSessions is o's session cache (one when nil) with the manager's defaults filled in:
+// idle connections for every worker, o's login gate, the manager's user agent.
+func VCenterSessions(o Options) *vcenter.Sessions {
 	sessions := o.Sessions
 	if sessions == nil {
 		sessions = &vcenter.Sessions{}
@@ -165,7 +171,7 @@ func VCenterProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *vcente
 	if sessions.UserAgent == "" {
 		sessions.UserAgent = ControllerName
 	}
-	return &vcenter.Provider{Client: mgr.GetClient(), Secrets: secrets, Sessions: sessions, IdentityNamespace: o.IdentityNamespace}
+	return sessions
 }
 
 // identityReconcilers registers the controllers of both cluster identity kinds.

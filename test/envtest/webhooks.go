@@ -48,19 +48,9 @@ func (e *Environment) StartManager(scheme *runtime.Scheme, setup func(context.Co
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := setup(ctx, mgr); err != nil {
-		cancel()
+	cancel, err := run(mgr, setup)
+	if err != nil {
 		return nil, nil, err
-	}
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Println("manager:", err)
-		}
-	}()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		cancel()
-		return nil, nil, fmt.Errorf("cache did not sync")
 	}
 	if len(opts.Paths) == 0 {
 		return mgr, cancel, nil // no webhooks installed: the server is neither needed nor started
@@ -89,10 +79,19 @@ func (e *Environment) StartCountedManager(scheme *runtime.Scheme, wrap transport
 	if err != nil {
 		return nil, nil, err
 	}
+	cancel, err := run(mgr, setup)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mgr, cancel, nil
+}
+
+// run registers what setup adds, starts the manager and returns once its cache is synced.
+func run(mgr ctrl.Manager, setup func(context.Context, ctrl.Manager) error) (context.CancelFunc, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := setup(ctx, mgr); err != nil {
 		cancel()
-		return nil, nil, err
+		return nil, err
 	}
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
@@ -101,7 +100,7 @@ func (e *Environment) StartCountedManager(scheme *runtime.Scheme, wrap transport
 	}()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		cancel()
-		return nil, nil, fmt.Errorf("cache did not sync")
+		return nil, fmt.Errorf("cache did not sync")
 	}
-	return mgr, cancel, nil
+	return cancel, nil
 }

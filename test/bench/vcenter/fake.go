@@ -79,8 +79,8 @@ func startFake(ctx context.Context, o setup.Options, sessions *vcenter.Sessions,
 	cc := clustercache.NewFakeClusterCache(workloadCluster, client.ObjectKey{Namespace: ns, Name: "win"})
 
 	// As setup.Reconcilers fills the session cache and the provider.
-	sessions.MaxIdleConnsPerHost = o.VCenterMachineConcurrency + o.VCenterClusterConcurrency
-	sessions.Gate, sessions.UserAgent = &logingate.Gate{}, setup.ControllerName
+	o.Sessions, o.Gate = sessions, &logingate.Gate{}
+	setup.VCenterSessions(o)
 	provider := &vcenter.Provider{Client: c, Sessions: sessions, IdentityNamespace: o.IdentityNamespace}
 	r := setup.NewVCenterMachineReconciler(c, c, cc, provider, o)
 	r.Recorder = &events.FakeRecorder{} // events are dropped
