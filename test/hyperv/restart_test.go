@@ -149,7 +149,8 @@ func TestDeleteInterruptedCreate(t *testing.T) {
 
 // TestWinRMRestartMidCreate: the host's WinRM service restarts while a create waits on the host
 // (held before it applied). The create is lost with its shell; once WinRM listens again the
-// machine is created once, on the host it was placed on, and gets its addresses.
+// machine is created once, on the host it was placed on, and gets its addresses. Only creates
+// hang: the host's probes and lookups go on, so the create is held whatever the timing.
 func TestWinRMRestartMidCreate(t *testing.T) {
 	g := NewWithT(t)
 	f := newCluster(t, nil)
@@ -158,20 +159,15 @@ func TestWinRMRestartMidCreate(t *testing.T) {
 	spec.Host = "hv3"
 	sh := hosts[2]
 	before := sh.Ops()["create"]
-	sh.Hang(true)
+	sh.HangOp("create")
 	t.Cleanup(func() { sh.Hang(false) })
 	mc := f.addMachine(t, "win-winrm-"+randSuffix(), "", userData, spec)
+	g.Eventually(func() int { return sh.Held("create") }, 20*time.Second, 20*time.Millisecond).Should(BeNumerically(">=", 1))
 	g.Eventually(func(g Gomega) {
-		g.Expect(mc.get(g).Status.Task).To(Equal("intent:create"))
-	}, 20*time.Second, 20*time.Millisecond).Should(Succeed())
-	// Let the create reach the hung host (if it has not yet, it is sent after the restart: the
-	// outcome checked below is the same).
-	time.Sleep(200 * time.Millisecond)
-	restarted := make(chan error, 1)
-	go func() { restarted <- sh.srv.Restart(ctx, time.Second) }()
-	time.Sleep(100 * time.Millisecond)
+		g.Expect(mc.get(g).Status.VM.Host).To(Equal("hv3"), "the host is recorded before the create is sent")
+	}, 5*time.Second, 20*time.Millisecond).Should(Succeed())
+	g.Expect(sh.srv.Restart(ctx, time.Second)).To(Succeed())
 	sh.Hang(false)
-	g.Expect(<-restarted).To(Succeed())
 
 	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
 	g.Expect(m.Status.VM.Host).To(Equal("hv3"))

@@ -27,16 +27,6 @@ func fail(kind, format string, args ...any) error {
 
 // Run implements wsman.Handler: one operation of capwin's runner.
 func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
-	h.mu.Lock()
-	hung := h.hung
-	h.mu.Unlock()
-	if hung != nil {
-		select {
-		case <-hung:
-		case <-ctx.Done():
-			return wsman.Result{Stderr: []byte("hypervsim: the operation was stopped while hung"), ExitCode: 1}
-		}
-	}
 	if r.Command != hyperv.RunnerCommand || len(r.Arguments) > 0 {
 		return wsman.Result{Stderr: []byte("hypervsim: not capwin's runner command"), ExitCode: 1}
 	}
@@ -59,6 +49,9 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 		if err := parses(env.Lib, env.Script); err != nil {
 			return wsman.Result{Stderr: []byte("hypervsim: " + err.Error()), ExitCode: 1}
 		}
+	}
+	if !h.hold(ctx, op.Name) {
+		return wsman.Result{Stderr: []byte("hypervsim: the operation was stopped while hung"), ExitCode: 1}
 	}
 	h.mu.Lock()
 	h.ops[op.Name]++

@@ -6,6 +6,7 @@
 package hypervsim
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -37,8 +38,11 @@ type Host struct {
 	cut int
 	// skipSyntax accepts capwin's scripts by content hash alone (SkipSyntaxCheck).
 	skipSyntax bool
-	// hung, while not nil, holds every operation until it is closed (Hang).
-	hung chan struct{}
+	// hung, while not nil, holds every operation (or only hungOp's) until it is closed (Hang).
+	hung   chan struct{}
+	hungOp string
+	// held counts, per operation, the runs being held by hung now.
+	held map[string]int
 	// OnGuestRun is called (without the host lock) after guest.ps1 started a launcher in a VM.
 	OnGuestRun func(h *Host, vmID string, files map[string][]byte)
 }
@@ -101,12 +105,50 @@ func (h *Host) SetFreeDisk(bytes int64) { h.mu.Lock(); h.freeDiskBytes = bytes; 
 func (h *Host) Hang(hang bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.hungOp = ""
 	switch {
 	case hang && h.hung == nil:
 		h.hung = make(chan struct{})
 	case !hang && h.hung != nil:
 		close(h.hung)
 		h.hung = nil
+	}
+}
+
+// HangOp makes only the runs of one operation (such as "create") hang, until Hang(false).
+func (h *Host) HangOp(op string) {
+	h.Hang(true)
+	h.mu.Lock()
+	h.hungOp = op
+	h.mu.Unlock()
+}
+
+// Held returns how many runs of an operation are being held by a hang now.
+func (h *Host) Held(op string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.held[op]
+}
+
+// hold waits while the host hangs for op; false when the run was cancelled meanwhile.
+func (h *Host) hold(ctx context.Context, op string) bool {
+	h.mu.Lock()
+	hung := h.hung
+	if hung == nil || (h.hungOp != "" && h.hungOp != op) {
+		h.mu.Unlock()
+		return true
+	}
+	if h.held == nil {
+		h.held = map[string]int{}
+	}
+	h.held[op]++
+	h.mu.Unlock()
+	defer func() { h.mu.Lock(); h.held[op]--; h.mu.Unlock() }()
+	select {
+	case <-hung:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
