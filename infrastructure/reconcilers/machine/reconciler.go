@@ -139,8 +139,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	return err
 }
 
-// Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> patch
-// helper -> paused -> deferred summary + patch -> delete | refuse | normal. A machine (or its
+// Reconcile follows CAPI's order: object -> owner Machine -> Cluster -> finalizer -> writer
+// (patch) -> paused -> deferred summary + patch -> delete | refuse | normal. A machine (or its
 // infrastructure cluster) that its admission webhook would reject is refused (InvalidSpec).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, rerr error) {
 	log := ctrl.LoggerFrom(ctx)
@@ -189,10 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			return ctrl.Result{}, err
 		}
 	}
-	helper, err := patch.NewHelper(obj, r.Client)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
+	helper := newWriter(r.Client, obj)
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, obj); err != nil || isPaused || requeue {
 		return ctrl.Result{}, err
 	}
@@ -213,11 +210,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if err := r.patch(ctx, helper, obj, false); err != nil {
 			return err
 		}
-		h, err := patch.NewHelper(obj, r.Client)
-		if err != nil {
-			return err
-		}
-		helper = h
+		helper = newWriter(r.Client, obj)
 		return nil
 	}
 	if !obj.GetDeletionTimestamp().IsZero() {
@@ -264,7 +257,7 @@ func (r *Reconciler) infraCluster(ctx context.Context, cluster *clusterv1.Cluste
 	return obj, nil
 }
 
-func (r *Reconciler) patch(ctx context.Context, helper *patch.Helper, obj Object, success bool) error {
+func (r *Reconciler) patch(ctx context.Context, helper *writer, obj Object, success bool) error {
 	if err := conditions.SetSummaryCondition(obj, obj, infrav1.ReadyCondition,
 		conditions.ForConditionTypes{infrav1.VMProvisionedCondition, infrav1.BootstrapSucceededCondition},
 		conditions.IgnoreTypesIfMissing{infrav1.BootstrapSucceededCondition}); err != nil {
@@ -274,9 +267,10 @@ func (r *Reconciler) patch(ctx context.Context, helper *patch.Helper, obj Object
 		clusterv1.PausedCondition, infrav1.ReadyCondition, infrav1.VMProvisionedCondition, infrav1.BootstrapSucceededCondition,
 	}}}
 	if success {
+		obj.GetMachineStatus().ObservedGeneration = obj.GetGeneration()
 		opts = append(opts, patch.WithStatusObservedGeneration{})
 	}
-	return helper.Patch(ctx, obj, opts...)
+	return helper.write(ctx, obj, opts...)
 }
 
 func (r *Reconciler) now() time.Time {

@@ -44,7 +44,9 @@ func reconcileUntil(t *testing.T, r *machine.Reconciler, f *fixture, done func(*
 	NewWithT(t).Eventually(func(g Gomega) bool {
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})
 		g.Expect(err).NotTo(HaveOccurred())
-		m = f.get(g)
+		// Read what the reconcile wrote, not the test manager's cache, which may lag behind it.
+		m = &infrav1.VCenterMachine{}
+		g.Expect(r.Client.Get(ctx, client.ObjectKeyFromObject(f.vm), m)).To(Succeed())
 		return done(m)
 	}, 30*time.Second, 100*time.Millisecond).Should(BeTrue())
 	return m

@@ -29,8 +29,29 @@ const scaleFilter = "scale"
 // the number of machines, and read no Secret from the API server.
 func TestSteadyStateRequests(t *testing.T) {
 	g := NewWithT(t)
+	r, clusters, counter := countedReconciler(t, nil)
+	per := map[int]map[apicount.Access]float64{}
+	for _, n := range []int{5, 50} {
+		keys := provisioned(t, r, clusters, n)
+		const rounds = 3
+		reconcileAll(g, r, keys) // the first reconcile starts the informers it reads
+		counter.Take()
+		for range rounds {
+			reconcileAll(g, r, keys)
+		}
+		per[n] = apicount.Rates(counter.Take(), n*rounds)
+		t.Logf("%d machines: management-cluster requests per reconcile: %s", n, apicount.Format(per[n]))
+		g.Expect(per[n]).NotTo(HaveKey(apicount.Access{Verb: "get", Resource: "secrets"}), "a reconcile reads a Secret from the API server")
+	}
+	g.Expect(apicount.Grown(per[5], per[50], 0.05)).To(BeEmpty(), "requests per reconcile grow with the machines")
+}
+
+// countedReconciler wires the machine and cluster reconcilers as in production on a manager
+// whose requests counter sees; calls (optional) counts the vSphere calls.
+func countedReconciler(t *testing.T, calls *vcenter.Calls) (*machine.Reconciler, *vcentercluster.Reconciler, *apicount.Counter) {
+	t.Helper()
 	counter := &apicount.Counter{}
-	o := options(scaleFilter, &vcenter.Sessions{})
+	o := options(scaleFilter, &vcenter.Sessions{Calls: calls})
 	var r *machine.Reconciler
 	var clusters *vcentercluster.Reconciler
 	_, cancel, err := env.StartCountedManager(setup.Scheme(), counter.Wrap, func(ctx context.Context, mgr ctrl.Manager) error {
@@ -48,29 +69,20 @@ func TestSteadyStateRequests(t *testing.T) {
 		clusters = &vcentercluster.Reconciler{Client: mgr.GetClient(), Provider: provider, WatchFilterValue: scaleFilter}
 		return nil
 	})
-	g.Expect(err).NotTo(HaveOccurred())
-	defer cancel()
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(cancel)
 	r.Default()
-
-	per := map[int]map[apicount.Access]float64{}
-	for _, n := range []int{5, 50} {
-		keys := provisioned(t, r, clusters, n)
-		const rounds = 3
-		reconcileAll(g, r, keys) // the first reconcile starts the informers it reads
-		counter.Take()
-		for range rounds {
-			reconcileAll(g, r, keys)
-		}
-		per[n] = apicount.Rates(counter.Take(), n*rounds)
-		t.Logf("%d machines: management-cluster requests per reconcile: %s", n, apicount.Format(per[n]))
-		g.Expect(per[n]).NotTo(HaveKey(apicount.Access{Verb: "get", Resource: "secrets"}), "a reconcile reads a Secret from the API server")
-	}
-	g.Expect(apicount.Grown(per[5], per[50], 0.05)).To(BeEmpty(), "requests per reconcile grow with the machines")
+	return r, clusters, counter
 }
 
 // provisioned creates a cluster with n machines and reconciles them by hand until each is
 // provisioned and waits for its Node; the guests report an address once their VM runs.
 func provisioned(t *testing.T, r *machine.Reconciler, clusters *vcentercluster.Reconciler, n int) []client.ObjectKey {
+	return provisionedChecking(t, r, clusters, n, nil)
+}
+
+// provisionedChecking is provisioned with a check after each reconcile.
+func provisionedChecking(t *testing.T, r *machine.Reconciler, clusters *vcentercluster.Reconciler, n int, after func(g Gomega)) []client.ObjectKey {
 	t.Helper()
 	g := NewWithT(t)
 	f := newCluster(t, scaleFilter)
@@ -92,7 +104,7 @@ func provisioned(t *testing.T, r *machine.Reconciler, clusters *vcentercluster.R
 	c := vc(g)
 	played := map[client.ObjectKey]bool{}
 	g.Eventually(func(g Gomega) {
-		reconcileAll(g, r, keys)
+		reconcileAll(g, r, keys, after)
 		for i, k := range keys {
 			m := &infrav1.VCenterMachine{}
 			g.Expect(k8s.Get(ctx, k, m)).To(Succeed())
@@ -110,10 +122,42 @@ func provisioned(t *testing.T, r *machine.Reconciler, clusters *vcentercluster.R
 	return keys
 }
 
-// reconcileAll reconciles each machine once.
-func reconcileAll(g Gomega, r *machine.Reconciler, keys []client.ObjectKey) {
+// reconcileAll reconciles each machine once; after (optional) runs after each reconcile.
+func reconcileAll(g Gomega, r *machine.Reconciler, keys []client.ObjectKey, after ...func(g Gomega)) {
 	for _, k := range keys {
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: k})
 		g.Expect(err).NotTo(HaveOccurred())
+		for _, f := range after {
+			if f != nil {
+				f(g)
+			}
+		}
 	}
+}
+
+// TestOneStatusWritePerReconcile: a reconcile writes what it changed, conditions included, in
+// one status patch (CAPI's patch helper spends a read and two patches on it). Through a whole
+// create, a reconcile sends at most one status patch, and the one that sends the clone at most
+// two: the create intent is written before the clone is sent.
+func TestOneStatusWritePerReconcile(t *testing.T) {
+	calls := &vcenter.Calls{}
+	r, clusters, counter := countedReconciler(t, calls)
+	clones, worst, total := 0, 0, 0
+	var over []string
+	provisionedChecking(t, r, clusters, 1, func(Gomega) {
+		patches := 0
+		for a, n := range counter.Take() {
+			if a.Verb == "patch" && a.Resource == "vcentermachines/status" {
+				patches += n
+			}
+		}
+		cloned := calls.Snapshot()["CloneVM_Task"] - clones
+		clones += cloned
+		worst, total = max(worst, patches), total+patches
+		if patches > 1+cloned {
+			over = append(over, fmt.Sprintf("%d status patches in a reconcile that sent %d clones", patches, cloned))
+		}
+	})
+	t.Logf("status patches: %d for the create, at most %d in one reconcile", total, worst)
+	NewWithT(t).Expect(over).To(BeEmpty())
 }

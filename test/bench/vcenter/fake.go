@@ -85,7 +85,7 @@ func startFake(ctx context.Context, o setup.Options, sessions *vcenter.Sessions,
 	r := setup.NewVCenterMachineReconciler(c, c, cc, provider, o)
 	r.Recorder = &events.FakeRecorder{} // events are dropped
 	// The vCenter watch wakes machines into the queue, as setup.Reconcilers wires it.
-	if o.Wakes != nil {
+	if o.Wakes != nil && !o.NoVCenterWatch {
 		r.Wakes = o.Wakes
 		r.Wakes.Feed(f.queue)
 		sessions.Wake = r.Wakes.Wake

@@ -29,6 +29,8 @@ type config struct {
 	timeout               time.Duration
 	sweep, plotDir        string
 	result                string
+	cpuProfile            string
+	watch                 bool
 	serveVCSim            bool
 	verbose               bool
 }
@@ -45,6 +47,8 @@ func main() {
 	flag.StringVar(&c.sweep, "sweep", "", "machine counts to run one after another, each in a fresh process, e.g. 100,250,500,1000")
 	flag.StringVar(&c.plotDir, "plot-dir", "", "with -sweep: write PNG plots of the sweep into this directory")
 	flag.StringVar(&c.result, "result", "", "write the run as JSON to this file (the sweep reads it)")
+	flag.BoolVar(&c.watch, "vcenter-watch", true, "the vCenter watch (false: the controller's --no-vcenter-watch, machines rely on the polls alone)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the controller process's CPU profile (go tool pprof) to this file")
 	flag.BoolVar(&c.serveVCSim, "serve-vcsim", false, "internal: serve vcsim and play the guests in this process (the benchmark starts it as a child)")
 	flag.BoolVar(&c.verbose, "v", false, "print the controller's logs to stderr")
 	flag.Parse()
@@ -60,7 +64,11 @@ func main() {
 			_, err = benchutil.Sweep(counts, c.plotDir, os.Stdout, "sweep", "plot-dir")
 		}
 	default:
-		err = run(c)
+		var stop func()
+		if stop, err = benchutil.CPUProfile(c.cpuProfile); err == nil {
+			err = run(c)
+			stop()
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -22,6 +22,8 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/capwin/capwin/test/bench/benchutil"
 )
 
 // vcsimProcess is vcsim running in a child process, so the controller's memory is measured alone.
@@ -45,6 +47,13 @@ func serveVCSim() {
 	fmt.Printf("%s %s\n", s.URL.String(), thumbprintOf(s))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// BENCH_VCSIM_CPUPROFILE profiles vcsim and the guests (the controller has -cpuprofile).
+	endProfile, err := benchutil.CPUProfile(os.Getenv("BENCH_VCSIM_CPUPROFILE"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer endProfile()
 	guest(ctx, s.URL)
 }
 

@@ -1,0 +1,23 @@
+package benchutil
+
+import (
+	"os"
+	"runtime/pprof"
+)
+
+// CPUProfile starts writing this process's CPU profile to path (nothing when path is empty);
+// the returned function stops it and closes the file.
+func CPUProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
