@@ -164,9 +164,10 @@ func (r *registry) restart() int {
 }
 
 // pending returns the view changes loop gen should send (ok is false once it was replaced) and
-// marks them sent. Objects that are done leave the view only along with new ones: a finished
-// task or a destroyed VM in the view costs nothing.
-func (r *registry) pending(gen int) (add, remove []types.ManagedObjectReference, ok bool) {
+// marks them sent. Objects that are done leave the view along with new ones (a finished task or
+// a destroyed VM in the view costs nothing), or on their own when prune is set: so a quiet
+// manager's view and registry empty out.
+func (r *registry) pending(gen int, prune bool) (add, remove []types.ManagedObjectReference, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if gen != r.gen {
@@ -178,7 +179,7 @@ func (r *registry) pending(gen int) (add, remove []types.ManagedObjectReference,
 			e.inView = true
 		}
 	}
-	if len(add) == 0 {
+	if len(add) == 0 && !prune {
 		return nil, nil, true
 	}
 	for ref, e := range r.objs {

@@ -31,7 +31,7 @@ func TestRegistryTask(t *testing.T) {
 	r := newRegistry()
 	gen := r.restart()
 	r.task(machineA, taskRef)
-	add, remove, _ := r.pending(gen)
+	add, remove, _ := r.pending(gen, false)
 	if len(add) != 1 || len(remove) != 0 {
 		t.Fatalf("pending = %v, %v", add, remove)
 	}
@@ -41,13 +41,13 @@ func TestRegistryTask(t *testing.T) {
 	woke(t, r, gen, update(taskRef, types.ObjectUpdateKindModify, done), true)
 	woke(t, r, gen, update(taskRef, types.ObjectUpdateKindEnter, done), false) // sent again: once is enough
 	r.vm(machineA, vmA, nil)
-	add, remove, _ = r.pending(gen)
+	add, remove, _ = r.pending(gen, false)
 	if len(add) != 1 || add[0] != vmA || len(remove) != 1 || remove[0] != taskRef {
 		t.Fatalf("pending = %v, %v; want the VM in and the task out", add, remove)
 	}
 	// A task on the followed VM shows on the VM: it is not followed itself.
 	r.task(machineA, types.ManagedObjectReference{Type: "Task", Value: "task-2"})
-	if add, _, _ = r.pending(gen); len(add) != 0 {
+	if add, _, _ = r.pending(gen, false); len(add) != 0 {
 		t.Fatalf("pending = %v; want nothing", add)
 	}
 }
@@ -59,7 +59,7 @@ func TestRegistryVM(t *testing.T) {
 	gen := r.restart()
 	off := types.DynamicProperty{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOff}
 	r.vm(machineA, vmA, []types.DynamicProperty{off})
-	r.pending(gen)
+	r.pending(gen, false)
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindEnter, types.PropertyChange{Name: off.Name, Val: off.Val}), false)
 	on := types.PropertyChange{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOn}
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, on), true)
@@ -74,7 +74,7 @@ func TestRegistryVM(t *testing.T) {
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, delivered), true)
 	// A new loop's first update carries every value: unchanged ones wake nothing.
 	gen = r.restart()
-	r.pending(gen)
+	r.pending(gen, false)
 	woke(t, r, gen-1, update(vmA, types.ObjectUpdateKindModify, ip), false) // the old loop is ignored
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindEnter, on, ip, report, delivered), false)
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindLeave), true)
@@ -95,5 +95,24 @@ func TestRegistryMissing(t *testing.T) {
 	nilRegistry.task(machineA, taskRef) // sessions without a watch
 	if nilRegistry.watching() {
 		t.Fatal("a nil registry watches nothing")
+	}
+}
+
+// TestRegistryPrune: objects that are done leave the view on their own when pruned, so the
+// registry of a quiet manager empties out.
+func TestRegistryPrune(t *testing.T) {
+	r := newRegistry()
+	gen := r.restart()
+	r.task(machineA, taskRef)
+	r.pending(gen, false)
+	woke(t, r, gen, update(taskRef, types.ObjectUpdateKindModify, types.PropertyChange{Name: "info.state", Val: types.TaskInfoStateSuccess}), true)
+	if _, remove, _ := r.pending(gen, false); len(remove) != 0 {
+		t.Fatalf("pending = %v; a done task waits for new objects", remove)
+	}
+	if _, remove, _ := r.pending(gen, true); len(remove) != 1 || remove[0] != taskRef {
+		t.Fatalf("pruned = %v; want the task out", remove)
+	}
+	if n := len(r.objs); n != 0 {
+		t.Fatalf("%d objects left after the prune", n)
 	}
 }

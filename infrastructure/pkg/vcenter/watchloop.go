@@ -18,6 +18,9 @@ const defaultWatchWait = 5 * time.Minute
 // watchGather is how long the watch gathers new objects before it adds them to its view.
 const watchGather = 200 * time.Millisecond
 
+// watchPrune is how long the view keeps objects that are done when nothing new comes.
+const watchPrune = time.Minute
+
 // watch starts the property-collector loop of a session about to be cached, when the sessions
 // report changes (Wake is set). The loop follows the objects of the session key's registry and
 // stops with the session (logout, Invalidate).
@@ -141,25 +144,29 @@ func (l *loop) once(parent context.Context) (err error) {
 
 // feed adds the objects reconciles registered to the view, in one call per batch: it gathers
 // registrations for watchGather after the first (a clone runs for seconds, a VM is added after
-// its clone ended: the view is not late for either).
+// its clone ended: the view is not late for either). Objects that are done leave the view with
+// the next batch, or after watchPrune without one.
 func (l *loop) feed(ctx context.Context, gen int, lv types.ManagedObjectReference) error {
 	for {
+		prune := false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-l.reg.signal:
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(watchGather):
+			}
+		case <-time.After(watchPrune):
+			prune = true
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(watchGather):
-		}
-		add, remove, ok := l.reg.pending(gen)
+		add, remove, ok := l.reg.pending(gen, prune)
 		if !ok {
 			l.reg.poke() // the signal was the loop's that replaced this one
 			return context.Canceled
 		}
-		if len(add) == 0 {
+		if len(add) == 0 && len(remove) == 0 {
 			continue
 		}
 		res, err := methods.ModifyListView(ctx, l.sess.Client, &types.ModifyListView{This: lv, Add: add, Remove: remove})

@@ -2,6 +2,7 @@ package benchutil
 
 import (
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
@@ -20,4 +21,18 @@ func CPUProfile(path string) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// HeapProfile writes the live heap (after a GC) to path; nothing when path is empty.
+func HeapProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC()
+	return pprof.Lookup("heap").WriteTo(f, 0)
 }

@@ -13,6 +13,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/test/bench/benchutil"
 )
 
 const ns = "bench"
@@ -85,9 +86,10 @@ func name(i int) string { return fmt.Sprintf("win-md-0-%04d", i) }
 
 func (w *workload) createMachines(ctx context.Context) error {
 	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.MachineDeploymentNameLabel: "win-md-0"}
+	dataLabels := map[string]string{clusterv1.ClusterNameLabel: "win", benchutil.DataLabel: ""}
 	for i := range w.n {
 		n := name(i)
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n + "-bootstrap", Namespace: ns, Labels: labels},
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n + "-bootstrap", Namespace: ns, Labels: dataLabels},
 			Type: clusterv1.ClusterSecretType, Data: map[string][]byte{"value": userData, "format": []byte("cloud-config")}}
 		m := &clusterv1.Machine{
 			ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns, Labels: labels},
@@ -154,6 +156,12 @@ func (w *workload) waitProvisioned(ctx context.Context) error {
 
 func (w *workload) deleteMachines(ctx context.Context) error {
 	return w.k8s.DeleteAllOf(ctx, &infrav1.HyperVMachine{}, client.InNamespace(ns))
+}
+
+// deleteRest deletes the Machines and bootstrap data Secrets, as CAPI and the garbage collector
+// would once the infrastructure machines are gone.
+func (w *workload) deleteRest(ctx context.Context) error {
+	return benchutil.DeleteMachinesAndData(ctx, w.k8s, ns)
 }
 
 func (w *workload) waitGone(ctx context.Context) error {

@@ -22,17 +22,17 @@ import (
 )
 
 type config struct {
-	client                string
-	machines, concurrency int
-	guestPoll, taskPoll   time.Duration
-	reconcileInterval     time.Duration
-	timeout               time.Duration
-	sweep, plotDir        string
-	result                string
-	cpuProfile            string
-	watch                 bool
-	serveVCSim            bool
-	verbose               bool
+	client                 string
+	machines, concurrency  int
+	guestPoll, taskPoll    time.Duration
+	reconcileInterval      time.Duration
+	timeout                time.Duration
+	sweep, plotDir         string
+	result                 string
+	cpuProfile, memProfile string
+	watch                  bool
+	serveVCSim             bool
+	verbose                bool
 }
 
 func main() {
@@ -49,6 +49,7 @@ func main() {
 	flag.StringVar(&c.result, "result", "", "write the run as JSON to this file (the sweep reads it)")
 	flag.BoolVar(&c.watch, "vcenter-watch", true, "the vCenter watch (false: the controller's --no-vcenter-watch, machines rely on the polls alone)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the controller process's CPU profile (go tool pprof) to this file")
+	flag.StringVar(&c.memProfile, "memprofile", "", "write the controller process's live heap (go tool pprof) to this file once every machine is gone")
 	flag.BoolVar(&c.serveVCSim, "serve-vcsim", false, "internal: serve vcsim and play the guests in this process (the benchmark starts it as a child)")
 	flag.BoolVar(&c.verbose, "v", false, "print the controller's logs to stderr")
 	flag.Parse()

@@ -95,8 +95,11 @@ func run(c config) error {
 	}
 	if err := m.Measure(ctx, r,
 		benchutil.Steps{Name: "create → provisioned", Do: []func(context.Context) error{w.createMachines, w.waitProvisioned}},
-		benchutil.Steps{Name: "delete → gone", Do: []func(context.Context) error{w.deleteMachines, w.waitGone}},
+		benchutil.Steps{Name: "delete → gone", Do: []func(context.Context) error{w.deleteMachines, w.waitGone, w.deleteRest}},
 	); err != nil {
+		return err
+	}
+	if err := benchutil.HeapProfile(c.memProfile); err != nil {
 		return err
 	}
 

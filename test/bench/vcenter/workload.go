@@ -14,6 +14,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/test/bench/benchutil"
 )
 
 const ns = "bench"
@@ -68,10 +69,11 @@ func name(i int) string { return fmt.Sprintf("win-md-0-%04d", i) }
 
 func (w *workload) createMachines(ctx context.Context) error {
 	labels := map[string]string{clusterv1.ClusterNameLabel: "win"}
+	dataLabels := map[string]string{clusterv1.ClusterNameLabel: "win", benchutil.DataLabel: ""}
 	data := []byte(strings.Repeat("#ps1_sysnative\n# bootstrap payload line\n", 300))
 	for i := range w.n {
 		n := name(i)
-		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n + "-bootstrap", Namespace: ns, Labels: labels},
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: n + "-bootstrap", Namespace: ns, Labels: dataLabels},
 			Data: map[string][]byte{"value": data, "format": []byte("cloud-config")}}
 		m := &clusterv1.Machine{
 			ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: ns, Labels: labels},
@@ -125,6 +127,12 @@ func (w *workload) waitProvisioned(ctx context.Context) error {
 
 func (w *workload) deleteMachines(ctx context.Context) error {
 	return w.k8s.DeleteAllOf(ctx, &infrav1.VCenterMachine{}, client.InNamespace(ns))
+}
+
+// deleteRest deletes the Machines and bootstrap data Secrets, as CAPI and the garbage collector
+// would once the infrastructure machines are gone.
+func (w *workload) deleteRest(ctx context.Context) error {
+	return benchutil.DeleteMachinesAndData(ctx, w.k8s, ns)
 }
 
 func (w *workload) waitGone(ctx context.Context) error {
