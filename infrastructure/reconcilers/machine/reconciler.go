@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -124,7 +125,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	b := capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(r.Kind.NewObject()).
+		For(r.Kind.NewObject(), builder.WithPredicates(notOwnStatus())).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(gvk))).
@@ -191,6 +192,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	helper := newWriter(r.Client, obj)
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, obj); err != nil || isPaused || requeue {
+		if requeue && err == nil && !isPaused {
+			// The Paused condition was written: its echo is dropped (notOwnStatus), so go on by a requeue.
+			return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	defer func() {

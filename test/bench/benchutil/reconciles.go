@@ -28,3 +28,26 @@ func Reconciles(controller string) (int, time.Duration) {
 	}
 	return 0, 0
 }
+
+// CountsBy sums a counter metric of the manager's registry by the value of one label, e.g.
+// capwin_winrm_operations_total by operation.
+func CountsBy(metric, label string) map[string]int {
+	out := map[string]int{}
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return out
+	}
+	for _, f := range families {
+		if f.GetName() != metric {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label {
+					out[l.GetValue()] += int(m.GetCounter().GetValue())
+				}
+			}
+		}
+	}
+	return out
+}

@@ -130,7 +130,7 @@ func run(c config) error {
 	m := &benchutil.Meter{Requests: reqs,
 		Reconciles: func() (int, time.Duration) { return benchutil.Reconciles("hypervmachine") },
 		Calls: func() (map[string]int, time.Duration) {
-			return map[string]int{"operation": int(conns.Counters.Operations.Load())}, time.Duration(conns.Counters.Nanos.Load())
+			return benchutil.CountsBy("capwin_winrm_operations_total", "operation"), time.Duration(conns.Counters.Nanos.Load())
 		},
 		Counters: func() map[string]int64 { return map[string]int64{"round trips": conns.Counters.RoundTrips.Load()} },
 	}

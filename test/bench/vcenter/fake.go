@@ -160,7 +160,7 @@ func (f *fakeController) held(req reconcile.Request, now time.Time) time.Duratio
 }
 
 // changed plays the controller's watches on a finished call: a write that changed a
-// VCenterMachine, or a Machine that points at one, enqueues it. It also follows which
+// VCenterMachine (other than its status alone), or a Machine that points at one, enqueues it. It also follows which
 // VCenterMachines exist and which are provisioned, for the workload's waits.
 func (f *fakeController) changed(ctx context.Context, c client.WithWatch, k call) {
 	write := k.verb != "get" && k.verb != "list"
@@ -181,7 +181,9 @@ func (f *fakeController) changed(ctx context.Context, c client.WithWatch, k call
 			key := client.ObjectKeyFromObject(o)
 			gone := !o.DeletionTimestamp.IsZero() && len(o.Finalizers) == 0
 			f.track(key, !gone, ptr.Deref(o.Status.Initialization.Provisioned, false))
-			f.enqueue(key)
+			if k.sub != "status" { // the controller drops the echo of its status writes (notOwnStatus)
+				f.enqueue(key)
+			}
 		}
 	case *clusterv1.Machine:
 		if ref := o.Spec.InfrastructureRef; changed && ref.Kind == "VCenterMachine" {
