@@ -326,6 +326,8 @@ func (r *Reconciler) afterTask(s *Scope, ref string) ctrl.Result {
 	if ref == "" {
 		return ctrl.Result{RequeueAfter: time.Millisecond}
 	}
-	first, _ := taskPolls(s)
-	return ctrl.Result{RequeueAfter: first * r.TaskPollInterval}
+	// One read after a task poll interval, watched or not: a quick task (reconfigure, power on)
+	// is seen then, without waiting on the watch; a longer one is woken by the watch, with the
+	// safety net behind it (taskWait).
+	return ctrl.Result{RequeueAfter: r.TaskPollInterval}
 }
