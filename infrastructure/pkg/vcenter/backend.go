@@ -264,6 +264,9 @@ func (b *backend) task(ctx context.Context, start func() (*object.Task, error)) 
 // lifecycle can poll them slowly.
 func (b *backend) Watched() bool { return b.sess.watch.watching() }
 
+// Settled stops following a provisioned machine's VM (see settled).
+func (b *backend) Settled(*machine.Scope) { b.sess.watch.forget(b.owner) }
+
 // renewing makes a read, and makes it once more on a new session when vCenter ended this one
 // (NotAuthenticated: a vCenter restart, an idle timeout, an administrator): the poll goes on
 // instead of failing the reconcile. The new login passes the login gate like any other.

@@ -60,12 +60,13 @@ func (b *backend) Find(ctx context.Context, s *machine.Scope) (vm *machine.VM, e
 
 func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
+	follow := !settled(s)
 	want := st.VM.InstanceUUID
 	if want == "" {
 		want = string(s.InfraMachine.GetUID())
 	}
 	if st.VM.ID != "" {
-		vm, owner, err := b.read(ctx, vmRef(st.VM.ID))
+		vm, owner, err := b.read(ctx, vmRef(st.VM.ID), follow)
 		if err != nil && !fault.Is(err, &types.ManagedObjectNotFound{}) {
 			return nil, err
 		}
@@ -94,7 +95,7 @@ func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 		b.sess.watch.forget(b.owner)
 		return nil, nil
 	}
-	vm, owner, err := b.read(ctx, ref.Reference())
+	vm, owner, err := b.read(ctx, ref.Reference(), follow)
 	if err != nil || vm == nil {
 		return nil, err
 	}
@@ -136,8 +137,18 @@ func parseOwner(mark string) (ns, name string, ok bool) {
 	return parts[0], parts[1], true
 }
 
-// read observes one VM in one RetrieveProperties call; owner is its keyOwner mark.
-func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*machine.VM, string, error) {
+// settled reports whether a machine's VM is past the changes the watch is for (tasks, boot to
+// first address): its machine is provisioned and not being deleted. It waits for its Node
+// through the workload cluster's watch and reads its VM at the guest poll interval until then;
+// keeping it out of the view keeps the view to the machines in flight.
+func settled(s *machine.Scope) bool {
+	obj := s.InfraMachine
+	return ptr.Deref(obj.GetMachineStatus().Initialization.Provisioned, false) && obj.GetDeletionTimestamp().IsZero()
+}
+
+// read observes one VM in one RetrieveProperties call; owner is its keyOwner mark. The watch
+// follows the VM from then on, unless follow is false (it stops following it).
+func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*machine.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
 		return nil, "", b.sess.check(err)
@@ -149,7 +160,11 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference) (*
 		return nil, "", nil
 	}
 	vm, devices, owner := observe(ref, content[0])
-	b.sess.watch.vm(b.owner, ref, content[0].PropSet)
+	if follow {
+		b.sess.watch.vm(b.owner, ref, content[0].PropSet)
+	} else {
+		b.sess.watch.forget(b.owner)
+	}
 	b.devices = devices
 	if grow, err := diskChange(b.spec, devices); err == nil && grow != nil {
 		vm.Delivered = false // the disk is grown before the first boot, with the metadata

@@ -123,14 +123,15 @@ func (r *registry) vm(owner k8stypes.NamespacedName, ref types.ManagedObjectRefe
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e := r.objs[ref]; e != nil {
-		e.owner, e.state = owner, st
+		// One that was forgotten (settled) and is still in the view is followed again.
+		e.owner, e.state, e.gone = owner, st, false
 		return
 	}
 	r.objs[ref] = &entry{owner: owner, state: st}
 	r.poke()
 }
 
-// forget stops following owner's VMs (it has none any more).
+// forget stops following owner's VMs (it has none any more, or they are settled).
 func (r *registry) forget(owner k8stypes.NamespacedName) {
 	if r == nil {
 		return

@@ -116,3 +116,29 @@ func TestRegistryPrune(t *testing.T) {
 		t.Fatalf("%d objects left after the prune", n)
 	}
 }
+
+// TestRegistrySettled: a settled machine's VM wakes nothing and leaves the view with the next
+// batch; read again (its delete), it is followed again, whether it left the view or not.
+func TestRegistrySettled(t *testing.T) {
+	on := types.PropertyChange{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOn}
+	off := types.PropertyChange{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOff}
+	onNow := []types.DynamicProperty{{Name: on.Name, Val: on.Val}}
+	for _, left := range []bool{false, true} {
+		r := newRegistry()
+		gen := r.restart()
+		r.vm(machineA, vmA, onNow)
+		r.pending(gen, false)
+		r.forget(machineA)
+		woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, off), false)
+		if left {
+			if _, remove, _ := r.pending(gen, true); len(remove) != 1 || remove[0] != vmA {
+				t.Fatalf("pruned = %v; want the settled VM out", remove)
+			}
+		}
+		r.vm(machineA, vmA, onNow)
+		if add, _, _ := r.pending(gen, false); len(add) != map[bool]int{false: 0, true: 1}[left] {
+			t.Fatalf("left the view %v: pending adds %v", left, add)
+		}
+		woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, off), true)
+	}
+}

@@ -31,6 +31,10 @@ type stepClock struct {
 	// reconciles and deleteReconciles count the machine's reconciles before and after its
 	// deletion (reconciles per VM).
 	reconciles, deleteReconciles int
+	// task is the hypervisor task last started for the machine, and taskAt when, to the
+	// nanosecond (status keeps whole seconds): its first reads are timed from it (taskWait).
+	task   string
+	taskAt time.Time
 }
 
 // advance takes one report and returns the step it completed, if any. A later step completes

@@ -235,6 +235,7 @@ func (r *Reconciler) running(ctx context.Context, s *Scope, b Backend, vm *VM) (
 	r.setState(obj, infrav1.StateProvisioned)
 	st.Initialization.Provisioned = ptr.To(true)
 	setProvisioned(obj, metav1.ConditionTrue, infrav1.ProvisionedReason, "")
+	settle(b, s)
 
 	joined, err := r.linkNode(ctx, s)
 	if err != nil {
@@ -320,14 +321,21 @@ func (r *Reconciler) linkNode(ctx context.Context, s *Scope) (bool, error) {
 	return false, err
 }
 
-// afterTask stores a task reference and schedules its first poll.
+// afterTask stores a task reference and schedules its first read.
 func (r *Reconciler) afterTask(s *Scope, ref string) ctrl.Result {
 	s.InfraMachine.GetMachineStatus().Task = ref
 	if ref == "" {
 		return ctrl.Result{RequeueAfter: time.Millisecond}
 	}
+	now := r.now()
+	r.clock(s, func(c *stepClock) { c.task, c.taskAt = ref, now })
 	// One read after a task poll interval, watched or not: a quick task (reconfigure, power on)
-	// is seen then, without waiting on the watch; a longer one is woken by the watch, with the
-	// safety net behind it (taskWait).
+	// is seen then without waiting on the watch; a longer one is woken by the watch, with the
+	// safety net behind it (taskWait). A delete's tasks (power off, destroy) are read first at a
+	// fifth of that: their end is the machine's end, which a rollout waits for. A create's are
+	// not: its machine then waits minutes for its guest, and a clone runs for many seconds.
+	if !s.InfraMachine.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{RequeueAfter: r.TaskPollInterval / 5}
+	}
 	return ctrl.Result{RequeueAfter: r.TaskPollInterval}
 }

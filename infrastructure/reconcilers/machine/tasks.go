@@ -85,11 +85,23 @@ func (r *Reconciler) blocked(obj Object, b *logingate.Blocked) (ctrl.Result, err
 	return ctrl.Result{RequeueAfter: max(b.RetryIn(r.now()), r.TaskPollInterval)}, nil
 }
 
-// taskWait grows with the state's age: quick tasks are seen quickly, long clones are not read
-// every second (see taskPolls).
+// taskWait is the wait before a running task is read again. A delete's second read comes one
+// task poll interval after its task started (afterTask made the first, sooner); later ones grow
+// with the state's age: long clones are not read every second (see taskPolls).
 func (r *Reconciler) taskWait(s *Scope) time.Duration {
+	ref := s.InfraMachine.GetMachineStatus().Task
+	var started time.Time
+	r.clock(s, func(c *stepClock) {
+		if c.task == ref {
+			started = c.taskAt
+		}
+	})
+	now := r.now()
+	if wait := started.Add(r.TaskPollInterval).Sub(now); !started.IsZero() && wait > 0 {
+		return wait
+	}
 	first, most := taskPolls(s)
-	age := r.now().Sub(s.InfraMachine.GetMachineStatus().Provisioning.Since.Time)
+	age := now.Sub(s.InfraMachine.GetMachineStatus().Provisioning.Since.Time)
 	return min(max(age/5, first*r.TaskPollInterval), most*r.TaskPollInterval)
 }
 

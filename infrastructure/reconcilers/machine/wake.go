@@ -148,6 +148,14 @@ func watched(b Backend) bool {
 	return ok && w.Watched()
 }
 
+// settle tells a watching backend that the machine is provisioned: its VM need not be followed
+// any more (the Node is watched in the workload cluster, the guest polled until it joins).
+func settle(b Backend, s *Scope) {
+	if w, ok := b.(interface{ Settled(*Scope) }); ok {
+		w.Settled(s)
+	}
+}
+
 // taskPolls are the first and the longest wait between two reads of a running task, in task
 // poll intervals: 1 and 10, or 10 and 60 when the watch reports the task's end (the polls are
 // then only a safety net).

@@ -87,6 +87,14 @@ func TestWatchWakesMachines(t *testing.T) {
 	g.Expect(created).To(BeNumerically(">", changed), "the guest's address woke the machine")
 	createCalls := watchCalls.Snapshot()
 
+	// Provisioned, the machine's VM leaves the watch: a new address wakes nothing (the delete
+	// below follows it again, or it would never end).
+	guestSets(g, vc(g), vmRef(m.Status.VM.ID), map[string]string{"SET.guest.ipAddress": "10.0.0.51"})
+	g.Consistently(func() int {
+		c, n := wakes.Counts()
+		return c + n
+	}, 2*time.Second, 100*time.Millisecond).Should(Equal(created+createdNothing), "a provisioned machine's VM is not followed")
+
 	f.deleteAndWait(t)
 	deleted, deletedNothing := wakes.Counts()
 	exported, err := metrics.Value("capwin_vcenter_watch_wakeups_total", map[string]string{"result": "changed"})
