@@ -82,6 +82,9 @@ type job struct {
 	vm    string
 	state string // target VM state
 	due   time.Time
+	// ended: the job set its VM's state (or a later job on the VM took over); it is kept for
+	// its result and never applies again.
+	ended bool
 }
 
 // NewHost returns a host with memory, free disk space, switches and parent disks.
@@ -266,7 +269,11 @@ func (h *Host) GuestKVP(id, key, value string) error {
 func (h *Host) settle() {
 	now := time.Now()
 	for _, j := range h.jobs {
-		if vm, ok := h.vms[j.vm]; ok && !now.Before(j.due) && vm.State != j.state {
+		if j.ended || now.Before(j.due) {
+			continue
+		}
+		j.ended = true
+		if vm, ok := h.vms[j.vm]; ok && vm.State != j.state {
 			vm.State = j.state
 			if j.state == "Off" {
 				vm.Heartbeat = false

@@ -151,6 +151,11 @@ func (h *Host) power(in hyperv.PowerInput) (any, error) {
 	case vm.State == target:
 		return hyperv.JobRef{}, nil
 	}
+	for _, j := range h.jobs {
+		if j.vm == vm.ID {
+			j.ended = true // the new state change takes over
+		}
+	}
 	id := h.newID()
 	h.jobs[id] = &job{vm: vm.ID, state: target, due: time.Now().Add(h.jobDelay)}
 	vm.State = map[string]string{"Running": "Starting", "Off": "Stopping"}[target]

@@ -83,6 +83,17 @@ func TestOperationsThroughWinRM(t *testing.T) {
 	if h.VMs()[0].State != "Running" {
 		t.Fatalf("state %s after the job", h.VMs()[0].State)
 	}
+	// Power off: the VM stays off, however often the host settles its jobs (the power-on job
+	// that ended before must not apply again).
+	if err := conn.Run(ctx, hyperv.OpPower, hyperv.PowerInput{ID: v.ID, Action: hyperv.PowerOff}, &job); err != nil || job.Job == "" {
+		t.Fatalf("power off: %v %+v", err, job)
+	}
+	waitJob(t, conn, job.Job)
+	for range 20 {
+		if st := h.VMs()[0].State; st != "Off" {
+			t.Fatalf("state %s after the power-off job", st)
+		}
+	}
 	if err := conn.Run(ctx, hyperv.OpEject, hyperv.VMKey{Placement: folders, ID: v.ID, UID: "u1"}, nil); err != nil {
 		t.Fatal(err)
 	}
