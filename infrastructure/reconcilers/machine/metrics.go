@@ -28,7 +28,24 @@ var (
 	}, []string{"kind"})
 )
 
-func init() { metrics.Registry.MustRegister(bootstrapStepSeconds, createToNodeReadySeconds) }
+// vmReads counts the lookups of machines' VMs (one per reconcile that reaches the hypervisor)
+// by the machine's provisioning state: where the polling goes.
+var vmReads = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "capwin_machine_vm_reads_total",
+	Help: "Lookups of a machine's VM on its hypervisor, by the machine's provisioning state when it was read " +
+		"(Provisioned: waiting for its Node or for the end of its bootstrap report; WaitingForAddresses: for its guest).",
+}, []string{"kind", "state"})
+
+func init() { metrics.Registry.MustRegister(bootstrapStepSeconds, createToNodeReadySeconds, vmReads) }
+
+// countRead counts one lookup of the machine's VM.
+func (r *Reconciler) countRead(st *infrav1.MachineStatus) {
+	state := string(st.Provisioning.State)
+	if state == "" {
+		state = "New"
+	}
+	vmReads.WithLabelValues(r.Kind.Name, state).Inc()
+}
 
 // clock runs f on the step clock of the scope's machine.
 func (r *Reconciler) clock(s *Scope, f func(*stepClock)) {

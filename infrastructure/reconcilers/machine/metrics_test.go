@@ -26,6 +26,7 @@ func TestMetricsFollowTheGuestReports(t *testing.T) {
 		before[s] = metricValue(g, "capwin_bootstrap_step_duration_seconds", "step", s)
 	}
 	readyBefore := metricValue(g, "capwin_machine_create_to_node_ready_seconds")
+	readsBefore := metricValue(g, "capwin_machine_vm_reads_total", "state", "Provisioned")
 
 	f := newCluster(t, watchFilter)
 	f.addMachine(t, "win-md-0-metrics-q2w8r", userData, defaultSpec())
@@ -61,6 +62,8 @@ func TestMetricsFollowTheGuestReports(t *testing.T) {
 		g.Expect(metricValue(g, "capwin_machine_create_to_node_ready_seconds")).To(Equal(readyBefore + 1))
 	}, 2*time.Second, 200*time.Millisecond).Should(Succeed())
 	g.Expect(metricValue(g, "capwin_bootstrap_step_duration_seconds", "step", "proxy")).To(BeZero(), "a step never reported is not observed")
+	g.Expect(metricValue(g, "capwin_machine_vm_reads_total", "state", "Provisioned")).To(BeNumerically(">=", readsBefore+4),
+		"the polls of the provisioned machine while its guest reported are counted by state")
 
 	g.Expect(metricValue(g, "capwin_machines", "state", "Provisioned")).To(BeNumerically(">=", 1))
 	g.Expect(metricValue(g, "capwin_machines_by_bootstrap_state", "state", "Succeeded")).To(BeNumerically(">=", 1))

@@ -29,6 +29,7 @@ func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, 
 			return nil, nil, true, res, err
 		}
 	}
+	r.countRead(st)
 	if vm, err = b.Find(ctx, s); err != nil {
 		if isNotOwned(err) {
 			return nil, nil, true, ctrl.Result{}, err // the caller decides: refuse, or leave it on delete

@@ -31,7 +31,7 @@ func WritePlots(dir string, runs []Run) error {
 		value          func(Run, Phase) float64
 	}{
 		{"wall", "wall time", "seconds", func(_ Run, p Phase) float64 { return p.Wall.Seconds() }},
-		{"calls", r0.Unit + " per VM", "calls / VM", func(r Run, p Phase) float64 { return r.perVM(Sum(p.Calls)) }},
+		{"calls", r0.Unit + " per VM to provision", "calls / VM", func(r Run, p Phase) float64 { return r.perVM(p.ToProvision()) }},
 		{"requests", r0.RequestUnit + " per VM", "requests / VM", func(r Run, p Phase) float64 { return r.perVM(Sum(p.Requests)) }},
 		{"cpu", "controller CPU per VM", "CPU ms / VM", func(r Run, p Phase) float64 {
 			return float64(p.CPU) / float64(time.Millisecond) / float64(r.Machines)

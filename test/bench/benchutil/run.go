@@ -26,6 +26,9 @@ type Phase struct {
 	CPU time.Duration
 	// Counters are the bench's own counters (TLS connections, WinRM round trips) during the phase.
 	Counters map[string]int64
+	// Reads are the lookups of machines' VMs by the machine's provisioning state
+	// (capwin_machine_vm_reads_total).
+	Reads map[string]int
 	// PeakRSS is the kernel's peak resident set during the phase (bytes), PeakHeap the largest
 	// Go heap sampled, Heap the live heap after the phase (after a GC).
 	PeakRSS, PeakHeap, Heap int64
@@ -64,6 +67,7 @@ type Mark struct {
 	m        *Meter
 	start    time.Time
 	calls    map[string]int
+	reads    map[string]int
 	callTime time.Duration
 	reqs     map[string]int
 	reqTime  time.Duration
@@ -79,6 +83,7 @@ func (m *Meter) Begin() *Mark {
 	ResetPeakRSS()
 	k := &Mark{m: m, heap: StartHeapPeak(100 * time.Millisecond), cpu: CPU()}
 	k.calls, k.callTime = m.Calls()
+	k.reads = vmReads()
 	k.reqs, k.reqTime = m.Requests.Snapshot()
 	if m.Reconciles != nil {
 		k.recs, k.busy = m.Reconciles()
@@ -95,6 +100,7 @@ func (k *Mark) End(name string) Phase {
 	p := Phase{Name: name, Wall: time.Since(k.start), CPU: CPU() - k.cpu}
 	calls, callTime := k.m.Calls()
 	p.Calls, p.CallTime = Delta(k.calls, calls), callTime-k.callTime
+	p.Reads = Delta(k.reads, vmReads())
 	reqs, reqTime := k.m.Requests.Snapshot()
 	p.Requests, p.RequestTime = Delta(k.reqs, reqs), reqTime-k.reqTime
 	if k.m.Reconciles != nil {
@@ -112,6 +118,13 @@ func (k *Mark) End(name string) Phase {
 	p.Heap = LiveHeap()
 	return p
 }
+
+func vmReads() map[string]int { return CountsBy("capwin_machine_vm_reads_total", "state") }
+
+// ToProvision is the phase's hypervisor calls less the reads of machines already provisioned
+// (each one call: a VM read by its known reference, or one Hyper-V find), which poll for their
+// Node at the guest poll interval for as long as the phase lasts: what it took to provision.
+func (p Phase) ToProvision() int { return Sum(p.Calls) - p.Reads["Provisioned"] }
 
 // Steps are one phase: its name and what it does.
 type Steps struct {
