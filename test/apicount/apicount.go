@@ -150,6 +150,33 @@ func Grown(small, large map[Access]float64, slack float64) []string {
 	return out
 }
 
+// Steady measures a controller's requests per reconcile at each machine count: machines(n)
+// makes n machines and returns one pass that reconciles each of them once. After a first pass
+// (which starts the informers the reconciles read) it counts rounds passes. It returns what is
+// wrong: a Secret read from the API server, or requests per reconcile that grow from the
+// first count to the last; logf reports each count's rates.
+func (c *Counter) Steady(counts []int, rounds int, machines func(n int) (pass func()), logf func(string, ...any)) []string {
+	var problems []string
+	per := map[int]map[Access]float64{}
+	for _, n := range counts {
+		pass := machines(n)
+		pass()
+		c.Take()
+		for range rounds {
+			pass()
+		}
+		per[n] = Rates(c.Take(), n*rounds)
+		logf("%d machines: management-cluster requests per reconcile: %s", n, Format(per[n]))
+		if _, ok := per[n][Access{Verb: "get", Resource: "secrets"}]; ok {
+			problems = append(problems, fmt.Sprintf("%d machines: a reconcile reads a Secret from the API server", n))
+		}
+	}
+	for _, g := range Grown(per[counts[0]], per[counts[len(counts)-1]], 0.05) {
+		problems = append(problems, "requests per reconcile grow with the machines: "+g)
+	}
+	return problems
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -43,20 +43,10 @@ func TestSteadyStateRequests(t *testing.T) {
 	defer cancel()
 	r.Default()
 
-	per := map[int]map[apicount.Access]float64{}
-	for _, n := range []int{2, 8} {
+	g.Expect(counter.Steady([]int{2, 8}, 3, func(n int) func() {
 		keys := provisionedMachines(t, n)
-		const rounds = 3
-		reconcileAll(g, r, keys) // the first reconcile starts the informers it reads
-		counter.Take()
-		for range rounds {
-			reconcileAll(g, r, keys)
-		}
-		per[n] = apicount.Rates(counter.Take(), n*rounds)
-		t.Logf("%d machines: management-cluster requests per reconcile: %s", n, apicount.Format(per[n]))
-		g.Expect(per[n]).NotTo(HaveKey(apicount.Access{Verb: "get", Resource: "secrets"}), "a reconcile reads a Secret from the API server")
-	}
-	g.Expect(apicount.Grown(per[2], per[8], 0.05)).To(BeEmpty(), "requests per reconcile grow with the machines")
+		return func() { reconcileAll(g, r, keys) }
+	}, t.Logf)).To(BeEmpty())
 }
 
 // provisionedMachines creates a cluster whose hosts each name a Secret of their own and n

@@ -30,20 +30,10 @@ const scaleFilter = "scale"
 func TestSteadyStateRequests(t *testing.T) {
 	g := NewWithT(t)
 	r, clusters, counter := countedReconciler(t, nil)
-	per := map[int]map[apicount.Access]float64{}
-	for _, n := range []int{5, 50} {
+	g.Expect(counter.Steady([]int{5, 50}, 3, func(n int) func() {
 		keys := provisioned(t, r, clusters, n)
-		const rounds = 3
-		reconcileAll(g, r, keys) // the first reconcile starts the informers it reads
-		counter.Take()
-		for range rounds {
-			reconcileAll(g, r, keys)
-		}
-		per[n] = apicount.Rates(counter.Take(), n*rounds)
-		t.Logf("%d machines: management-cluster requests per reconcile: %s", n, apicount.Format(per[n]))
-		g.Expect(per[n]).NotTo(HaveKey(apicount.Access{Verb: "get", Resource: "secrets"}), "a reconcile reads a Secret from the API server")
-	}
-	g.Expect(apicount.Grown(per[5], per[50], 0.05)).To(BeEmpty(), "requests per reconcile grow with the machines")
+		return func() { reconcileAll(g, r, keys) }
+	}, t.Logf)).To(BeEmpty())
 }
 
 // countedReconciler wires the machine and cluster reconcilers as in production on a manager

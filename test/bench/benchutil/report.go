@@ -37,8 +37,12 @@ func (r *Run) Print(w io.Writer) {
 	r.byKey(w, r.Unit+" per VM by method", func(p Phase) map[string]int { return p.Calls })
 	r.byKey(w, "VM reads per VM by the machine's state", func(p Phase) map[string]int { return p.Reads })
 	r.byKey(w, r.RequestUnit+" per VM by verb and resource", func(p Phase) map[string]int { return p.Requests })
-	fmt.Fprintf(w, "\ngoroutines: %d idle before the first machine, %d after the last one is gone; live Go heap: %s idle, %s after\n",
-		r.IdleGoroutines, r.AfterGoroutines, MiB(r.IdleHeap), MiB(r.AfterHeap))
+	quiet := ""
+	if r.Quiet > 0 {
+		quiet = fmt.Sprintf(" and %s of quiet", r.Quiet)
+	}
+	fmt.Fprintf(w, "\ngoroutines: %d idle before the first machine, %d after the last one is gone%s; live Go heap: %s idle, %s after\n",
+		r.IdleGoroutines, r.AfterGoroutines, quiet, MiB(r.IdleHeap), MiB(r.AfterHeap))
 }
 
 // byKey prints one column per phase of a per-VM count.

@@ -46,8 +46,13 @@ type Run struct {
 	// Idle is before the first machine, After once the last one is gone and the process settled.
 	IdleGoroutines, AfterGoroutines int
 	IdleHeap, AfterHeap             int64
-	Phases                          []Phase
+	// Quiet is how long the process was left alone before the after figures (Meter.Quiet).
+	Quiet  time.Duration
+	Phases []Phase
 }
+
+// QuietHelp describes the benchmarks' -quiet flag (Meter.Quiet).
+const QuietHelp = "leave the process alone this long after the last phase before counting goroutines and heap (pooled connections left idle close after 90s: -quiet 100s shows the level they return to)"
 
 // Meter takes the snapshots a Phase is the difference of.
 type Meter struct {
@@ -60,6 +65,9 @@ type Meter struct {
 	Reconciles func() (int, time.Duration)
 	// Counters returns the bench's own counters so far (nil: none).
 	Counters func() map[string]int64
+	// Quiet is how long the process is left alone after the last phase before the goroutines
+	// and the heap are counted: pooled connections that stay idle are closed after 90 s.
+	Quiet time.Duration
 }
 
 // Mark is the start of a phase.
@@ -144,6 +152,12 @@ func (m *Meter) Measure(ctx context.Context, r *Run, phases ...Steps) error {
 			}
 		}
 		r.Phases = append(r.Phases, mark.End(ph.Name))
+	}
+	r.Quiet = m.Quiet
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(m.Quiet):
 	}
 	r.AfterGoroutines, r.AfterHeap = SettledGoroutines(10*time.Second), LiveHeap()
 	return nil

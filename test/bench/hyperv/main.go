@@ -34,7 +34,7 @@ import (
 type config struct {
 	machines, hosts, concurrency int
 	poll, taskPoll               time.Duration
-	timeout                      time.Duration
+	timeout, quiet               time.Duration
 	sweep, plotDir               string
 	result                       string
 	serveHosts                   int
@@ -49,6 +49,7 @@ func main() {
 	flag.DurationVar(&c.poll, "poll-interval", 10*time.Second, "--guest-poll-interval of the controller")
 	flag.DurationVar(&c.taskPoll, "task-poll-interval", time.Second, "--task-poll-interval of the controller")
 	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "give up after this long")
+	flag.DurationVar(&c.quiet, "quiet", 0, benchutil.QuietHelp)
 	flag.StringVar(&c.sweep, "sweep", "", "machine counts to run one after another, each in a fresh process, e.g. 100,250,500,1000")
 	flag.StringVar(&c.plotDir, "plot-dir", "", "with -sweep: write PNG plots of the sweep into this directory")
 	flag.StringVar(&c.result, "result", "", "write the run as JSON to this file (the sweep reads it)")
@@ -127,7 +128,7 @@ func run(c config) error {
 
 	r := &benchutil.Run{Bench: "hyperv", Mode: "kube-apiserver", Machines: c.machines, Workers: c.concurrency,
 		Unit: "WinRM operations", RequestUnit: "API requests"}
-	m := &benchutil.Meter{Requests: reqs,
+	m := &benchutil.Meter{Requests: reqs, Quiet: c.quiet,
 		Reconciles: func() (int, time.Duration) { return benchutil.Reconciles("hypervmachine") },
 		Calls: func() (map[string]int, time.Duration) {
 			return benchutil.CountsBy("capwin_winrm_operations_total", "operation"), time.Duration(conns.Counters.Nanos.Load())

@@ -27,6 +27,7 @@ type config struct {
 	guestPoll, taskPoll    time.Duration
 	reconcileInterval      time.Duration
 	timeout                time.Duration
+	quiet                  time.Duration
 	sweep, plotDir         string
 	result                 string
 	cpuProfile, memProfile string
@@ -44,6 +45,7 @@ func main() {
 	flag.DurationVar(&c.taskPoll, "task-poll-interval", time.Second, "--task-poll-interval of the controller")
 	flag.DurationVar(&c.reconcileInterval, "reconcile-interval", 0, "with -client fake: at most one reconcile per object per interval, as CAPI's controller builder does with kube-apiserver (1s); 0 is controller-runtime's plain controller")
 	flag.DurationVar(&c.timeout, "timeout", 20*time.Minute, "give up after this long (per machine count)")
+	flag.DurationVar(&c.quiet, "quiet", 0, benchutil.QuietHelp)
 	flag.StringVar(&c.sweep, "sweep", "", "machine counts to run one after another, each in a fresh process, e.g. 100,250,500,1000")
 	flag.StringVar(&c.plotDir, "plot-dir", "", "with -sweep: write PNG plots of the sweep into this directory")
 	flag.StringVar(&c.result, "result", "", "write the run as JSON to this file (the sweep reads it)")

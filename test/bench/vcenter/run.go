@@ -87,7 +87,7 @@ func run(c config) error {
 
 	r := &benchutil.Run{Bench: "vcenter", Mode: e.mode, Machines: c.machines, Workers: c.concurrency,
 		Unit: "vSphere calls", RequestUnit: e.requestUnit}
-	m := &benchutil.Meter{Requests: reqs, Reconciles: e.reconciles,
+	m := &benchutil.Meter{Requests: reqs, Reconciles: e.reconciles, Quiet: c.quiet,
 		Calls: func() (map[string]int, time.Duration) { return calls.Snapshot(), time.Duration(timer.nanos.Load()) }}
 	m.Counters = func() map[string]int64 {
 		changed, nothing := o.Wakes.Counts()
