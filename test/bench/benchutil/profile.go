@@ -36,3 +36,18 @@ func HeapProfile(path string) error {
 	runtime.GC()
 	return pprof.Lookup("heap").WriteTo(f, 0)
 }
+
+// goroutineDump writes the goroutines (grouped by stack, pprof's text form) to the file named
+// by $BENCH_GOROUTINES with the suffix given; nothing when the variable is unset.
+func goroutineDump(suffix string) error {
+	path := os.Getenv("BENCH_GOROUTINES")
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path + suffix)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("goroutine").WriteTo(f, 1)
+}

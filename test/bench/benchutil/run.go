@@ -144,6 +144,9 @@ type Steps struct {
 // figures once the process settled.
 func (m *Meter) Measure(ctx context.Context, r *Run, phases ...Steps) error {
 	r.IdleGoroutines, r.IdleHeap = SettledGoroutines(5*time.Second), LiveHeap()
+	if err := goroutineDump(".idle"); err != nil {
+		return err
+	}
 	for _, ph := range phases {
 		mark := m.Begin()
 		for _, do := range ph.Do {
@@ -160,7 +163,7 @@ func (m *Meter) Measure(ctx context.Context, r *Run, phases ...Steps) error {
 	case <-time.After(m.Quiet):
 	}
 	r.AfterGoroutines, r.AfterHeap = SettledGoroutines(10*time.Second), LiveHeap()
-	return nil
+	return goroutineDump(".after")
 }
 
 // Delta is after minus before, keeping only keys that grew.
