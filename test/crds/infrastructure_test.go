@@ -116,6 +116,27 @@ func TestVCenterClusterSchema(t *testing.T) {
 	}
 }
 
+// TestVCenterClusterServerImmutable: the API server itself refuses a change of server or
+// datacenter (a CEL transition rule), so a VCenterCluster written with the webhooks off cannot
+// point its machines away from their VMs, which a delete would then leave behind.
+func TestVCenterClusterServerImmutable(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: "moved", Namespace: "default"},
+		Spec: infrav1.VCenterClusterSpec{Server: "https://vcenter.example.com", Datacenter: "dc1",
+			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-credentials"}, Insecure: true}}
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	server := c.DeepCopy()
+	server.Spec.Server = "https://other-vcenter.example.com"
+	g.Expect(k8s.Update(ctx, server)).To(MatchError(And(ContainSubstring("spec.server"), ContainSubstring("field is immutable"))))
+	dc := c.DeepCopy()
+	dc.Spec.Datacenter = "dc2"
+	g.Expect(k8s.Update(ctx, dc)).To(MatchError(And(ContainSubstring("spec.datacenter"), ContainSubstring("field is immutable"))))
+	other := c.DeepCopy()
+	other.Spec.Insecure, other.Spec.Thumbprint = false, "AB:"+repeatPairs(31)
+	g.Expect(k8s.Update(ctx, other)).To(Succeed(), "other fields still change")
+}
+
 func repeatPairs(n int) string {
 	s := "00"
 	for range n - 1 {

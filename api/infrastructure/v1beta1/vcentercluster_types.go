@@ -148,8 +148,12 @@ type VCenterCluster struct {
 	// metadata is the standard object's metadata.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	// spec is the desired state.
+	// spec is the desired state. server and datacenter are immutable, checked by the API server
+	// itself (the webhook says so too): with a webhook bypassed, machines pointed away from their
+	// VMs would leave them behind when deleted.
 	// +required
+	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server",message="field is immutable: the cluster's VMs live there and would be leaked; create a new cluster to move to another vCenter",fieldPath=".server"
+	// +kubebuilder:validation:XValidation:rule="self.datacenter == oldSelf.datacenter",message="field is immutable: the cluster's VMs live there and would be leaked; create a new cluster to move to another datacenter",fieldPath=".datacenter"
 	Spec VCenterClusterSpec `json:"spec,omitzero"`
 	// status is the observed state.
 	// +optional
