@@ -147,7 +147,8 @@ func settled(s *machine.Scope) bool {
 }
 
 // read observes one VM in one RetrieveProperties call; owner is its keyOwner mark. The watch
-// follows the VM from then on, unless follow is false (it stops following it).
+// follows the VM from then on when follow is set (a settled machine's VM was let go by
+// Settled, in the reconcile that provisioned it).
 func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*machine.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
@@ -162,8 +163,6 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, fo
 	vm, devices, owner := observe(ref, content[0])
 	if follow {
 		b.sess.watch.vm(b.owner, ref, content[0].PropSet)
-	} else {
-		b.sess.watch.forget(b.owner)
 	}
 	b.devices = devices
 	if grow, err := diskChange(b.spec, devices); err == nil && grow != nil {
