@@ -21,7 +21,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CAPWIN_CACHE:-$HOME/.cache/capwin}/e2e
-export GOTOOLCHAIN=local GOFLAGS=${GOFLAGS:--buildvcs=false}
+export GOTOOLCHAIN=local GOFLAGS="${GOFLAGS:+$GOFLAGS }-buildvcs=false"
 
 K8S_VERSION=v1.36.3
 # What kubeadm $K8S_VERSION asks for (kubeadm config images list).

@@ -12,7 +12,7 @@ import (
 // TestDockerArchive: the linux/amd64 image of a release archive comes out as a docker tarball
 // with the same config (so the same image ID in Docker) and the archive's name and tag.
 func TestDockerArchive(t *testing.T) {
-	idx, archive := reproducible(t, "capwin-infrastructure")
+	idx, archive := shared(t, "capwin-infrastructure")
 	img, platform := onlyImage(t, idx)
 	file, err := dockerArchive(archive, platform, t.TempDir())
 	if err != nil || file == "" {

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,47 +22,82 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-// testOptions build for one platform, at a fixed time, from this repository.
-func testOptions(t *testing.T, only string) options {
+// testOptions build one image for one platform, at a fixed time, from this repository, into out.
+func testOptions(out, only string) options {
 	return options{
-		root: "../..", out: t.TempDir(), registry: "example.com/capwin", version: "v0.0.0-test",
+		root: "../..", out: out, registry: "example.com/capwin", version: "v0.0.0-test",
 		flannelVersion: "v0.27.4", platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}},
 		only: map[string]bool{only: true}, created: time.Unix(1_700_000_000, 0).UTC(),
 	}
 }
 
-// buildTwice builds one image in two output folders and returns both archives' images.
-func buildTwice(t *testing.T, image string) (first, second v1.ImageIndex, archive string) {
-	t.Helper()
-	var idx [2]v1.ImageIndex
-	for i := range idx {
-		o := testOptions(t, image)
-		if err := buildAll(context.Background(), o); err != nil {
-			t.Fatal(err)
-		}
-		files, _ := filepath.Glob(filepath.Join(o.out, image+"-*.oci.tar"))
-		if len(files) != 1 {
-			t.Fatalf("archives of %s: %v", image, files)
-		}
-		_, got, cleanup, err := readArchive(files[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(cleanup)
-		idx[i], archive = got, files[0]
-	}
-	return idx[0], idx[1], archive
+// oneBuild is an image built once per test run, read by every test that looks at it.
+type oneBuild struct {
+	once    sync.Once
+	idx     v1.ImageIndex
+	archive string
+	err     error
 }
 
-// reproducible builds an image twice, checks both builds have one digest, and returns the index
-// and the archive of the first build.
-func reproducible(t *testing.T, image string) (v1.ImageIndex, string) {
+var (
+	// buildsDir holds the shared builds until the run ends.
+	buildsDir string
+	builds    sync.Map // image name -> *oneBuild
+	cleanups  []func()
+	cleanupMu sync.Mutex
+)
+
+// shared returns the run's build of an image (building it the first time) and its archive.
+func shared(t *testing.T, image string) (v1.ImageIndex, string) {
 	t.Helper()
-	first, second, archive := buildTwice(t, image)
-	if a, b := digest(t, first), digest(t, second); a != b {
-		t.Errorf("two builds of the same source: digests %s and %s", a, b)
+	b, _ := builds.LoadOrStore(image, &oneBuild{})
+	ob := b.(*oneBuild)
+	ob.once.Do(func() { ob.idx, ob.archive, ob.err = buildImage(filepath.Join(buildsDir, image), image) })
+	if ob.err != nil {
+		t.Fatal(ob.err)
 	}
-	return first, archive
+	return ob.idx, ob.archive
+}
+
+// buildImage builds one image into out and reads its archive back.
+func buildImage(out, image string) (v1.ImageIndex, string, error) {
+	o := testOptions(out, image)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, "", err
+	}
+	if err := buildAll(context.Background(), o); err != nil {
+		return nil, "", err
+	}
+	files, _ := filepath.Glob(filepath.Join(o.out, image+"-*.oci.tar"))
+	if len(files) != 1 {
+		return nil, "", fmt.Errorf("archives of %s: %v", image, files)
+	}
+	_, idx, cleanup, err := readArchive(files[0])
+	if err != nil {
+		return nil, "", err
+	}
+	cleanupMu.Lock()
+	cleanups = append(cleanups, cleanup)
+	cleanupMu.Unlock()
+	return idx, files[0], nil
+}
+
+// TestReproducible builds every image the other tests read a second time, in another folder, and
+// checks both builds have one digest. The second build compiles nothing (the Go build cache has
+// the first's packages): it links and assembles again.
+func TestReproducible(t *testing.T) {
+	for _, image := range []string{"capwin-bootstrap-windows", "capwin-infrastructure", "capwin-flanneld-windows"} {
+		t.Run(image, func(t *testing.T) {
+			first, _ := shared(t, image)
+			second, _, err := buildImage(t.TempDir(), image)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := digest(t, first), digest(t, second); a != b {
+				t.Errorf("two builds of the same source: digests %s and %s", a, b)
+			}
+		})
+	}
 }
 
 func digest(t *testing.T, idx v1.ImageIndex) v1.Hash {
@@ -119,7 +156,7 @@ func files(t *testing.T, img v1.Image) map[string]*tar.Header {
 }
 
 func TestManagerImage(t *testing.T) {
-	first, archive := reproducible(t, "capwin-bootstrap-windows")
+	first, archive := shared(t, "capwin-bootstrap-windows")
 	img, p := onlyImage(t, first)
 	if p.OS != "linux" || p.Architecture != "amd64" {
 		t.Errorf("platform %s", p)
@@ -178,7 +215,7 @@ func testPush(t *testing.T, archive string, want v1.Hash) {
 }
 
 func TestFlanneldWindowsImage(t *testing.T) {
-	first, _ := reproducible(t, "capwin-flanneld-windows")
+	first, _ := shared(t, "capwin-flanneld-windows")
 	img, p := onlyImage(t, first)
 	if p.OS != "windows" || p.Architecture != "amd64" {
 		t.Errorf("platform %s", p)
@@ -205,7 +242,23 @@ func TestFlanneldWindowsImage(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	os.Setenv("GOTOOLCHAIN", "local")
-	os.Exit(m.Run())
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "capwin-images-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	buildsDir = dir
+	defer func() {
+		for _, c := range cleanups {
+			c()
+		}
+		os.RemoveAll(dir)
+	}()
+	return m.Run()
 }
 
 // TestStartScriptsFindThePrograms: the templates' start scripts run each program from the root

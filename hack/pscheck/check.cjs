@@ -6,6 +6,10 @@
 //     and the try/catch/finally blocks around it, for tests that check what a script does.
 // Exit status: 0 when every file parses cleanly, 1 when any has errors, 2 on usage/tooling problems.
 'use strict';
+// V8 compiles the grammar's WebAssembly (1 MB) with both its baseline compiler (Liftoff) and its
+// optimizing one (TurboFan); the second takes 8-10 s of CPU at every start, for a parse of a few
+// milliseconds. Liftoff alone runs the same code.
+require('v8').setFlagsFromString('--liftoff-only');
 const fs = require('fs');
 const path = require('path');
 const { Parser, Language } = require('web-tree-sitter');

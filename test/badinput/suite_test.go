@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
@@ -92,12 +93,16 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	// vcsim's Close (deferred above) waits for every request in flight, and a session's
+	// WaitForUpdatesEx waits up to 5 minutes for a change: the sessions log out first.
+	sessions := &vcenter.Sessions{}
+	defer sessions.Close(context.Background())
 	opts := setup.Options{
 		WatchFilterValue: watchFilter, VCenterMachineConcurrency: 4, VCenterClusterConcurrency: 2,
 		HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: time.Second,
-		Conns: &hyperv.Conns{Timeout: 5 * time.Second},
+		Conns: &hyperv.Conns{Timeout: 5 * time.Second}, Sessions: sessions,
 	}
 	mgr, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
 		return setup.Reconcilers(ctx, mgr, opts) // and no setup.Webhooks

@@ -10,8 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
+
+	"github.com/capwin/capwin/test/repo"
 )
 
 // Problem is one syntax error reported by the parser.
@@ -30,8 +31,7 @@ type Result struct {
 
 // ToolDir is the directory of the node checker.
 func ToolDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "hack", "pscheck")
+	return filepath.Join(repo.Root(), "hack", "pscheck")
 }
 
 // installed returns the checker's directory once its parser is installed.

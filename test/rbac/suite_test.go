@@ -37,6 +37,8 @@ type suite struct {
 	admin client.Client
 	boot  *running
 	infra *running
+	// sessions is the infrastructure manager's vCenter session cache.
+	sessions *vcenter.Sessions
 }
 
 // identityNamespace is the infrastructure manager's namespace in the release (its POD_NAMESPACE).
@@ -118,6 +120,7 @@ func start(t *testing.T) *suite {
 	g.Expect(err).NotTo(HaveOccurred())
 	stopped = append(stopped, s.boot)
 	sessions := &vcenter.Sessions{}
+	s.sessions = sessions
 	t.Cleanup(func() { sessions.Close(context.Background()) })
 	s.infra, err = startManager(ctx, comps["infrastructure"], s.env.Config, infrasetup.ControllerName, infrasetup.Scheme(), certDir,
 		func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {

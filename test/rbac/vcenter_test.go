@@ -1,6 +1,7 @@
 package rbac_test
 
 import (
+	"context"
 	"crypto/tls"
 	"testing"
 
@@ -37,6 +38,9 @@ func testVCenter(t *testing.T, s *suite) {
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
 	vcsim := model.Service.NewServer()
 	t.Cleanup(vcsim.Close)
+	// vcsim's Close waits for every request in flight, and a session's WaitForUpdatesEx waits up
+	// to 5 minutes for a change: log the sessions out first (cleanups run last in, first out).
+	t.Cleanup(func() { s.sessions.Close(context.Background()) })
 	vcsimops.TrustHosts(model, soap.ThumbprintSHA256(vcsim.Certificate()))
 
 	ns := s.namespace(t, "rbac-vc-")

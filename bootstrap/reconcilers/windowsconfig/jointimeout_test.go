@@ -22,6 +22,7 @@ const tokenExpiredAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-expired
 // keep a refreshed join credential forever (regression: the token was extended for as long as
 // the Machine had no Node).
 func TestTokenOfAMachineThatNeverJoinsIsRevokedAtTheJoinTimeout(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.shortJoinTimeout = true
@@ -64,6 +65,7 @@ func TestTokenOfAMachineThatNeverJoinsIsRevokedAtTheJoinTimeout(t *testing.T) {
 // TestMachineThatJoinsInTimeIsUnaffectedByTheJoinTimeout: a node that joined before the
 // deadline keeps a healthy config after it.
 func TestMachineThatJoinsInTimeIsUnaffectedByTheJoinTimeout(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.shortJoinTimeout = true

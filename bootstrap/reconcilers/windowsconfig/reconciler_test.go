@@ -28,6 +28,7 @@ const (
 )
 
 func TestJoinDataIsRenderedWithAWorkingTokenAndCAHash(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	issued := tokenOps(g, "issue")
 	f := newFixture(t, readyCluster())
@@ -63,6 +64,7 @@ func TestJoinDataIsRenderedWithAWorkingTokenAndCAHash(t *testing.T) {
 }
 
 func TestCloudConfigFormatIsMultipart(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.spec.Format = bootstrapv1.FormatCloudConfig
@@ -76,6 +78,7 @@ func TestCloudConfigFormatIsMultipart(t *testing.T) {
 }
 
 func TestWaitsForClusterInfrastructure(t *testing.T) {
+	t.Parallel()
 	o := readyCluster()
 	o.infraProvisioned = false
 	f := newFixture(t, o)
@@ -84,6 +87,7 @@ func TestWaitsForClusterInfrastructure(t *testing.T) {
 }
 
 func TestWaitsForControlPlaneThenJoins(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.cpInitialized = false
@@ -96,6 +100,7 @@ func TestWaitsForControlPlaneThenJoins(t *testing.T) {
 }
 
 func TestFileFromMissingSecretGivesAClearConditionThenRenders(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.spec.Files = []bootstrapv1.File{{Path: `C:\etc\app\settings.json`,
@@ -116,6 +121,7 @@ func TestFileFromMissingSecretGivesAClearConditionThenRenders(t *testing.T) {
 }
 
 func TestTokenIsExtendedWhileTheNodeHasNotJoined(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newFixture(t, readyCluster())
 	s := f.dataSecret(t)
@@ -136,6 +142,7 @@ func TestTokenIsExtendedWhileTheNodeHasNotJoined(t *testing.T) {
 }
 
 func TestLostTokenIsReissuedAndDataReRendered(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newFixture(t, readyCluster())
 	s := f.dataSecret(t)
@@ -180,6 +187,7 @@ func TestJoinedMachineRevokesItsToken(t *testing.T) {
 }
 
 func TestStatusIsRestoredFromTheMachineAfterMove(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.cpInitialized = false // would wait forever if it tried to generate
@@ -197,6 +205,7 @@ func TestStatusIsRestoredFromTheMachineAfterMove(t *testing.T) {
 }
 
 func TestPausedClusterIsNotReconciled(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.paused = true
@@ -210,6 +219,7 @@ func TestPausedClusterIsNotReconciled(t *testing.T) {
 }
 
 func TestForeignSecretWithTheSameNameIsNeverOverwritten(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	o := readyCluster()
 	o.cpInitialized = false
@@ -245,6 +255,7 @@ func setCPInitialized(g Gomega, f *fixture) {
 }
 
 func TestUnreachableWorkloadClusterGivesAClearCondition(t *testing.T) {
+	t.Parallel()
 	o := readyCluster()
 	o.unreachable = true
 	f := newFixture(t, o)
@@ -253,6 +264,7 @@ func TestUnreachableWorkloadClusterGivesAClearCondition(t *testing.T) {
 }
 
 func TestDeletedConfigIsNotRecreatedAndItsSecretIsOwned(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newFixture(t, readyCluster())
 	s := f.dataSecret(t)
@@ -273,6 +285,7 @@ func TestDeletedConfigIsNotRecreatedAndItsSecretIsOwned(t *testing.T) {
 }
 
 func TestDeletedConfigRevokesItsToken(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newFixture(t, readyCluster())
 	s := f.dataSecret(t)
@@ -320,6 +333,7 @@ func TestLostStatusAdoptsTheDataSecretInsteadOfASecondToken(t *testing.T) {
 // the revoked token of its joined node for a lost one (regression: it issued a new token and
 // re-rendered the bootstrap data of a node that had joined long ago).
 func TestMovedJoinedMachineGetsNoNewToken(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newFixture(t, readyCluster())
 	s := f.dataSecret(t)
