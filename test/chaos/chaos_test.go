@@ -3,7 +3,9 @@ package chaos
 import (
 	"io"
 	"os"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,15 +30,28 @@ func TestChaosShort(t *testing.T) {
 	ctrl.SetLogger(log)
 	rates := DefaultRates
 	rates.Delay, rates.Drop, rates.Lose, rates.Expire, rates.Fail = 0.1, 0.03, 0.03, 0.02, 0.3
+	// The providers' soaks run side by side, each on a harness of its own.
+	var mu sync.Mutex
 	var reports []*Report
-	for _, p := range []string{harness.VCenter, harness.HyperV} {
-		r, err := Run(t.Context(), Config{Provider: p, Machines: 3, Duration: 30 * time.Second, Seed: 1, Rates: rates,
-			Restarts: 1, SimRestarts: 1, Converge: 6 * time.Minute, Log: log}, func(format string, args ...any) { t.Logf(format, args...) })
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
+	t.Run("soak", func(t *testing.T) {
+		for _, p := range []string{harness.VCenter, harness.HyperV} {
+			t.Run(p, func(t *testing.T) {
+				t.Parallel()
+				r, err := Run(t.Context(), Config{Provider: p, Machines: 3, Duration: 30 * time.Second, Seed: 1, Rates: rates,
+					Restarts: 1, SimRestarts: 1, Converge: 6 * time.Minute, Log: log}, func(format string, args ...any) { t.Logf(format, args...) })
+				if err != nil {
+					t.Fatalf("%s: %v", p, err)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				reports = append(reports, r)
+			})
 		}
-		reports = append(reports, r)
+	})
+	if len(reports) != 2 {
+		t.FailNow()
 	}
+	sort.Slice(reports, func(i, j int) bool { return reports[i].Provider > reports[j].Provider })
 	var b strings.Builder
 	Print(&b, reports)
 	t.Log("\n" + b.String())

@@ -26,6 +26,10 @@ import (
 
 var stepTimeout = envDuration("CAPWIN_E2E_STEP_TIMEOUT", 4*time.Minute)
 
+// setLogger: TestVCenter and TestHyperV run in parallel, each on a harness of its own; the
+// controllers' global logger is set once.
+var setLogger sync.Once
+
 // start runs a harness for one test. Set CAPWIN_TEST_DEBUG=1 to see the controllers' logs and
 // CAPWIN_E2E_LOGS=<dir> to keep the workload cluster's component logs.
 func start(t *testing.T, provider string) *harness.Harness {
@@ -45,7 +49,7 @@ func start(t *testing.T, provider string) *harness.Harness {
 		out = os.Stderr
 	}
 	log := zap.New(zap.WriteTo(out))
-	ctrl.SetLogger(log)
+	setLogger.Do(func() { ctrl.SetLogger(log) })
 	h, err := harness.Start(t.Context(), harness.Options{Provider: provider, LogDir: logDir, Log: log,
 		Heartbeat: 5 * time.Second, JoinTimeout: time.Minute,
 		Infrastructure: infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond}})

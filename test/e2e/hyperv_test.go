@@ -14,6 +14,7 @@ import (
 // TestHyperV is scenario 6: create (with a manager restart in the middle), blue/green upgrade and
 // delete on three simulated Hyper-V hosts (real WinRM, config drives read by their Joliet names).
 func TestHyperV(t *testing.T) {
+	t.Parallel()
 	h := start(t, harness.HyperV)
 	ctx, p := t.Context(), progress(t)
 	g := NewWithT(t)

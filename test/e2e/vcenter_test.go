@@ -18,6 +18,7 @@ import (
 // TestVCenter runs the scenarios on vcsim in order, on one Cluster: create (1), scale (2),
 // blue/green OS upgrade (3), side by side (4), MachineHealthCheck remediation (5), delete (7).
 func TestVCenter(t *testing.T) {
+	t.Parallel()
 	h := start(t, harness.VCenter)
 	ctx, p := t.Context(), progress(t)
 	g := NewWithT(t)

@@ -18,6 +18,7 @@ import (
 // into the running guest with PowerShell Direct and started once; it never goes on the config
 // drive. A wrong guest password shows on BootstrapSucceeded; fixing the Secret starts it.
 func TestPowerShellDirect(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	f.provisioned(t)

@@ -18,6 +18,7 @@ import (
 // TestSharedSecretRefused: a second HyperVCluster naming the hosts Secret of another one is
 // refused (CredentialsInUse, naming the first) and does not become an owner of it.
 func TestSharedSecretRefused(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	f.provisioned(t)
@@ -46,6 +47,7 @@ func TestSharedSecretRefused(t *testing.T) {
 // its namespace is refused with a condition naming the identity; once the platform team lists
 // the namespace, the cluster's hosts are used with the identity's login.
 func TestHyperVClusterIdentity(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: identityNamespace}})
 	g.Expect(client.IgnoreAlreadyExists(err)).To(Succeed())

@@ -27,6 +27,7 @@ var userData = []byte("Content-Type: multipart/mixed; boundary=x\n\n--x\nContent
 // progress from the guest (KVP); providerID and Node link; the config drive ejected and deleted
 // once the Node exists; delete leaves no VM, disk or drive.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	f.provisioned(t)
@@ -107,6 +108,7 @@ func TestLifecycle(t *testing.T) {
 // TestNestedVirtualization: nestedVirtualization (for Hyper-V isolated containers) reaches the
 // host at create: the VM exposes the processor's virtualization extensions, with static memory.
 func TestNestedVirtualization(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	f.provisioned(t)
@@ -125,6 +127,7 @@ func TestNestedVirtualization(t *testing.T) {
 // TestLinuxControlPlane: a Linux VM keeps the Machine name as host name, boots with the UEFI CA
 // Secure Boot template, names its NICs eth0..., and reports no BootstrapSucceeded.
 func TestLinuxControlPlane(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	f.provisioned(t)

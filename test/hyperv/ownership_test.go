@@ -17,6 +17,7 @@ import (
 // for it (one an administrator made, one marked for another object) shows VMNotOwned; the VM is
 // never started, changed or removed, and deleting the object leaves it.
 func TestVMNotOwnedIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	f := newCluster(t, nil)
 	f.provisioned(t)
 	other := "6f1c0a52-0d3e-4c71-9d7e-1b2a3c4d5e6f"
@@ -50,6 +51,7 @@ func TestVMNotOwnedIsLeftAlone(t *testing.T) {
 // its providerID; the VM's notes name its namespace/name, so it is adopted (under the UID it was
 // created with) and deleted with the object.
 func TestMovedVMAdopted(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	f.provisioned(t)

@@ -14,6 +14,7 @@ import (
 // TestPlacementSpreads: six machines of one MachineDeployment land two on each host; a pinned
 // machine lands on its host.
 func TestPlacementSpreads(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	f.provisioned(t)
@@ -60,6 +61,7 @@ func TestHostDown(t *testing.T) {
 // TestHostCredentialsAndTrust: a refused login and an untrusted certificate make the cluster
 // unavailable with the reason named.
 func TestHostCredentialsAndTrust(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		mutate func(*infrav1.HyperVClusterSpec)
 		reason string

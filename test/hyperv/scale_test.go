@@ -22,6 +22,7 @@ import (
 // credentialsRef), through a second reconciler wired as in production: a reconcile must cost the
 // same for 2 and for 8 machines, and read no Secret from the API server.
 func TestSteadyStateRequests(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	counter := &apicount.Counter{}
 	o := setup.Options{ClusterCache: manager.ClusterCacheOptions{Concurrency: 2, QPS: 50, Burst: 100}, Conns: conns, IdentityNamespace: identityNamespace}

@@ -18,6 +18,7 @@ import (
 // TestTemplateCapacity: a HyperVMachineTemplate publishes what its nodes offer, for the cluster
 // autoscaler to scale a Windows MachineDeployment from zero.
 func TestTemplateCapacity(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, nil)
 	spec := defaultSpec()

@@ -19,6 +19,7 @@ import (
 // provisioned and the identity Secret travels with clusterctl move; a wrong thumbprint or a
 // missing Secret is a clear condition.
 func TestVCenterCluster(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	g.Eventually(func(g Gomega) {
@@ -67,6 +68,7 @@ func TestVCenterCluster(t *testing.T) {
 
 // TestPaused: a paused Cluster's machines are not touched.
 func TestPaused(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	setPaused(g, f, true)

@@ -17,6 +17,7 @@ import (
 // as its computer name (in another case) gets another computer name; the manager finds the
 // holder through its field index.
 func TestComputerNameTaken(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	name := "win-" + randSuffix()

@@ -41,6 +41,7 @@ func TestFaultsRecover(t *testing.T) {
 // TestBootstrapDataTooLarge: user data over vSphere's 64 KiB guestinfo limit gives a clear
 // condition and no VM (never a VM with truncated data).
 func TestBootstrapDataTooLarge(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	big := make([]byte, 70*1024) // random bytes do not compress
@@ -57,6 +58,7 @@ func TestBootstrapDataTooLarge(t *testing.T) {
 // TestInvalidSpec: a disk smaller than the template's and a missing template are refused with
 // the field named, without a VM.
 func TestInvalidSpec(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		mutate func(*infrav1.VCenterMachineSpec)
 		msg    string
@@ -86,6 +88,7 @@ func TestInvalidSpec(t *testing.T) {
 // TestPowerShellFormat: the powershell format is one #ps1_sysnative script; it travels in
 // guestinfo.userdata like cloud-config, and cloudbase-init runs it.
 func TestPowerShellFormat(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	f.format = "powershell"
@@ -101,6 +104,7 @@ func TestPowerShellFormat(t *testing.T) {
 // is sent again after pauses that double, not at every poll; once the name is free the machine
 // is created and the failure count is reset.
 func TestFailedCloneBacksOff(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	c := vc(g)
 	name := "win-md-0-backoff-" + randSuffix()
@@ -139,6 +143,7 @@ func TestFailedCloneBacksOff(t *testing.T) {
 // TestCloneBackoffSurvivesRestart: the pause after failed clones is counted from status, so a
 // manager that starts in the middle of it (here: a new reconciler) waits it out too.
 func TestCloneBackoffSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "backoffrestart")
 	name := "win-md-0-backoffrestart-" + randSuffix()

@@ -63,6 +63,7 @@ func (f *fixture) waitBootstrap(t *testing.T, reason, msg string) {
 // user data in the VM config. A start that was not recorded (manager stopped) is found in the
 // guest's process list, not repeated.
 func TestGuestOperations(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f, m, ref := guestRunMachine(t, "win-md-0-guestops-q7v2k")
 	f.guestSecret(t, guestPassword)
@@ -120,6 +121,7 @@ func TestGuestOperations(t *testing.T) {
 // TestGuestOperationsCredentials: a missing Secret and a refused login show on BootstrapSucceeded
 // and start nothing; fixing the Secret starts the bootstrap.
 func TestGuestOperationsCredentials(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f, _, ref := guestRunMachine(t, "win-md-0-guestcreds-h4m9s")
 	guestSets(g, vc(g), ref, map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})

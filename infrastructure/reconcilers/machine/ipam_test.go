@@ -25,6 +25,7 @@ import (
 // the VM is cloned powered off, the netplan metadata is written with the VM's MAC, the VM starts,
 // and the claim is released when the machine goes.
 func TestIPAMRoundTrip(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	spec := defaultSpec()
@@ -95,6 +96,7 @@ func TestIPAMRoundTrip(t *testing.T) {
 // TestMoveAdoptsVM plays clusterctl move: the VCenterMachine is re-created (new UID) with the
 // same spec, providerID included; the existing VM is adopted by its BIOS UUID, not cloned again.
 func TestMoveAdoptsVM(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	f.addMachine(t, "win-md-0-move-h6n3b", userData, defaultSpec())

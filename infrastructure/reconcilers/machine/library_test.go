@@ -14,6 +14,7 @@ import (
 
 // TestContentLibraryTemplate: the template is a VM template item of a content library.
 func TestContentLibraryTemplate(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	c := vc(g)
 	rc := rest.NewClient(c)

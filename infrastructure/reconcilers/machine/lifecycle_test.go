@@ -39,6 +39,7 @@ func gunzipBase64(g Gomega, s string) []byte {
 // vcsim: clone with the right identity, hardware and guestinfo; addresses from the guest;
 // providerID and Node link; guest bootstrap report; user data cleared after the Node; delete.
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	spec := defaultSpec()
@@ -129,6 +130,7 @@ func TestLifecycle(t *testing.T) {
 // TestLinuxControlPlane: a Linux VM (control plane, CABPK data) keeps its long Machine name as
 // hostname, reports no BootstrapSucceeded, and is Ready once provisioned.
 func TestLinuxControlPlane(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	spec := defaultSpec()

@@ -28,6 +28,7 @@ const slowPollFilter = "slow-poll"
 // unlinked for that hour, and CAPI's Machine never found its Node). The manager here polls the
 // guest once an hour, so only the watch on the workload cluster's Nodes can link it.
 func TestNodeIsLinkedWhenItRegisters(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	startSlowPollManager(t)
 	f := newCluster(t, slowPollFilter)

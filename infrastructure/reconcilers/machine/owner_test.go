@@ -21,6 +21,7 @@ import (
 // The machine shows VMNotOwned, the VM is neither powered on nor reconfigured, and deleting the
 // machine leaves the VM where it is.
 func TestForeignVMNotAdopted(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		mark, msg string
 		status    bool

@@ -56,6 +56,7 @@ func reconcileUntil(t *testing.T, r *machine.Reconciler, f *fixture, done func(*
 // the task (status keeps only the create intent), then lets a new manager take over while the
 // clone is still running: there must be exactly one VM, adopted, not cloned again.
 func TestRestartMidClone(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "restart")
 	f.addMachine(t, "win-md-0-restart-q8z4n", userData, defaultSpec())
@@ -112,6 +113,7 @@ func TestRestartMidClone(t *testing.T) {
 // TestLostCreateRetried: a create intent whose VM never appeared (the manager stopped before the
 // clone was sent) is retried once the grace period is over.
 func TestLostCreateRetried(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "lost")
 	f.addMachine(t, "win-md-0-lost-w2r6j", userData, defaultSpec())
@@ -134,6 +136,7 @@ func TestLostCreateRetried(t *testing.T) {
 // after the request was sent). The create intent stays and the clone's VM is adopted when it
 // shows up: one clone request, one VM, and the machine gets Ready.
 func TestLostCloneAnswer(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	name := "win-md-0-lostanswer-" + randSuffix()
@@ -150,6 +153,7 @@ func TestLostCloneAnswer(t *testing.T) {
 // TestLostCloneAnswerGraceOver: as TestLostCloneAnswer, with the grace period over at once: the
 // clone still running in vCenter, not the grace period, holds the next create back.
 func TestLostCloneAnswerGraceOver(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "lostanswer")
 	name := "win-md-0-lostanswer-" + randSuffix()
@@ -171,6 +175,7 @@ func TestLostCloneAnswerGraceOver(t *testing.T) {
 // TestSessionEndsMidClone: vCenter ends the manager's session while a clone runs. The next poll
 // logs in again and goes on with the same task; nothing fails and nothing is cloned twice.
 func TestSessionEndsMidClone(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "relogin")
 	name := "win-md-0-relogin-" + randSuffix()

@@ -28,6 +28,7 @@ const scaleFilter = "scale"
 // the login Secret cache), for 5 and for 50 machines: a reconcile must cost the same whatever
 // the number of machines, and read no Secret from the API server.
 func TestSteadyStateRequests(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	r, clusters, counter := countedReconciler(t, nil)
 	g.Expect(counter.Steady([]int{5, 50}, 3, func(n int) func() {
@@ -130,6 +131,7 @@ func reconcileAll(g Gomega, r *machine.Reconciler, keys []client.ObjectKey, afte
 // create, a reconcile sends at most one status patch, and the one that sends the clone at most
 // two: the create intent is written before the clone is sent.
 func TestOneStatusWritePerReconcile(t *testing.T) {
+	t.Parallel()
 	calls := &vcenter.Calls{}
 	r, clusters, counter := countedReconciler(t, calls)
 	clones, worst, total := 0, 0, 0

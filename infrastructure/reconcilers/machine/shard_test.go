@@ -51,6 +51,7 @@ func TestStateCountsOfOneShard(t *testing.T) {
 // Cluster of this shard would enqueue for a cluster half moved between shards) changes nothing:
 // no finalizer, no status, no VM.
 func TestOtherShardUntouched(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "shard-b")
 	f.addMachine(t, "win-md-0-shard-x7k2p", userData, defaultSpec())

@@ -28,6 +28,7 @@ import (
 // each task start); machines that find no free slot wait with WaitingForTaskSlot, and every
 // machine is cloned, configured and powered on.
 func TestTaskSlots(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	const limit, machines, workers = 2, 6, 4
 	starts := &taskStarts{limit: limit, vc: vc(g)}

@@ -18,6 +18,7 @@ import (
 // TestTemplateStatus: a VCenterMachineTemplate publishes nodeInfo and capacity for scale from
 // zero; sizes the spec leaves to the template are read from vCenter.
 func TestTemplateStatus(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: watchFilter}

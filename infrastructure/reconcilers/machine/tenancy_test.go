@@ -18,6 +18,7 @@ import (
 // with it, and the cluster and its machines say CredentialsInUse, naming the first; the first
 // keeps working. (Before, the second became an owner too and logged in to its server.)
 func TestSharedSecretRefused(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	f := newNamespace(t, watchFilter, nil)
 	user := "capwin+" + randSuffix() // tells this test's logins apart
@@ -79,6 +80,7 @@ func waitAvailable(t *testing.T, obj *infrav1.VCenterCluster) {
 // identity and nothing is sent to the server that cluster names; a change of allowedNamespaces
 // takes effect both ways.
 func TestClusterIdentity(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	ensureNamespace(t, identityNamespace)
 	suffix := randSuffix()
