@@ -16,6 +16,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/test/envtest"
 	"github.com/capwin/capwin/test/hypervsim"
 )
 
@@ -48,6 +49,7 @@ func newCluster(t *testing.T, mutate func(*infrav1.HyperVClusterSpec)) *fixture 
 		},
 	}
 	g.Expect(k8s.Create(ctx, f.cluster)).To(Succeed())
+	envtest.PauseWhenDone(t, k8s, f.cluster)
 	spec := infrav1.HyperVClusterSpec{VirtualSwitch: vswitch}
 	for _, h := range hosts {
 		spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: h.Name, Address: h.srv.Host, Port: int32(h.srv.Port),

@@ -24,6 +24,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/test/envtest"
 )
 
 // templateVM is a VM of vcsim's VPX model used as the clone source.
@@ -85,6 +86,7 @@ func (f *fixture) addCluster(t *testing.T, name string, mutate func(*infrav1.VCe
 		},
 	}
 	g.Expect(k8s.Create(ctx, f.cluster)).To(Succeed())
+	envtest.PauseWhenDone(t, k8s, f.cluster)
 	spec := infrav1.VCenterClusterSpec{
 		Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate()),
 		IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-identity"}, Datacenter: "DC0",
