@@ -20,7 +20,9 @@ failed=()
 step() {
   local name=$1
   shift
-  echo "== $name: $*" | tee -a "$log"
+  local line="$*"
+  ((${#line} <= 200)) || line="${line:0:200} ... (${#pkgs[@]} packages)"
+  echo "== $name: $line" | tee -a "$log"
   "$@" 2>&1 | tee -a "$log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || failed+=("$name")
 }
