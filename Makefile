@@ -113,7 +113,7 @@ chaos: envtest npm
 ## bench: render benchmarks.
 .PHONY: bench
 bench:
-	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -bench . -benchmem
+	$(GO) test ./bootstrap/pkg/userdata -run '^$$' -bench . -benchmem -timeout 10m
 
 ## bench-scale: the infrastructure controllers at SWEEP machines (vCenter with kube-apiserver and with the fake client, Hyper-V over 20 hosts), each count in a fresh process; tables into out/bench-scale.md, plots into docs/img.
 SWEEP ?= 100,250,500,1000
@@ -130,7 +130,7 @@ DEMO ?= vcenter
 .PHONY: demo
 demo:
 	@scripts/envtest-assets.sh --workload --check >/dev/null || \
-	  echo "First run: building kube-apiserver, etcd, kube-scheduler and kube-controller-manager from source (about 10 minutes on 2 cores; cached in ~/.cache/capwin)"
+	  echo "First run: building kube-apiserver, etcd, kube-scheduler and kube-controller-manager from source (about 7 minutes on 2 cores; cached in ~/.cache/capwin)"
 	@scripts/envtest-assets.sh --workload >/dev/null
 	@$(MAKE) --no-print-directory npm
 	@echo "Building the demo (the first build of CAPI and Kubernetes packages takes a few minutes)"
@@ -167,6 +167,6 @@ e2e-images:
 test-e2e:
 	@scripts/e2e-images.sh
 	@$(MAKE) --no-print-directory release-manifests
-	$(GO) test -tags e2e ./test/e2e/kind/sim -count=1
+	$(GO) test -tags e2e ./test/e2e/kind/sim -count=1 -timeout 10m
 	$(GO) test -tags e2e ./test/e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
 	  -e2e.config=$(E2E_CONFIG) -e2e.artifacts-folder=$(E2E_ARTIFACTS) $(E2E_ARGS)
