@@ -28,15 +28,19 @@ func TestEveryGoTestHasATimeout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A command continued with a trailing backslash is one line.
-		text := strings.ReplaceAll(string(b), "\\\n", " ")
-		for i, line := range strings.Split(text, "\n") {
+		lines := strings.Split(string(b), "\n")
+		for i := 0; i < len(lines); i++ {
+			start, line := i+1, lines[i]
+			for strings.HasSuffix(line, "\\") && i+1 < len(lines) { // a command continued on the next line
+				i++
+				line = strings.TrimSuffix(line, "\\") + " " + lines[i]
+			}
 			if strings.HasPrefix(strings.TrimSpace(line), "#") || !goTest.MatchString(line) {
 				continue
 			}
 			found++
 			if !strings.Contains(line, "-timeout") {
-				t.Errorf("%s:%d: go test without -timeout: %s", filepath.Base(f), i+1, strings.TrimSpace(line))
+				t.Errorf("%s:%d: go test without -timeout: %s", filepath.Base(f), start, strings.TrimSpace(line))
 			}
 		}
 	}
