@@ -153,8 +153,14 @@ func TestVCenterMachineWithVMStaysManaged(t *testing.T) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
 		g.Expect(m.Status.VM.InstanceUUID).NotTo(BeEmpty())
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
-	m.Spec.Template = "/DC0/vm/templates/"
-	g.Expect(k8s.Update(ctx, m)).To(Succeed())
+	// The manager writes the machine too: change the spec of the version last read, again on a conflict.
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(m), m); err != nil {
+			return err
+		}
+		m.Spec.Template = "/DC0/vm/templates/"
+		return k8s.Update(ctx, m)
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
 		g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
