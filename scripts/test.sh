@@ -35,7 +35,7 @@ procs=${TEST_P:-3}
 parallel=${TEST_PARALLEL:-8}
 # The packages that take longest start first (go test builds and runs them in the order given),
 # so that no long one starts at the end; the rest follow in import path order.
-slow=(test/e2e test/hyperv infrastructure/reconcilers/machine test/chaos test/move test/rbac
+slow=(test/e2e test/chaos test/hyperv infrastructure/reconcilers/machine test/move test/rbac
   test/badinput bootstrap/reconcilers/windowsconfig test/harness/management test/sharding
   test/hypervsim test/harness/guest test/clusterctl)
 module=$("$GO" list -m)
