@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,30 +32,32 @@ func testOptions(out, only string) options {
 
 // oneBuild is an image built once per test run, read by every test that looks at it.
 type oneBuild struct {
-	once    sync.Once
 	idx     v1.ImageIndex
 	archive string
 	err     error
 }
 
 var (
-	// buildsDir holds the shared builds until the run ends.
+	// buildsDir holds the shared builds until the run ends; cleanups remove what reading their
+	// archives unpacked. The tests run one after the other.
 	buildsDir string
-	builds    sync.Map // image name -> *oneBuild
+	builds    = map[string]*oneBuild{}
 	cleanups  []func()
-	cleanupMu sync.Mutex
 )
 
 // shared returns the run's build of an image (building it the first time) and its archive.
 func shared(t *testing.T, image string) (v1.ImageIndex, string) {
 	t.Helper()
-	b, _ := builds.LoadOrStore(image, &oneBuild{})
-	ob := b.(*oneBuild)
-	ob.once.Do(func() { ob.idx, ob.archive, ob.err = buildImage(filepath.Join(buildsDir, image), image) })
-	if ob.err != nil {
-		t.Fatal(ob.err)
+	b := builds[image]
+	if b == nil {
+		b = &oneBuild{}
+		b.idx, b.archive, b.err = buildImage(filepath.Join(buildsDir, image), image)
+		builds[image] = b
 	}
-	return ob.idx, ob.archive
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.idx, b.archive
 }
 
 // buildImage builds one image into out and reads its archive back.
@@ -76,9 +77,7 @@ func buildImage(out, image string) (v1.ImageIndex, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cleanupMu.Lock()
 	cleanups = append(cleanups, cleanup)
-	cleanupMu.Unlock()
 	return idx, files[0], nil
 }
 
