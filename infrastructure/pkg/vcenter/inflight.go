@@ -8,10 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
@@ -33,7 +35,27 @@ func maybeSent(err error) bool {
 // object's create intent (less the clock skew) is still running: it may be the create whose
 // answer was lost. vCenter does not tell which VM a running clone makes, so any such clone is
 // waited for; each ends, and then the VM, if it was this one's, is found by its instance UUID.
+// That lookup is made again here, after the tasks: a clone that ended between Find and this
+// check is gone from the running tasks, and its VM is there now.
 func (b *backend) noCloneRunning(ctx context.Context, s *machine.Scope, template types.ManagedObjectReference) error {
+	if err := b.clonesEnded(ctx, s, template); err != nil {
+		return err
+	}
+	uid := string(s.InfraMachine.GetUID())
+	ref, err := object.NewSearchIndex(b.sess.Client).FindByUuid(ctx, b.dc, uid, true, ptr.To(true))
+	if err != nil {
+		return b.sess.check(err)
+	}
+	if ref != nil {
+		return &machine.CreatePending{Err: fmt.Errorf(
+			"VM %s with instance UUID %s appeared: the create whose answer was lost ended; adopting it", ref.Reference().Value, uid)}
+	}
+	return nil
+}
+
+// clonesEnded returns a *machine.CreatePending while a clone of the template queued since the
+// create intent is running.
+func (b *backend) clonesEnded(ctx context.Context, s *machine.Scope, template types.ManagedObjectReference) error {
 	pc := property.DefaultCollector(b.sess.Client)
 	var tmpl mo.VirtualMachine
 	if err := pc.RetrieveOne(ctx, template, []string{"recentTask"}, &tmpl); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -159,6 +160,8 @@ type faultInjector struct {
 	// clone was sent.
 	lost map[string]int
 	sent map[string][]time.Time
+	// hid counts, by instance UUID, lookups still to answer with no VM.
+	hid map[string]int
 }
 
 func (f *faultInjector) fail(method string, times int) {
@@ -179,6 +182,24 @@ func (f *faultInjector) lose(name string, times int) {
 		f.lost = map[string]int{}
 	}
 	f.lost[name] = times
+}
+
+// hide makes the next lookups of a VM by its instance UUID answer that there is none, as a lookup
+// made just before its clone ended does.
+func (f *faultInjector) hide(uuid string, times int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hid == nil {
+		f.hid = map[string]int{}
+	}
+	f.hid[uuid] = times
+}
+
+// hidden returns how many lookups of uuid are still to be hidden.
+func (f *faultInjector) hidden(uuid string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hid[uuid]
 }
 
 // clones returns when the clones of a VM named name were sent.
@@ -207,7 +228,17 @@ func (f *faultInjector) wrap(next soap.RoundTripper) soap.RoundTripper {
 				f.lost[name]--
 			}
 		}
+		hide := false
+		if find, ok := req.(*methods.FindByUuidBody); ok && n == 0 && ptr.Deref(find.Req.InstanceUuid, false) {
+			if hide = f.hid[find.Req.Uuid] > 0; hide {
+				f.hid[find.Req.Uuid]--
+			}
+		}
 		f.mu.Unlock()
+		if hide {
+			res.(*methods.FindByUuidBody).Res = &types.FindByUuidResponse{}
+			return nil
+		}
 		if n > 0 {
 			return errors.New("injected fault: vCenter did not answer " + m)
 		}
