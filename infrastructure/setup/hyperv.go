@@ -11,6 +11,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/reconcilers/hypervcluster"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machinetemplate"
@@ -26,7 +27,7 @@ func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clu
 	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
 		Name:         "hypervmachine",
 		Finalizer:    HyperVMachineFinalizer,
-		NewObject:    func() machine.Object { return &infrav1.HyperVMachine{} },
+		NewObject:    func() hypervisor.Object { return &infrav1.HyperVMachine{} },
 		NewList:      func() client.ObjectList { return &infrav1.HyperVMachineList{} },
 		NewCluster:   func() client.Object { return &infrav1.HyperVCluster{} },
 		Backend:      provider.Backend,

@@ -19,6 +19,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusteridentity"
@@ -194,7 +195,7 @@ func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc cl
 	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
 		Name:         "vcentermachine",
 		Finalizer:    VCenterMachineFinalizer,
-		NewObject:    func() machine.Object { return &infrav1.VCenterMachine{} },
+		NewObject:    func() hypervisor.Object { return &infrav1.VCenterMachine{} },
 		NewList:      func() client.ObjectList { return &infrav1.VCenterMachineList{} },
 		NewCluster:   func() client.Object { return &infrav1.VCenterCluster{} },
 		Backend:      provider.Backend,

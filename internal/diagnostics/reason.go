@@ -10,7 +10,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // Places on the guest an operator looks at (bootstrap/pkg/userdata).
@@ -49,13 +49,13 @@ func WhyNoNode(s *Story) string {
 		}
 		return "the VM runs but the guest has not reported any bootstrap progress: cloudbase-init has not run the user data " +
 			"(open the VM console; read " + cloudbaseInitLog + "), or VMware Tools / the Hyper-V data exchange service is not running"
-	case guest.ReportFailed:
+	case guestos.ReportFailed:
 		return fmt.Sprintf("the bootstrap script failed at step %s: %s (log tail above; the whole log is %s on the VM)", b.Step, b.Message, bootstrapLog)
-	case guest.ReportRebooting:
+	case guestos.ReportRebooting:
 		return fmt.Sprintf("the guest is rebooting during step %s; the script continues after the restart", b.Step)
-	case guest.ReportSucceeded:
+	case guestos.ReportSucceeded:
 		return fmt.Sprintf("the script reports success but no Node %q registered: check the kubelet service on the VM "+
-			`(Get-Service kubelet; C:\var\log\kubelet), the VM's clock, and that the Node name is not taken`, guest.NodeName(st.ComputerName))
+			`(Get-Service kubelet; C:\var\log\kubelet), the VM's clock, and that the Node name is not taken`, guestos.NodeName(st.ComputerName))
 	}
 	msg := "the bootstrap script is at step " + b.Step
 	if hint := stepHints[b.Step]; hint != "" {

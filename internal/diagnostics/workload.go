@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/cluster-api/util/secret"
 
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // Workload is what the workload cluster says about the Machine's Node.
@@ -71,7 +71,7 @@ func findNode(ctx context.Context, wc client.Client, s *Story) (*corev1.Node, er
 		return nil, fmt.Errorf("list Nodes of the workload cluster: %w", err)
 	}
 	providerID := *s.Infra.GetProviderID()
-	name := guest.NodeName(s.Infra.GetMachineStatus().ComputerName)
+	name := guestos.NodeName(s.Infra.GetMachineStatus().ComputerName)
 	for i, n := range nodes.Items {
 		if (providerID != "" && n.Spec.ProviderID == providerID) || (name != "" && n.Name == name) {
 			return &nodes.Items[i], nil

@@ -17,6 +17,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/internal/guestos"
 	"github.com/capwin/capwin/test/hypervsim"
 )
 
@@ -77,7 +78,7 @@ func TestLifecycle(t *testing.T) {
 
 	// The Node registers without a providerID: capwin sets it; CAPI links the Node; the config
 	// drive (it holds the join token) leaves the VM and the host.
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: guest.NodeName(m.Status.ComputerName)}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: guestos.NodeName(m.Status.ComputerName)}}
 	g.Expect(k8s.Create(ctx, node)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(ctx, node) })
 	g.Eventually(func(g Gomega) {

@@ -65,3 +65,10 @@ func matches(labels, want map[string]string) bool {
 	}
 	return true
 }
+
+// VCenterConnections is how many TLS connections this process's capwin managers opened to
+// vCenter (capwin_vcenter_connections_opened_total).
+func VCenterConnections() int64 {
+	v, _ := Value("capwin_vcenter_connections_opened_total", nil)
+	return int64(v)
+}

@@ -3,6 +3,7 @@ package move_test
 import (
 	"context"
 	"fmt"
+	"github.com/capwin/capwin/test/vcsim"
 	"io"
 	"os"
 	"path/filepath"
@@ -65,10 +66,10 @@ func TestMove(t *testing.T) {
 
 	// 1. Source: the harness (vcsim, management cluster, workload cluster, guests) with a Cluster
 	//    of 2 Windows workers, joined.
-	srcCalls, dstCalls := &vcenter.Calls{}, &vcenter.Calls{}
-	infra := func(calls *vcenter.Calls) infrasetup.Options {
+	srcCalls, dstCalls := &vcsim.Calls{}, &vcsim.Calls{}
+	infra := func(calls *vcsim.Calls) infrasetup.Options {
 		return infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond,
-			Sessions: &vcenter.Sessions{Calls: calls}}
+			Sessions: &vcenter.Sessions{WrapTransport: calls.Wrap}}
 	}
 	h, err := harness.Start(ctx, harness.Options{Provider: harness.VCenter, LogDir: logDir, Log: log,
 		Heartbeat: 5 * time.Second, JoinTimeout: time.Minute, Infrastructure: infra(srcCalls)})

@@ -14,7 +14,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 	"github.com/capwin/capwin/test/hypervsim"
 )
 
@@ -90,7 +90,7 @@ func testHyperV(t *testing.T, s *suite) {
 		g.Expect(s.admin.Get(ctx, client.ObjectKeyFromObject(hvm), hvm)).To(Succeed())
 		g.Expect(ptr.Deref(hvm.Status.Initialization.Provisioned, false)).To(BeTrue(), "%+v", hvm.Status.Conditions)
 	})
-	s.linkNode(t, s.infra, guest.NodeName(hvm.Status.ComputerName), hvm.Spec.ProviderID)
+	s.linkNode(t, s.infra, guestos.NodeName(hvm.Status.ComputerName), hvm.Spec.ProviderID)
 
 	g.Expect(s.admin.Delete(ctx, hvm)).To(Succeed())
 	s.eventually(t, s.infra, func(g Gomega) {

@@ -21,7 +21,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
@@ -119,7 +119,7 @@ func testVCenter(t *testing.T, s *suite) {
 		g.Expect(s.admin.Get(ctx, client.ObjectKeyFromObject(vm), vm)).To(Succeed())
 		g.Expect(ptr.Deref(vm.Status.Initialization.Provisioned, false)).To(BeTrue(), "%+v", vm.Status.Conditions)
 	})
-	s.linkNode(t, s.infra, guest.NodeName(vm.Status.ComputerName), vm.Spec.ProviderID)
+	s.linkNode(t, s.infra, guestos.NodeName(vm.Status.ComputerName), vm.Spec.ProviderID)
 
 	g.Expect(s.admin.Delete(ctx, vm)).To(Succeed())
 	s.eventually(t, s.infra, func(g Gomega) {

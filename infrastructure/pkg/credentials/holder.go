@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // holderKinds are the capwin kinds that take a credentials Secret as their own.
@@ -42,7 +42,7 @@ func CheckHolder(secret, obj client.Object) error {
 		return nil
 	}
 	h := Holder(secret)
-	return machine.Errorf(infrav1.CredentialsInUseReason,
+	return hypervisor.Errorf(infrav1.CredentialsInUseReason,
 		"Secret %s/%s belongs to %s %s (uid %s): a credentials Secret serves one cluster; create a Secret of its own for this one, or use a cluster identity",
 		secret.GetNamespace(), secret.GetName(), h.Kind, h.Name, h.UID)
 }

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // Identities and namespaces are read from the manager's cache; Secrets from Secrets (NewCache),
@@ -35,7 +35,7 @@ type Ref struct{ Kind, Name string }
 // Secret returns the Secret of ref for the cluster obj: a Secret in obj's namespace that no other
 // capwin object holds, or the Secret of a cluster identity whose allowedNamespaces select obj's
 // namespace. What the user must change (CredentialsInUse, NamespaceNotAllowed) is a terminal
-// *machine.Error; a missing Secret or identity is a plain error naming it.
+// *hypervisor.Error; a missing Secret or identity is a plain error naming it.
 func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1.Secret, error) {
 	if ref.Kind == "" || ref.Kind == infrav1.SecretKind {
 		return r.held(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, obj)
@@ -49,7 +49,7 @@ func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1
 		return nil, err
 	}
 	if !ok {
-		return nil, machine.Errorf(infrav1.NamespaceNotAllowedReason,
+		return nil, hypervisor.Errorf(infrav1.NamespaceNotAllowedReason,
 			"%s %s does not allow namespace %s (its spec.allowedNamespaces): ask the platform team to allow it",
 			ref.Kind, ref.Name, obj.GetNamespace())
 	}
@@ -88,7 +88,7 @@ func (r Reader) identity(ctx context.Context, ref Ref) (client.Object, *infrav1.
 		id := &infrav1.HyperVClusterIdentity{}
 		obj, spec = id, &id.Spec
 	default:
-		return nil, nil, machine.Errorf(infrav1.InvalidSpecReason, "a login reference cannot name kind %q", ref.Kind)
+		return nil, nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "a login reference cannot name kind %q", ref.Kind)
 	}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: ref.Name}, obj); err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", ref.Kind, ref.Name, err)
@@ -106,7 +106,7 @@ func (r Reader) allowed(ctx context.Context, a infrav1.AllowedNamespaces, namesp
 	}
 	sel, err := metav1.LabelSelectorAsSelector(a.Selector)
 	if err != nil {
-		return false, machine.Errorf(infrav1.InvalidSpecReason, "spec.allowedNamespaces.selector: %v", err)
+		return false, hypervisor.Errorf(infrav1.InvalidSpecReason, "spec.allowedNamespaces.selector: %v", err)
 	}
 	ns := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // TestReaderSecret: what a cluster may read, by reference kind, owner and allowedNamespaces
@@ -65,7 +65,7 @@ func TestReaderSecret(t *testing.T) {
 		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "absent"}, "missing"},
 	} {
 		_, err := r.Secret(context.Background(), cluster, tc.ref)
-		var terminal *machine.Error
+		var terminal *hypervisor.Error
 		got := ""
 		switch {
 		case errors.As(err, &terminal):

@@ -2,7 +2,6 @@ package guest
 
 import (
 	"encoding/base64"
-	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -108,22 +107,8 @@ func TestNormalizeMAC(t *testing.T) {
 	g.Expect(NormalizeMAC("00:50:56:AA:BB:CC")).To(Equal("00:50:56:aa:bb:cc"))
 }
 
-func TestParseReport(t *testing.T) {
-	g := NewWithT(t)
-	r, err := ParseReport(`{"step":"join","state":"Failed","message":"kubeadm join failed","logTail":"` + strings.Repeat("é", 600) + `"}`)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(r.State).To(Equal(ReportFailed))
-	g.Expect(len(r.LogTail)).To(BeNumerically("<=", 1024))
-	g.Expect(strings.ToValidUTF8(r.LogTail, "?")).To(Equal(r.LogTail), "clipped on a rune boundary")
-	for _, bad := range []string{`{"state":"Hacked"}`, `not json`, strings.Repeat("x", MaxReportBytes+1), "{\"state\":\"Running\",\"step\":\"\xff\"}"} {
-		_, err := ParseReport(bad)
-		g.Expect(err).To(HaveOccurred(), bad[:min(len(bad), 30)])
-	}
-}
-
 func TestProviderID(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(ProviderID("4232ABCD-0000-1111-2222-333344445555")).To(Equal("vsphere://4232abcd-0000-1111-2222-333344445555"))
 	g.Expect(ProviderID("")).To(BeEmpty())
-	g.Expect(NodeName("WIN-MD-0A1B2")).To(Equal("win-md-0a1b2"))
 }

@@ -18,10 +18,6 @@ func ProviderID(biosUUID string) string {
 	return "vsphere://" + strings.ToLower(biosUUID)
 }
 
-// NodeName is the Kubernetes node name a machine's guest registers with: kubeadm on Windows
-// uses the lowercased computer name; Linux guests use their hostname.
-func NodeName(computerName string) string { return strings.ToLower(computerName) }
-
 // LinkNode sets spec.providerID on the workload cluster's Node when no cloud provider did, so
 // CAPI can match Node and Machine. It reports whether the Node carries providerID now. A Node
 // that carries a different providerID is left alone and reported as an error: two machines must

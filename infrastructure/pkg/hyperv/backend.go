@@ -7,7 +7,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // Task references carry their host: "<host>/job:<id>" for a host job, "<host>/vm:<id>" for a
@@ -42,7 +42,7 @@ func parseProviderID(pid string) (host, id string) {
 	return host, id
 }
 
-func (b *backend) key(s *machine.Scope, id string) VMKey {
+func (b *backend) key(s *hypervisor.Scope, id string) VMKey {
 	uid := s.InfraMachine.GetMachineStatus().VM.InstanceUUID
 	if uid == "" {
 		uid = string(s.InfraMachine.GetUID())
@@ -56,7 +56,7 @@ func (b *backend) key(s *machine.Scope, id string) VMKey {
 // then stops the search, so a VM is never created twice. A VM is returned only when its notes
 // mark it as this object's (claim), else Find returns NotOwned. A VM whose create was interrupted
 // is returned only to be deleted: otherwise Find reports none, and Create finishes it.
-func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
+func (b *backend) Find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	host, id := st.VM.Host, st.VM.ID
 	if host == "" {
@@ -77,7 +77,7 @@ func (b *backend) Find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 	return nil, nil
 }
 
-func (b *backend) findOn(ctx context.Context, s *machine.Scope, host, id string) (*machine.VM, error) {
+func (b *backend) findOn(ctx context.Context, s *hypervisor.Scope, host, id string) (*hypervisor.VM, error) {
 	c, err := b.conn(host)
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func (b *backend) findOn(ctx context.Context, s *machine.Scope, host, id string)
 	owner := ownerOf(obj)
 	m, why := claim(found.VM, []string{string(obj.GetUID()), obj.GetMachineStatus().VM.InstanceUUID}, owner)
 	if why != "" {
-		return nil, machine.NotOwned("VM %s (%q) on host %s is not capwin's VM of HyperVMachine %s: %s; it is neither adopted nor changed nor deleted",
+		return nil, hypervisor.NotOwned("VM %s (%q) on host %s is not capwin's VM of HyperVMachine %s: %s; it is neither adopted nor changed nor deleted",
 			found.VM.ID, found.VM.Name, host, owner, why)
 	}
 	if !m.complete && obj.GetDeletionTimestamp().IsZero() {
@@ -106,8 +106,8 @@ func (b *backend) findOn(ctx context.Context, s *machine.Scope, host, id string)
 
 // observe turns a VM view into the lifecycle's view of it. Only a VM whose create finished has
 // its bootstrap data in place.
-func observe(host string, v *View, m mark) *machine.VM {
-	vm := &machine.VM{
+func observe(host string, v *View, m mark) *hypervisor.VM {
+	vm := &hypervisor.VM{
 		Ref:        infrav1.VMReference{ID: v.ID, Host: host, InstanceUUID: m.uid},
 		ProviderID: ProviderID(host, v.ID), Power: power(v.State), Delivered: m.complete,
 		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, noteGuestRun) != "",
@@ -127,42 +127,42 @@ func observe(host string, v *View, m mark) *machine.VM {
 // StatusKVPValue is the KVP guest item the bootstrap script reports in.
 const StatusKVPValue = "capwin.bootstrap.status"
 
-func power(state string) machine.PowerState {
+func power(state string) hypervisor.PowerState {
 	switch state {
 	case "Running", "Starting", "Stopping":
-		return machine.PoweredOn
+		return hypervisor.PoweredOn
 	case "Saved", "Paused":
-		return machine.Suspended
+		return hypervisor.Suspended
 	}
-	return machine.PoweredOff
+	return hypervisor.PoweredOff
 }
 
 // Task reports a host job, or a create that already finished.
-func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
+func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hypervisor.Task, error) {
 	host, rest, _ := strings.Cut(ref, "/")
 	if id, ok := strings.CutPrefix(rest, vmPrefix); ok {
-		return machine.Task{State: machine.TaskSucceeded, VM: infrav1.VMReference{ID: id, Host: host}}, nil
+		return hypervisor.Task{State: hypervisor.TaskSucceeded, VM: infrav1.VMReference{ID: id, Host: host}}, nil
 	}
 	job, ok := strings.CutPrefix(rest, jobPrefix)
 	if !ok {
-		return machine.Task{State: machine.TaskUnknown}, nil
+		return hypervisor.Task{State: hypervisor.TaskUnknown}, nil
 	}
 	c, err := b.conn(host)
 	if err != nil {
-		return machine.Task{}, err
+		return hypervisor.Task{}, err
 	}
 	var js JobState
 	if err := c.Run(ctx, OpJob, JobRef{Job: job}, &js); err != nil {
-		return machine.Task{}, err
+		return hypervisor.Task{}, err
 	}
-	t := machine.Task{State: machine.TaskUnknown, Message: js.Message}
+	t := hypervisor.Task{State: hypervisor.TaskUnknown, Message: js.Message}
 	switch js.State {
 	case "running":
-		t.State = machine.TaskRunning
+		t.State = hypervisor.TaskRunning
 	case "succeeded":
-		t.State = machine.TaskSucceeded
+		t.State = hypervisor.TaskSucceeded
 	case "failed":
-		t.State = machine.TaskFailed
+		t.State = hypervisor.TaskFailed
 	}
 	return t, nil
 }
@@ -175,7 +175,7 @@ func jobRef(host string, r JobRef) string {
 	return host + "/" + jobPrefix + r.Job
 }
 
-func (b *backend) powerAction(ctx context.Context, vm *machine.VM, action string) (string, error) {
+func (b *backend) powerAction(ctx context.Context, vm *hypervisor.VM, action string) (string, error) {
 	c, err := b.conn(vm.Ref.Host)
 	if err != nil {
 		return "", err
@@ -188,12 +188,12 @@ func (b *backend) powerAction(ctx context.Context, vm *machine.VM, action string
 }
 
 // PowerOn starts the VM (a host job).
-func (b *backend) PowerOn(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) PowerOn(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	return b.powerAction(ctx, vm, PowerStart)
 }
 
 // PowerOff turns the VM off (hard) or asks the guest to shut down.
-func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM, hard bool) (string, error) {
+func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM, hard bool) (string, error) {
 	if hard {
 		return b.powerAction(ctx, vm, PowerOff)
 	}
@@ -201,7 +201,7 @@ func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM
 }
 
 // Destroy removes the VM, its differencing disk and its folder.
-func (b *backend) Destroy(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	c, err := b.conn(vm.Ref.Host)
 	if err != nil {
 		return "", err
@@ -210,7 +210,7 @@ func (b *backend) Destroy(ctx context.Context, s *machine.Scope, vm *machine.VM)
 }
 
 // ClearUserData ejects and deletes the config drive (it holds the join token).
-func (b *backend) ClearUserData(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) ClearUserData(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	c, err := b.conn(vm.Ref.Host)
 	if err != nil {
 		return "", err
@@ -219,8 +219,8 @@ func (b *backend) ClearUserData(ctx context.Context, s *machine.Scope, vm *machi
 }
 
 // Deliver has nothing to do: every NIC gets its MAC at create, so the config drive is complete.
-func (b *backend) Deliver(context.Context, *machine.Scope, *machine.VM) (string, error) {
+func (b *backend) Deliver(context.Context, *hypervisor.Scope, *hypervisor.VM) (string, error) {
 	return "", fmt.Errorf("hyperv: the config drive is written at create")
 }
 
-var _ machine.Backend = (*backend)(nil)
+var _ hypervisor.Backend = (*backend)(nil)

@@ -9,13 +9,13 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // Create places the VM on a host and creates it there, powered off, with its config drive, in one
 // operation; the reference it returns names the VM (nothing to poll). A VM whose create was
 // interrupted is finished on its host.
-func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
+func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	// Choosing and remembering are one step, so concurrent creates see each other's choice.
 	b.p.placeMu.Lock()
 	host, err := b.resume, error(nil)
@@ -44,7 +44,7 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	var v View
 	if err := c.Run(ctx, OpCreate, in, &v); err != nil {
 		if KindOf(err) == KindInvalidSpec {
-			return "", machine.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
+			return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
 		}
 		return "", err
 	}
@@ -52,7 +52,7 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 }
 
 // createInput renders the create operation: hardware, NICs with MACs, and the config drive.
-func (b *backend) createInput(s *machine.Scope) (CreateInput, error) {
+func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 	spec := &b.m.Spec
 	uid := string(s.InfraMachine.GetUID())
 	nics := append([]guest.NIC(nil), s.NICs...)
@@ -83,7 +83,7 @@ func (b *backend) createInput(s *machine.Scope) (CreateInput, error) {
 	}
 	meta, network, err := guest.BuildNoCloud(uid, s.ComputerName, nics, s.Linux())
 	if err != nil {
-		return in, machine.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
+		return in, hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
 	}
 	files := map[string][]byte{"meta-data": meta}
 	if network != nil {

@@ -6,15 +6,15 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // RunInGuest copies the launcher and the bootstrap script into the guest with PowerShell Direct
 // and starts the launcher once; guest.ps1 records its process id in the VM's notes.
-func (b *backend) RunInGuest(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) RunInGuest(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	launch, err := guest.NewLaunch(s.ComputerName, guest.WithMACs(s.NICs, vm.MACs), guest.LaunchStatus{KVPKey: guest.KVPKey, KVPValue: StatusKVPValue})
 	if err != nil {
-		return "", machine.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
+		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
 	}
 	script, err := launch.Script()
 	if err != nil {
@@ -32,7 +32,7 @@ func (b *backend) RunInGuest(ctx context.Context, s *machine.Scope, vm *machine.
 		}}
 	if err := c.Run(ctx, OpGuest, in, nil); err != nil {
 		if KindOf(err) == KindGuestFailed {
-			return "", machine.Errorf(infrav1.GuestScriptNotStartedReason, "%s", err.Error())
+			return "", hypervisor.Errorf(infrav1.GuestScriptNotStartedReason, "%s", err.Error())
 		}
 		return "", err
 	}

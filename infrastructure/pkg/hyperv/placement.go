@@ -11,16 +11,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // place chooses the host of a new VM: the pinned host; else, among the hosts of the Machine's
 // failure domain (or all hosts), the available one with the fewest VMs of the same
 // MachineDeployment, then the most free memory, then by name.
-func (b *backend) place(ctx context.Context, s *machine.Scope) (string, error) {
+func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	if pin := b.m.Spec.Host; pin != "" {
 		if _, ok := b.hosts[pin]; !ok {
-			return "", machine.Errorf(infrav1.InvalidSpecReason, "spec.host %q is not one of the HyperVCluster's hosts", pin)
+			return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "spec.host %q is not one of the HyperVCluster's hosts", pin)
 		}
 		return pin, nil
 	}
@@ -44,7 +44,7 @@ func (b *backend) place(ctx context.Context, s *machine.Scope) (string, error) {
 		candidates = append(candidates, h.Name)
 	}
 	if len(candidates) == 0 {
-		return "", machine.Errorf(infrav1.InvalidSpecReason, "no available host in failure domain %q (see the HyperVCluster's status.hosts)", fd)
+		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "no available host in failure domain %q (see the HyperVCluster's status.hosts)", fd)
 	}
 	sort.Slice(candidates, func(i, j int) bool {
 		a, c := candidates[i], candidates[j]
@@ -62,7 +62,7 @@ func (b *backend) place(ctx context.Context, s *machine.Scope) (string, error) {
 // spread counts, per host, the VMs of the machine's MachineDeployment (or of the cluster's
 // machines when it has none): from the cache, plus the hosts this manager chose in the last
 // minute that the cache may not show yet.
-func (b *backend) spread(ctx context.Context, s *machine.Scope) (map[string]int, error) {
+func (b *backend) spread(ctx context.Context, s *hypervisor.Scope) (map[string]int, error) {
 	md := s.Machine.Labels[clusterv1.MachineDeploymentNameLabel]
 	labels := client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}
 	if md != "" {
@@ -100,7 +100,7 @@ func (b *backend) spread(ctx context.Context, s *machine.Scope) (map[string]int,
 }
 
 // remember records the host chosen for a machine.
-func (b *backend) remember(s *machine.Scope, host string) {
+func (b *backend) remember(s *hypervisor.Scope, host string) {
 	b.p.placed.Store(s.InfraMachine.GetUID(), placement{host: host, cluster: s.Cluster.Name, namespace: s.InfraMachine.GetNamespace(),
 		deployment: s.Machine.Labels[clusterv1.MachineDeploymentNameLabel], at: time.Now()})
 }

@@ -13,8 +13,8 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
 // Default folders on the hosts.
@@ -141,7 +141,7 @@ func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (
 func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h infrav1.HyperVHost) (HostConfig, error) {
 	ref := hc.Spec.HostCredentials(h)
 	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, hc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
-	if e := (*machine.Error)(nil); errors.As(err, &e) {
+	if e := (*hypervisor.Error)(nil); errors.As(err, &e) {
 		return HostConfig{}, err // the cluster may not use it (CredentialsInUse, NamespaceNotAllowed)
 	}
 	if err != nil {
@@ -168,8 +168,8 @@ func Folders(hc *infrav1.HyperVCluster) Placement {
 	return p
 }
 
-// Backend implements machine.BackendFor.
-func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backend, error) {
+// Backend implements hypervisor.BackendFor.
+func (p *Provider) Backend(ctx context.Context, s *hypervisor.Scope) (hypervisor.Backend, error) {
 	hc, ok := s.InfraCluster.(*infrav1.HyperVCluster)
 	if !ok {
 		return nil, fmt.Errorf("cluster infrastructure is %T, not a HyperVCluster", s.InfraCluster)
@@ -189,7 +189,7 @@ func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backe
 func (b *backend) conn(host string) (*Conn, error) {
 	cfg, ok := b.hosts[host]
 	if !ok {
-		return nil, machine.Errorf(infrav1.InvalidSpecReason, "host %q is not one of the HyperVCluster's hosts", host)
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "host %q is not one of the HyperVCluster's hosts", host)
 	}
 	return b.p.Conns.Get(holder(b.cluster, host), cfg)
 }

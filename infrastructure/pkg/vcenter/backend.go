@@ -15,8 +15,8 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
 // Provider builds the vCenter backend of one reconcile from the VCenterCluster's server and
@@ -39,7 +39,7 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
 	if err != nil {
 		reason := infrav1.CredentialsNotFoundReason
-		if e := (*machine.Error)(nil); errors.As(err, &e) {
+		if e := (*hypervisor.Error)(nil); errors.As(err, &e) {
 			reason = e.Reason
 		}
 		return cred, &LoginError{Reason: reason, Err: fmt.Errorf("identity: %w", err)}
@@ -66,8 +66,8 @@ func (p *Provider) Release(cluster client.ObjectKey) {
 	p.Sessions.Release(cluster.Namespace + "/" + cluster.Name)
 }
 
-// Backend implements machine.BackendFor.
-func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backend, error) {
+// Backend implements hypervisor.BackendFor.
+func (p *Provider) Backend(ctx context.Context, s *hypervisor.Scope) (hypervisor.Backend, error) {
 	vc, ok := s.InfraCluster.(*infrav1.VCenterCluster)
 	if !ok {
 		return nil, fmt.Errorf("cluster infrastructure is %T, not a VCenterCluster", s.InfraCluster)
@@ -87,7 +87,7 @@ func (p *Provider) Backend(ctx context.Context, s *machine.Scope) (machine.Backe
 	}
 	relogin := func(ctx context.Context) (*Session, error) { return p.session(ctx, vc) }
 	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin,
-		owner: k8stypes.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}}, nil
+		machine: k8stypes.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}}, nil
 }
 
 // placementFor merges the machine's placement with its failure domain's (the domain wins).
@@ -138,12 +138,12 @@ type backend struct {
 	devices object.VirtualDeviceList
 	// relogin returns a new session once vCenter ended this one.
 	relogin func(ctx context.Context) (*Session, error)
-	// owner is the VCenterMachine: the session's watch wakes it when its VM or tasks change.
-	owner k8stypes.NamespacedName
+	// machine is the VCenterMachine: the session's watch wakes it when its VM or tasks change.
+	machine k8stypes.NamespacedName
 }
 
 // metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
-func metadata(s *machine.Scope, macs []string) ([]byte, error) {
+func metadata(s *hypervisor.Scope, macs []string) ([]byte, error) {
 	nics := guest.WithMACs(s.NICs, macs)
 	for _, n := range nics {
 		if n.MAC == "" && n.NeedsMAC() {
@@ -160,14 +160,14 @@ func metadata(s *machine.Scope, macs []string) ([]byte, error) {
 }
 
 // Create clones the template with hardware, NICs, disk and guestinfo in one task.
-func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) {
+func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	place, err := b.sess.resolve(ctx, b.where)
 	if err != nil {
 		return "", err
 	}
 	md, err := metadata(s, nil)
 	if err != nil {
-		return "", machine.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
+		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
 	}
 	obj := s.InfraMachine
 	spec, err := cloneSpec(cloneInput{
@@ -192,7 +192,7 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 	if cloneErr != nil {
 		b.sess.forget()
 		if maybeSent(cloneErr) {
-			return "", &machine.CreatePending{Err: fmt.Errorf("clone of %s: no answer from vCenter: %w", obj.GetName(), cloneErr)}
+			return "", &hypervisor.CreatePending{Err: fmt.Errorf("clone of %s: no answer from vCenter: %w", obj.GetName(), cloneErr)}
 		}
 		return "", b.sess.check(cloneErr)
 	}
@@ -201,10 +201,10 @@ func (b *backend) Create(ctx context.Context, s *machine.Scope) (string, error) 
 
 // Deliver prepares the clone for its first boot in one reconfigure: metadata that needed the VM's
 // MACs, and the disk grown to spec.diskGiB.
-func (b *backend) Deliver(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) Deliver(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	md, err := metadata(s, vm.MACs)
 	if err != nil || md == nil {
-		return "", machine.Errorf(infrav1.InvalidSpecReason, "metadata: the VM has fewer NICs than spec.network (%v)", err)
+		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: the VM has fewer NICs than spec.network (%v)", err)
 	}
 	extra, err := guestinfo(md, nil)
 	if err != nil {
@@ -222,25 +222,25 @@ func (b *backend) Deliver(ctx context.Context, s *machine.Scope, vm *machine.VM)
 }
 
 // ClearUserData removes the user data (bootstrap token, CA hash) from the VM config.
-func (b *backend) ClearUserData(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) ClearUserData(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	return b.reconfigure(ctx, vm, []types.BaseOptionValue{
 		&types.OptionValue{Key: keyUserData, Value: ""}, &types.OptionValue{Key: keyUserDataEncoding, Value: ""},
 	})
 }
 
-func (b *backend) reconfigure(ctx context.Context, vm *machine.VM, extra []types.BaseOptionValue) (string, error) {
+func (b *backend) reconfigure(ctx context.Context, vm *hypervisor.VM, extra []types.BaseOptionValue) (string, error) {
 	return b.task(ctx, func() (*object.Task, error) {
 		return b.object(vm).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: extra})
 	})
 }
 
 // PowerOn starts the VM.
-func (b *backend) PowerOn(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) PowerOn(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).PowerOn(ctx) })
 }
 
 // PowerOff cuts the power (hard) or asks VMware Tools to shut the guest down.
-func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM, hard bool) (string, error) {
+func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM, hard bool) (string, error) {
 	v := b.object(vm)
 	if !hard {
 		return "", b.sess.check(v.ShutdownGuest(ctx))
@@ -249,7 +249,7 @@ func (b *backend) PowerOff(ctx context.Context, _ *machine.Scope, vm *machine.VM
 }
 
 // Destroy deletes the VM and its disks.
-func (b *backend) Destroy(ctx context.Context, _ *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) Destroy(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
 }
 
@@ -260,12 +260,15 @@ func (b *backend) task(ctx context.Context, start func() (*object.Task, error)) 
 	return ref, b.sess.check(err)
 }
 
+// The vCenter session's property collector reports VM and task changes.
+var _ hypervisor.Watcher = (*backend)(nil)
+
 // Watched reports whether the session's watch follows this machine's VM and tasks, so the
 // lifecycle can poll them slowly.
 func (b *backend) Watched() bool { return b.sess.watch.watching() }
 
 // Settled stops following a provisioned machine's VM (see settled).
-func (b *backend) Settled(*machine.Scope) { b.sess.watch.forget(b.owner) }
+func (b *backend) Settled(*hypervisor.Scope) { b.sess.watch.forget(b.machine) }
 
 // renewing makes a read, and makes it once more on a new session when vCenter ended this one
 // (NotAuthenticated: a vCenter restart, an idle timeout, an administrator): the poll goes on
@@ -285,6 +288,6 @@ func (b *backend) renewing(ctx context.Context, read func() error) error {
 }
 
 // object is the govmomi handle of an observed VM.
-func (b *backend) object(vm *machine.VM) *object.VirtualMachine {
+func (b *backend) object(vm *hypervisor.VM) *object.VirtualMachine {
 	return object.NewVirtualMachine(b.sess.Client, vmRef(vm.Ref.ID))
 }

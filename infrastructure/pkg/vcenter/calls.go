@@ -3,9 +3,7 @@ package vcenter
 import (
 	"context"
 	"reflect"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vmware/govmomi/vim25/soap"
@@ -18,7 +16,14 @@ var callsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "vSphere API calls made by capwin, by method and outcome (ok, fault).",
 }, []string{"method", "outcome"})
 
-func init() { metrics.Registry.MustRegister(callsTotal) }
+// connectionsOpened counts the TLS connections opened to vCenter: with enough idle connections
+// kept (Sessions.MaxIdleConnsPerHost) it grows only with the sessions, not with the calls.
+var connectionsOpened = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "capwin_vcenter_connections_opened_total",
+	Help: "TLS connections capwin opened to vCenter servers.",
+})
+
+func init() { metrics.Registry.MustRegister(callsTotal, connectionsOpened) }
 
 // Method names the vSphere method of a SOAP request body (types are named <Method>Body).
 func Method(req soap.HasFault) string {
@@ -29,73 +34,17 @@ func Method(req soap.HasFault) string {
 	return strings.TrimSuffix(t.Name(), "Body")
 }
 
-// Calls counts calls per method; it is safe for concurrent use.
-type Calls struct {
-	mu sync.Mutex
-	n  map[string]int
+// metricsRoundTripper counts every call into callsTotal.
+type metricsRoundTripper struct {
+	next soap.RoundTripper
 }
 
-// Wrap returns a round tripper that counts into c and into the Prometheus counter.
-func (c *Calls) Wrap(next soap.RoundTripper) soap.RoundTripper {
-	return countingRoundTripper{next: next, calls: c}
-}
-
-// Snapshot returns the counts so far, by method.
-func (c *Calls) Snapshot() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.n))
-	for k, v := range c.n {
-		out[k] = v
-	}
-	return out
-}
-
-// Total is the number of calls so far.
-func (c *Calls) Total() int {
-	n := 0
-	for _, v := range c.Snapshot() {
-		n += v
-	}
-	return n
-}
-
-// Methods lists the methods seen, sorted by count (descending) then name.
-func (c *Calls) Methods() []string {
-	snap := c.Snapshot()
-	names := make([]string, 0, len(snap))
-	for k := range snap {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if snap[names[i]] != snap[names[j]] {
-			return snap[names[i]] > snap[names[j]]
-		}
-		return names[i] < names[j]
-	})
-	return names
-}
-
-type countingRoundTripper struct {
-	next  soap.RoundTripper
-	calls *Calls
-}
-
-func (r countingRoundTripper) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
-	m := Method(req)
+func (r metricsRoundTripper) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
 	err := r.next.RoundTrip(ctx, req, res)
 	outcome := "ok"
 	if err != nil || res.Fault() != nil {
 		outcome = "fault"
 	}
-	callsTotal.WithLabelValues(m, outcome).Inc()
-	if r.calls != nil {
-		r.calls.mu.Lock()
-		if r.calls.n == nil {
-			r.calls.n = map[string]int{}
-		}
-		r.calls.n[m]++
-		r.calls.mu.Unlock()
-	}
+	callsTotal.WithLabelValues(Method(req), outcome).Inc()
 	return err
 }

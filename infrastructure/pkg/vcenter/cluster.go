@@ -8,11 +8,11 @@ import (
 	"github.com/vmware/govmomi/find"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // CheckCluster logs in with the VCenterCluster's identity and finds its datacenter and the
-// placement of every failure domain. Errors carry a condition reason (LoginError, machine.Error).
+// placement of every failure domain. Errors carry a condition reason (LoginError, hypervisor.Error).
 func (p *Provider) CheckCluster(ctx context.Context, vc *infrav1.VCenterCluster) error {
 	sess, err := p.session(ctx, vc)
 	if err != nil {
@@ -61,7 +61,7 @@ func (sess *Session) checkPlacement(ctx context.Context, defaultDC string, p inf
 // Reason returns the condition reason of an error from this package.
 func Reason(err error) string {
 	var le *LoginError
-	var me *machine.Error
+	var me *hypervisor.Error
 	switch {
 	case errors.As(err, &le):
 		return le.Reason

@@ -15,7 +15,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // keyGuestRun records, with the launcher's process id, that capwin started the bootstrap through
@@ -24,10 +24,10 @@ const keyGuestRun = "capwin.bootstrap.started"
 
 // RunInGuest copies the launcher and the bootstrap script into the guest with VMware Tools guest
 // operations, starts the launcher once and records its process id on the VM.
-func (b *backend) RunInGuest(ctx context.Context, s *machine.Scope, vm *machine.VM) (string, error) {
+func (b *backend) RunInGuest(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	launch, err := guest.NewLaunch(s.ComputerName, guest.WithMACs(s.NICs, vm.MACs), guest.LaunchStatus{GuestinfoKey: keyStatus})
 	if err != nil {
-		return "", machine.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
+		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
 	}
 	script, err := launch.Script()
 	if err != nil {
@@ -123,7 +123,7 @@ func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *ty
 // account out); anything else is retried.
 func (b *backend) guestError(err error, auth *types.NamePasswordAuthentication) error {
 	if fault.Is(err, &types.InvalidGuestLogin{}) {
-		return machine.Errorf(infrav1.GuestScriptNotStartedReason,
+		return hypervisor.Errorf(infrav1.GuestScriptNotStartedReason,
 			"the guest refused the login of user %q from spec.guestCredentialsRef: check the Secret", auth.Username)
 	}
 	return fmt.Errorf("guest operations: %w", b.sess.check(err))

@@ -15,7 +15,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // clockSkew is how far vCenter's clock may be ahead of or behind the manager's.
@@ -31,13 +31,13 @@ func maybeSent(err error) bool {
 	return !errors.As(err, &op) || op.Op != "dial"
 }
 
-// noCloneRunning returns a *machine.CreatePending while a clone of the template queued since the
+// noCloneRunning returns a *hypervisor.CreatePending while a clone of the template queued since the
 // object's create intent (less the clock skew) is still running: it may be the create whose
 // answer was lost. vCenter does not tell which VM a running clone makes, so any such clone is
 // waited for; each ends, and then the VM, if it was this one's, is found by its instance UUID.
 // That lookup is made again here, after the tasks: a clone that ended between Find and this
 // check is gone from the running tasks, and its VM is there now.
-func (b *backend) noCloneRunning(ctx context.Context, s *machine.Scope, template types.ManagedObjectReference) error {
+func (b *backend) noCloneRunning(ctx context.Context, s *hypervisor.Scope, template types.ManagedObjectReference) error {
 	if err := b.clonesEnded(ctx, s, template); err != nil {
 		return err
 	}
@@ -47,15 +47,15 @@ func (b *backend) noCloneRunning(ctx context.Context, s *machine.Scope, template
 		return b.sess.check(err)
 	}
 	if ref != nil {
-		return &machine.CreatePending{Err: fmt.Errorf(
+		return &hypervisor.CreatePending{Err: fmt.Errorf(
 			"VM %s with instance UUID %s appeared: the create whose answer was lost ended; adopting it", ref.Reference().Value, uid)}
 	}
 	return nil
 }
 
-// clonesEnded returns a *machine.CreatePending while a clone of the template queued since the
+// clonesEnded returns a *hypervisor.CreatePending while a clone of the template queued since the
 // create intent is running.
-func (b *backend) clonesEnded(ctx context.Context, s *machine.Scope, template types.ManagedObjectReference) error {
+func (b *backend) clonesEnded(ctx context.Context, s *hypervisor.Scope, template types.ManagedObjectReference) error {
 	pc := property.DefaultCollector(b.sess.Client)
 	var tmpl mo.VirtualMachine
 	if err := pc.RetrieveOne(ctx, template, []string{"recentTask"}, &tmpl); err != nil {
@@ -74,7 +74,7 @@ func (b *backend) clonesEnded(ctx context.Context, s *machine.Scope, template ty
 		running := i.State == types.TaskInfoStateQueued || i.State == types.TaskInfoStateRunning
 		// vCenter names it VirtualMachine.clone, vcsim VirtualMachine.cloneVm.
 		if running && strings.HasPrefix(i.DescriptionId, "VirtualMachine.clone") && i.QueueTime.After(since) {
-			return &machine.CreatePending{Err: fmt.Errorf(
+			return &hypervisor.CreatePending{Err: fmt.Errorf(
 				"clone task %s of the template, queued at %s, may be this machine's create whose answer was lost: waiting for it to end",
 				i.Key, i.QueueTime.UTC().Format(time.RFC3339))}
 		}

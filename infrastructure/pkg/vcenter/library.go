@@ -12,7 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // template finds the VM template to clone: an inventory path or name, or a VM template item of
@@ -51,21 +51,21 @@ func (sess *Session) libraryTemplate(ctx context.Context, libraryName, itemName 
 	lm := library.NewManager(rc)
 	lib, err := lm.GetLibraryByName(ctx, libraryName)
 	if err != nil {
-		return nil, machine.Errorf(infrav1.InvalidSpecReason, "spec.contentLibrary: library %q not found: %v", libraryName, err)
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "spec.contentLibrary: library %q not found: %v", libraryName, err)
 	}
 	ids, err := lm.FindLibraryItems(ctx, library.FindItem{LibraryID: lib.ID, Name: itemName})
 	if err != nil {
 		return nil, fmt.Errorf("find item %q in library %q: %w", itemName, libraryName, err)
 	}
 	if len(ids) == 0 {
-		return nil, machine.Errorf(infrav1.InvalidSpecReason, "spec.template: content library %q has no item %q", libraryName, itemName)
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "spec.template: content library %q has no item %q", libraryName, itemName)
 	}
 	item, err := lm.GetLibraryItem(ctx, ids[0])
 	if err != nil {
 		return nil, fmt.Errorf("read item %q: %w", itemName, err)
 	}
 	if item.Type != "vm-template" {
-		return nil, machine.Errorf(infrav1.InvalidSpecReason,
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason,
 			"spec.template: item %q of library %q is of type %q; only VM template items can be cloned (convert an OVF item to a VM template item)",
 			itemName, libraryName, item.Type)
 	}

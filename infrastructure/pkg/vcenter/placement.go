@@ -15,7 +15,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // placementTTL bounds how long looked-up references are trusted; inventory moves are picked up
@@ -118,13 +118,13 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 		return nil, sess.check(err)
 	}
 	if props.Config == nil {
-		return nil, machine.Errorf(infrav1.InvalidSpecReason, "template %q has no configuration (is it accessible?)", w.Template)
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "template %q has no configuration (is it accessible?)", w.Template)
 	}
 	r.Devices = object.VirtualDeviceList(props.Config.Hardware.Device)
 	if w.Snapshot != "" {
 		snap := findSnapshot(props.Snapshot, w.Snapshot)
 		if snap == nil {
-			return nil, machine.Errorf(infrav1.InvalidSpecReason, "spec.snapshot: template %q has no snapshot %q (linkedClone needs one)", w.Template, w.Snapshot)
+			return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "spec.snapshot: template %q has no snapshot %q (linkedClone needs one)", w.Template, w.Snapshot)
 		}
 		r.Snapshot = snap
 	}
@@ -201,11 +201,11 @@ func notFound(what, name string, err error) error {
 	var dmf *find.DefaultMultipleFoundError
 	switch {
 	case errors.As(err, &dmf):
-		return machine.Errorf(infrav1.InvalidSpecReason, "%s: vCenter has several, so the spec must name one", what)
+		return hypervisor.Errorf(infrav1.InvalidSpecReason, "%s: vCenter has several, so the spec must name one", what)
 	case errors.As(err, &nf), errors.As(err, &dnf):
-		return machine.Errorf(infrav1.InvalidSpecReason, "%s %q not found in vCenter", what, name)
+		return hypervisor.Errorf(infrav1.InvalidSpecReason, "%s %q not found in vCenter", what, name)
 	case errors.As(err, &mf):
-		return machine.Errorf(infrav1.InvalidSpecReason, "%s %q matches several objects: give its inventory path", what, name)
+		return hypervisor.Errorf(infrav1.InvalidSpecReason, "%s %q matches several objects: give its inventory path", what, name)
 	}
 	return fmt.Errorf("look up %s %q: %w", what, name, err)
 }
@@ -219,7 +219,7 @@ func (sess *Session) profileID(ctx context.Context, name string) (string, error)
 	id, err := pc.ProfileIDByName(ctx, name)
 	if err != nil {
 		if strings.Contains(err.Error(), "no pbm profile found") {
-			return "", machine.Errorf(infrav1.InvalidSpecReason, "storagePolicy %q not found in vCenter", name)
+			return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "storagePolicy %q not found in vCenter", name)
 		}
 		return "", fmt.Errorf("look up storagePolicy %q: %w", name, err)
 	}

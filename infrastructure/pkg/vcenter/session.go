@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vmware/govmomi/fault"
@@ -65,14 +64,12 @@ type Sessions struct {
 	MaxIdleConnsPerHost int
 	// KeepAlive is the interval of the keep-alive call on an idle session.
 	KeepAlive time.Duration
-	// Calls, when set, counts every call by method (the benchmark reads it).
-	Calls *Calls
-	// Wrap, when set, wraps every session's round tripper (tests inject faults with it).
-	Wrap func(soap.RoundTripper) soap.RoundTripper
+	// WrapTransport, when set, wraps every session's SOAP round tripper, as rest.Config's
+	// WrapTransport does for the API server: it sees each vSphere call and its answer (call
+	// counting, tracing, timing, fault injection). capwin_vcenter_calls_total counts outside it.
+	WrapTransport func(soap.RoundTripper) soap.RoundTripper
 	// UserAgent is sent with every call.
 	UserAgent string
-	// Dials counts the TLS connections opened to vCenter (the benchmark reports it).
-	Dials atomic.Int64
 	// Gate keeps a refused identity and an unreachable vCenter from being tried on every reconcile.
 	Gate *logingate.Gate
 	// MaxTasks bounds the tasks (clone, reconfigure, power, destroy) this manager runs at once on
@@ -100,7 +97,7 @@ type Sessions struct {
 type Session struct {
 	Client *vim25.Client
 	key    string
-	owner  *Sessions
+	pool   *Sessions
 	places *placementCache
 	stop   func()
 	// user logs in to the vAPI (REST) endpoint, which content libraries need.
@@ -264,7 +261,7 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := dial(ctx, network, addr)
 		if err == nil {
-			s.Dials.Add(1)
+			connectionsOpened.Inc()
 		}
 		return conn, err
 	}
@@ -277,15 +274,15 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	}
 	ka := keepalive.NewHandlerSOAP(sc, max(s.KeepAlive, time.Minute), nil)
 	var rt soap.RoundTripper = ka
-	if s.Wrap != nil {
-		rt = s.Wrap(rt)
+	if s.WrapTransport != nil {
+		rt = s.WrapTransport(rt)
 	}
-	vc.RoundTripper = countingRoundTripper{next: rt, calls: s.Calls}
+	vc.RoundTripper = metricsRoundTripper{next: rt}
 	if err := session.NewManager(vc).Login(ctx, url.UserPassword(cred.Username, cred.Password)); err != nil {
 		ka.Stop()
 		return nil, classifyLogin(err)
 	}
-	return &Session{Client: vc, owner: s, places: newPlacementCache(), stop: ka.Stop,
+	return &Session{Client: vc, pool: s, places: newPlacementCache(), stop: ka.Stop,
 		user: url.UserPassword(cred.Username, cred.Password), server: u.Host}, nil
 }
 
@@ -342,7 +339,7 @@ func classifyLogin(err error) error {
 // check drops the session when vCenter says it is no longer logged in, and passes err on.
 func (sess *Session) check(err error) error {
 	if err != nil && fault.Is(err, &types.NotAuthenticated{}) {
-		sess.owner.Invalidate(sess)
+		sess.pool.Invalidate(sess)
 	}
 	return err
 }

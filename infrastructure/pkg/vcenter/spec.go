@@ -11,7 +11,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // cloneInput is everything the clone spec is built from; building it does no I/O.
@@ -80,7 +80,7 @@ func guestinfo(metadata, userData []byte) ([]types.BaseOptionValue, error) {
 			return nil, err
 		}
 		if len(v) > maxGuestinfo {
-			return nil, machine.Errorf(infrav1.BootstrapDataTooLargeReason,
+			return nil, hypervisor.Errorf(infrav1.BootstrapDataTooLargeReason,
 				"bootstrap data is %d bytes gzip+base64 encoded; vSphere allows %d bytes in %s: shrink the WindowsConfig (files, commands)",
 				len(v), maxGuestinfo, keyUserData)
 		}
@@ -89,7 +89,7 @@ func guestinfo(metadata, userData []byte) ([]types.BaseOptionValue, error) {
 	if metadata != nil {
 		v := base64.StdEncoding.EncodeToString(metadata)
 		if len(v) > maxGuestinfo {
-			return nil, machine.Errorf(infrav1.BootstrapDataTooLargeReason, "metadata is %d bytes base64 encoded; vSphere allows %d", len(v), maxGuestinfo)
+			return nil, hypervisor.Errorf(infrav1.BootstrapDataTooLargeReason, "metadata is %d bytes base64 encoded; vSphere allows %d", len(v), maxGuestinfo)
 		}
 		out = append(out, &types.OptionValue{Key: keyMetadata, Value: v}, &types.OptionValue{Key: keyMetadataEncoding, Value: "base64"})
 	}
@@ -154,7 +154,7 @@ func diskChange(spec *infrav1.VCenterMachineSpec, devices object.VirtualDeviceLi
 	}
 	disks := devices.SelectByType((*types.VirtualDisk)(nil))
 	if len(disks) == 0 {
-		return nil, machine.Errorf(infrav1.InvalidSpecReason, "spec.diskGiB: the template has no disk")
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "spec.diskGiB: the template has no disk")
 	}
 	disk := disks[0].(*types.VirtualDisk)
 	want := int64(spec.DiskGiB) * 1024 * 1024
@@ -164,7 +164,7 @@ func diskChange(spec *infrav1.VCenterMachineSpec, devices object.VirtualDeviceLi
 	}
 	switch {
 	case want < have:
-		return nil, machine.Errorf(infrav1.InvalidSpecReason,
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason,
 			"spec.diskGiB: %d GiB is smaller than the template's disk (%.1f GiB); disks can only grow", spec.DiskGiB, float64(have)/(1024*1024))
 	case want == have:
 		return nil, nil

@@ -14,7 +14,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // template is a resolved template with one 10 GiB disk and two NICs.
@@ -118,16 +118,16 @@ func TestCloneSpecNICsAndModes(t *testing.T) {
 func TestCloneSpecRefuses(t *testing.T) {
 	g := NewWithT(t)
 	_, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }), UID: "u", Place: template()})
-	var e *machine.Error
+	var e *hypervisor.Error
 	g.Expect(err).To(BeAssignableToTypeOf(e))
-	g.Expect(err.(*machine.Error).Reason).To(Equal(infrav1.InvalidSpecReason))
+	g.Expect(err.(*hypervisor.Error).Reason).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring("spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"))
 
 	big := make([]byte, 60*1024) // random bytes do not compress: 80 KiB once base64 encoded
 	_, _ = rand.Read(big)
 	_, err = guestinfo(nil, big)
 	g.Expect(err).To(HaveOccurred())
-	g.Expect(err.(*machine.Error).Reason).To(Equal(infrav1.BootstrapDataTooLargeReason))
+	g.Expect(err.(*hypervisor.Error).Reason).To(Equal(infrav1.BootstrapDataTooLargeReason))
 
 	// Exactly at the limit is fine; one byte over is not.
 	g.Expect(len(base64.StdEncoding.EncodeToString(make([]byte, 49152)))).To(Equal(maxGuestinfo))

@@ -12,7 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // DefaultMaxTasks is --vcenter-max-tasks' default. vCenter queues what it cannot run at once
@@ -134,10 +134,10 @@ func (s *Sessions) inFlight(host string) int {
 }
 
 // startTask starts a task when the server has a free slot (or there is no limit), else returns a
-// *machine.Throttled and sends nothing. commit, when set, runs after the slot was taken and
+// *hypervisor.Throttled and sends nothing. commit, when set, runs after the slot was taken and
 // before the start (the create intent); its error frees the slot.
 func (b *backend) startTask(ctx context.Context, commit func() error, start func() (*object.Task, error)) (string, error) {
-	limit, host := b.sess.owner.MaxTasks, b.sess.host()
+	limit, host := b.sess.pool.MaxTasks, b.sess.host()
 	if limit > 0 {
 		if err := b.takeSlot(ctx, host, limit); err != nil {
 			return "", err
@@ -146,7 +146,7 @@ func (b *backend) startTask(ctx context.Context, commit func() error, start func
 	ref := ""
 	defer func() {
 		if limit > 0 {
-			b.sess.owner.slots.started(host, ref, time.Now())
+			b.sess.pool.slots.started(host, ref, time.Now())
 		}
 	}()
 	if commit != nil {
@@ -159,14 +159,14 @@ func (b *backend) startTask(ctx context.Context, commit func() error, start func
 		return "", err
 	}
 	ref = task.Reference().Value
-	b.sess.watch.task(b.owner, task.Reference())
+	b.sess.watch.task(b.machine, task.Reference())
 	return ref, nil
 }
 
 // takeSlot takes a slot of the server, reading the states of its tasks first when none is free
 // and a sweep is due.
 func (b *backend) takeSlot(ctx context.Context, host string, limit int) error {
-	slots := &b.sess.owner.slots
+	slots := &b.sess.pool.slots
 	ok, sweep, n := slots.take(host, limit, time.Now())
 	if !ok && sweep {
 		slots.ended(host, b.endedTasks(ctx, slots.runningRefs(host))...)
@@ -174,7 +174,7 @@ func (b *backend) takeSlot(ctx context.Context, host string, limit int) error {
 	}
 	if !ok {
 		taskSlotWaits.WithLabelValues(host).Inc()
-		return &machine.Throttled{Message: fmt.Sprintf(
+		return &hypervisor.Throttled{Message: fmt.Sprintf(
 			"%d tasks of this manager run on vCenter %s (--vcenter-max-tasks=%d): the next starts when one ends", n, host, limit)}
 	}
 	return nil

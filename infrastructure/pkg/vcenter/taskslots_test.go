@@ -12,8 +12,8 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
 // TestTaskSlotSweep: a slot held by a task whose end no reconcile saw (its object was deleted)
@@ -49,7 +49,7 @@ func TestTaskSlotSweep(t *testing.T) {
 	}
 	started("task-lost-1") // never polled again; vCenter does not know it
 	started("task-lost-2") // the first was swept
-	var throttled *machine.Throttled
+	var throttled *hypervisor.Throttled
 	if err := b.takeSlot(ctx, host, 1); !errors.As(err, &throttled) {
 		t.Fatalf("a full server with no sweep due gave %v, want Throttled", err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // guestinfo keys (cloudbase-init's and cloud-init's VMware datasource; capwin's status key).
@@ -50,7 +50,7 @@ func vmRef(id string) types.ManagedObjectReference {
 // Find looks the VM up by the reference in status (one call), else by instance UUID (the
 // object's UID), else, for a machine moved by clusterctl (new UID), by the BIOS UUID of its
 // providerID. Whatever the path, a VM is returned only when it is this object's (owned).
-func (b *backend) Find(ctx context.Context, s *machine.Scope) (vm *machine.VM, err error) {
+func (b *backend) Find(ctx context.Context, s *hypervisor.Scope) (vm *hypervisor.VM, err error) {
 	err = b.renewing(ctx, func() error {
 		vm, err = b.find(ctx, s)
 		return err
@@ -58,7 +58,7 @@ func (b *backend) Find(ctx context.Context, s *machine.Scope) (vm *machine.VM, e
 	return vm, err
 }
 
-func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, error) {
+func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	follow := !settled(s)
 	want := st.VM.InstanceUUID
@@ -66,12 +66,12 @@ func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 		want = string(s.InfraMachine.GetUID())
 	}
 	if st.VM.ID != "" {
-		vm, owner, err := b.read(ctx, vmRef(st.VM.ID), follow)
+		vm, mark, err := b.read(ctx, vmRef(st.VM.ID), follow)
 		if err != nil && !fault.Is(err, &types.ManagedObjectNotFound{}) {
 			return nil, err
 		}
 		if vm != nil && strings.EqualFold(vm.Ref.InstanceUUID, want) {
-			return owned(s, vm, owner, "status.vm.id")
+			return owned(s, vm, mark, "status.vm.id")
 		}
 	}
 	idx := object.NewSearchIndex(b.sess.Client)
@@ -92,14 +92,14 @@ func (b *backend) find(ctx context.Context, s *machine.Scope) (*machine.VM, erro
 		}
 	}
 	if ref == nil {
-		b.sess.watch.forget(b.owner)
+		b.sess.watch.forget(b.machine)
 		return nil, nil
 	}
-	vm, owner, err := b.read(ctx, ref.Reference(), follow)
+	vm, mark, err := b.read(ctx, ref.Reference(), follow)
 	if err != nil || vm == nil {
 		return nil, err
 	}
-	return owned(s, vm, owner, via)
+	return owned(s, vm, mark, via)
 }
 
 // ownerMark is the value of keyOwner for an object.
@@ -111,25 +111,25 @@ func ownerMark(obj client.Object) string {
 // it for this very object), or its owner mark names the object's namespace and name (the object
 // was re-created by clusterctl move with a new UID). Any other VM was found through a value the
 // user can write (status, spec.providerID) and is refused.
-func owned(s *machine.Scope, vm *machine.VM, owner, via string) (*machine.VM, error) {
+func owned(s *hypervisor.Scope, vm *hypervisor.VM, mark, via string) (*hypervisor.VM, error) {
 	obj := s.InfraMachine
 	if strings.EqualFold(vm.Ref.InstanceUUID, string(obj.GetUID())) {
 		return vm, nil
 	}
-	if ns, name, ok := parseOwner(owner); ok && ns == obj.GetNamespace() && name == obj.GetName() {
+	if ns, name, ok := parseOwnerMark(mark); ok && ns == obj.GetNamespace() && name == obj.GetName() {
 		return vm, nil
 	}
 	why := "it has no " + keyOwner + " mark (capwin did not create it)"
-	if owner != "" {
-		why = fmt.Sprintf("its %s mark is %q, not this object's", keyOwner, owner)
+	if mark != "" {
+		why = fmt.Sprintf("its %s mark is %q, not this object's", keyOwner, mark)
 	}
-	return nil, machine.NotOwned("VM %s (instance UUID %s), found by %s, is not this machine's: %s; capwin leaves it alone",
+	return nil, hypervisor.NotOwned("VM %s (instance UUID %s), found by %s, is not this machine's: %s; capwin leaves it alone",
 		vm.Ref.ID, vm.Ref.InstanceUUID, via, why)
 }
 
-// parseOwner returns the namespace and name of an owner mark (its UID is for people: a moved
+// parseOwnerMark returns the namespace and name of an owner mark (its UID is for people: a moved
 // object has a new one).
-func parseOwner(mark string) (ns, name string, ok bool) {
+func parseOwnerMark(mark string) (ns, name string, ok bool) {
 	parts := strings.Split(mark, "/")
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
 		return "", "", false
@@ -141,15 +141,15 @@ func parseOwner(mark string) (ns, name string, ok bool) {
 // first address): its machine is provisioned and not being deleted. It waits for its Node
 // through the workload cluster's watch and reads its VM at the guest poll interval until then;
 // keeping it out of the view keeps the view to the machines in flight.
-func settled(s *machine.Scope) bool {
+func settled(s *hypervisor.Scope) bool {
 	obj := s.InfraMachine
 	return ptr.Deref(obj.GetMachineStatus().Initialization.Provisioned, false) && obj.GetDeletionTimestamp().IsZero()
 }
 
-// read observes one VM in one RetrieveProperties call; owner is its keyOwner mark. The watch
+// read observes one VM in one RetrieveProperties call; mark is its keyOwner value. The watch
 // follows the VM from then on when follow is set (a settled machine's VM was let go by
 // Settled, in the reconcile that provisioned it).
-func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*machine.VM, string, error) {
+func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*hypervisor.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
 		return nil, "", b.sess.check(err)
@@ -160,20 +160,20 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, fo
 	if len(content) == 0 {
 		return nil, "", nil
 	}
-	vm, devices, owner := observe(ref, content[0])
+	vm, devices, mark := observe(ref, content[0])
 	if follow {
-		b.sess.watch.vm(b.owner, ref, content[0].PropSet)
+		b.sess.watch.vm(b.machine, ref, content[0].PropSet)
 	}
 	b.devices = devices
 	if grow, err := diskChange(b.spec, devices); err == nil && grow != nil {
 		vm.Delivered = false // the disk is grown before the first boot, with the metadata
 	}
-	return vm, owner, nil
+	return vm, mark, nil
 }
 
 // observe turns the properties of one VM into the lifecycle's view of it.
-func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *machine.VM, devices object.VirtualDeviceList, owner string) {
-	vm = &machine.VM{Ref: infrav1.VMReference{ID: ref.Value}}
+func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *hypervisor.VM, devices object.VirtualDeviceList, mark string) {
+	vm = &hypervisor.VM{Ref: infrav1.VMReference{ID: ref.Value}}
 	var nets []types.GuestNicInfo
 	for _, p := range oc.PropSet {
 		switch p.Name {
@@ -203,12 +203,12 @@ func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *mach
 		case extraConfigPath(keyGuestRun):
 			vm.GuestRunStarted = optionValue(p.Val) != ""
 		case extraConfigPath(keyOwner):
-			owner = optionValue(p.Val)
+			mark = optionValue(p.Val)
 		}
 	}
 	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)
 	vm.MACs, vm.IPs = nicAddresses(devices, nets)
-	return vm, devices, owner
+	return vm, devices, mark
 }
 
 // nicAddresses joins the VM's NICs with what the guest reports, by MAC: guest adapters that are
@@ -261,20 +261,20 @@ func optionValue(v any) string {
 	return ""
 }
 
-func powerState(v any) machine.PowerState {
+func powerState(v any) hypervisor.PowerState {
 	switch v {
 	case types.VirtualMachinePowerStatePoweredOn:
-		return machine.PoweredOn
+		return hypervisor.PoweredOn
 	case types.VirtualMachinePowerStateSuspended:
-		return machine.Suspended
+		return hypervisor.Suspended
 	}
-	return machine.PoweredOff
+	return hypervisor.PoweredOff
 }
 
 // Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown. A task
 // that ended frees its slot (--vcenter-max-tasks). A session
 // vCenter ended meanwhile is replaced and the read made again: the task lives on in vCenter.
-func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machine.Task, error) {
+func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hypervisor.Task, error) {
 	var content []types.ObjectContent
 	task := types.ManagedObjectReference{Type: "Task", Value: ref}
 	err := b.renewing(ctx, func() error {
@@ -286,17 +286,17 @@ func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machi
 	})
 	if err != nil {
 		if fault.Is(err, &types.ManagedObjectNotFound{}) {
-			b.sess.owner.slots.ended(b.sess.host(), ref)
-			return machine.Task{State: machine.TaskUnknown}, nil
+			b.sess.pool.slots.ended(b.sess.host(), ref)
+			return hypervisor.Task{State: hypervisor.TaskUnknown}, nil
 		}
-		return machine.Task{}, b.sess.check(err)
+		return hypervisor.Task{}, b.sess.check(err)
 	}
-	t := machine.Task{State: machine.TaskUnknown}
+	t := hypervisor.Task{State: hypervisor.TaskUnknown}
 	defer func() {
-		if t.State == machine.TaskRunning {
-			b.sess.watch.task(b.owner, task) // started before this manager (re)started
+		if t.State == hypervisor.TaskRunning {
+			b.sess.watch.task(b.machine, task) // started before this manager (re)started
 		} else {
-			b.sess.owner.slots.ended(b.sess.host(), ref)
+			b.sess.pool.slots.ended(b.sess.host(), ref)
 		}
 	}()
 	for _, oc := range content {
@@ -319,12 +319,12 @@ func (b *backend) Task(ctx context.Context, _ *machine.Scope, ref string) (machi
 	return t, nil
 }
 
-func taskState(s types.TaskInfoState) machine.TaskState {
+func taskState(s types.TaskInfoState) hypervisor.TaskState {
 	switch s {
 	case types.TaskInfoStateSuccess:
-		return machine.TaskSucceeded
+		return hypervisor.TaskSucceeded
 	case types.TaskInfoStateError:
-		return machine.TaskFailed
+		return hypervisor.TaskFailed
 	}
-	return machine.TaskRunning
+	return hypervisor.TaskRunning
 }

@@ -57,10 +57,10 @@ func (s *vmState) set(name string, val any) {
 // entry is one watched object: the machine (VCenterMachine namespace/name) it belongs to and, for
 // a VM, the values last seen.
 type entry struct {
-	owner  k8stypes.NamespacedName
-	task   bool
-	state  vmState
-	inView bool // added to the current loop's view
+	machine k8stypes.NamespacedName
+	task    bool
+	state   vmState
+	inView  bool // added to the current loop's view
 	// gone: a finished task, to leave the view with the next change of it.
 	gone bool
 }
@@ -88,31 +88,31 @@ func (r *registry) poke() {
 	}
 }
 
-// task follows a task capwin started for owner until it ends, unless owner's VM is followed:
+// task follows a task capwin started for a machine until it ends, unless its VM is followed:
 // what its tasks do shows on the VM (vmWatchPaths), and a task that fails is seen at the
 // safety-net poll.
-func (r *registry) task(owner k8stypes.NamespacedName, ref types.ManagedObjectReference) {
+func (r *registry) task(machine k8stypes.NamespacedName, ref types.ManagedObjectReference) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range r.objs {
-		if e.owner == owner && !e.task && !e.gone {
+		if e.machine == machine && !e.task && !e.gone {
 			return
 		}
 	}
 	if e := r.objs[ref]; e != nil {
-		e.owner = owner
+		e.machine = machine
 		return
 	}
-	r.objs[ref] = &entry{owner: owner, task: true}
+	r.objs[ref] = &entry{machine: machine, task: true}
 	r.poke()
 }
 
-// vm follows owner's VM; props are the values the reconcile just read, so only a later change
+// vm follows the machine's VM; props are the values the reconcile just read, so only a later change
 // wakes the machine.
-func (r *registry) vm(owner k8stypes.NamespacedName, ref types.ManagedObjectReference, props []types.DynamicProperty) {
+func (r *registry) vm(machine k8stypes.NamespacedName, ref types.ManagedObjectReference, props []types.DynamicProperty) {
 	if r == nil {
 		return
 	}
@@ -124,22 +124,22 @@ func (r *registry) vm(owner k8stypes.NamespacedName, ref types.ManagedObjectRefe
 	defer r.mu.Unlock()
 	if e := r.objs[ref]; e != nil {
 		// One that was forgotten (settled) and is still in the view is followed again.
-		e.owner, e.state, e.gone = owner, st, false
+		e.machine, e.state, e.gone = machine, st, false
 		return
 	}
-	r.objs[ref] = &entry{owner: owner, state: st}
+	r.objs[ref] = &entry{machine: machine, state: st}
 	r.poke()
 }
 
-// forget stops following owner's VMs (it has none any more, or they are settled).
-func (r *registry) forget(owner k8stypes.NamespacedName) {
+// forget stops following the machine's VMs (it has none any more, or they are settled).
+func (r *registry) forget(machine k8stypes.NamespacedName) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for ref, e := range r.objs {
-		if e.owner == owner && !e.task {
+		if e.machine == machine && !e.task {
 			e.gone = true
 			if !e.inView {
 				delete(r.objs, ref)
@@ -211,14 +211,14 @@ func (r *registry) unsent(gen int, add []types.ManagedObjectReference) {
 func (r *registry) missing(refs []types.ManagedObjectReference) []k8stypes.NamespacedName {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var owners []k8stypes.NamespacedName
+	var machines []k8stypes.NamespacedName
 	for _, ref := range refs {
 		if e := r.objs[ref]; e != nil {
-			owners = append(owners, e.owner)
+			machines = append(machines, e.machine)
 			delete(r.objs, ref)
 		}
 	}
-	return owners
+	return machines
 }
 
 // apply takes one update of loop gen and returns the machine to wake, if any: a task that ended,
@@ -232,13 +232,13 @@ func (r *registry) apply(gen int, u types.ObjectUpdate) (k8stypes.NamespacedName
 	}
 	if u.Kind == types.ObjectUpdateKindLeave {
 		delete(r.objs, u.Obj)
-		return e.owner, true
+		return e.machine, true
 	}
 	if e.task {
 		for _, c := range u.ChangeSet {
 			if s, ok := c.Val.(types.TaskInfoState); ok && (s == types.TaskInfoStateSuccess || s == types.TaskInfoStateError) {
 				e.gone = true
-				return e.owner, true
+				return e.machine, true
 			}
 		}
 		return k8stypes.NamespacedName{}, false
@@ -254,19 +254,19 @@ func (r *registry) apply(gen int, u types.ObjectUpdate) (k8stypes.NamespacedName
 		return k8stypes.NamespacedName{}, false
 	}
 	e.state = st
-	return e.owner, true
+	return e.machine, true
 }
 
-// owners lists every machine followed.
-func (r *registry) owners() []k8stypes.NamespacedName {
+// machines lists every machine followed.
+func (r *registry) machines() []k8stypes.NamespacedName {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seen := map[k8stypes.NamespacedName]bool{}
 	var out []k8stypes.NamespacedName
 	for _, e := range r.objs {
-		if !seen[e.owner] {
-			seen[e.owner] = true
-			out = append(out, e.owner)
+		if !seen[e.machine] {
+			seen[e.machine] = true
+			out = append(out, e.machine)
 		}
 	}
 	return out

@@ -19,9 +19,9 @@ func update(ref types.ManagedObjectReference, kind types.ObjectUpdateKind, chang
 
 func woke(t *testing.T, r *registry, gen int, u types.ObjectUpdate, want bool) {
 	t.Helper()
-	owner, ok := r.apply(gen, u)
-	if ok != want || (ok && owner != machineA) {
-		t.Fatalf("apply(%s %s %v) = %v, %v; want a wake: %v", u.Kind, u.Obj.Value, u.ChangeSet, owner, ok, want)
+	machine, ok := r.apply(gen, u)
+	if ok != want || (ok && machine != machineA) {
+		t.Fatalf("apply(%s %s %v) = %v, %v; want a wake: %v", u.Kind, u.Obj.Value, u.ChangeSet, machine, ok, want)
 	}
 }
 
@@ -78,8 +78,8 @@ func TestRegistryVM(t *testing.T) {
 	woke(t, r, gen-1, update(vmA, types.ObjectUpdateKindModify, ip), false) // the old loop is ignored
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindEnter, on, ip, report, delivered), false)
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindLeave), true)
-	if owners := r.owners(); len(owners) != 0 {
-		t.Fatalf("owners after the VM left: %v", owners)
+	if machines := r.machines(); len(machines) != 0 {
+		t.Fatalf("machines after the VM left: %v", machines)
 	}
 }
 
@@ -88,8 +88,8 @@ func TestRegistryMissing(t *testing.T) {
 	r := newRegistry()
 	r.restart()
 	r.task(machineA, taskRef)
-	if owners := r.missing([]types.ManagedObjectReference{taskRef}); len(owners) != 1 || owners[0] != machineA {
-		t.Fatalf("missing = %v", owners)
+	if machines := r.missing([]types.ManagedObjectReference{taskRef}); len(machines) != 1 || machines[0] != machineA {
+		t.Fatalf("missing = %v", machines)
 	}
 	var nilRegistry *registry
 	nilRegistry.task(machineA, taskRef) // sessions without a watch

@@ -80,8 +80,8 @@ func (l *loop) run(ctx context.Context) {
 			return
 		}
 		if fault.Is(err, &types.NotAuthenticated{}) {
-			l.sess.owner.Invalidate(l.sess)
-			for _, o := range l.reg.owners() {
+			l.sess.pool.Invalidate(l.sess)
+			for _, o := range l.reg.machines() {
 				l.wake(o)
 			}
 			return

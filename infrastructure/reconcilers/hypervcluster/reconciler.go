@@ -23,8 +23,8 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/webhooks"
 	"github.com/capwin/capwin/internal/admit"
 )
@@ -137,7 +137,7 @@ func (r *Reconciler) vmsPerHost(ctx context.Context, hc *infrav1.HyperVCluster) 
 
 // reason maps a host error to a HypervisorAvailable reason.
 func reason(err error) string {
-	var terminal *machine.Error
+	var terminal *hypervisor.Error
 	if errors.As(err, &terminal) { // the credentials may not be used (CredentialsInUse ...)
 		return terminal.Reason
 	}

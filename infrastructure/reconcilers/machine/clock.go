@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // stepTime is one completed bootstrap step.
@@ -42,7 +42,7 @@ type stepClock struct {
 // a reboot) changes nothing; Succeeded completes the current step. Unknown steps are ignored,
 // and so is the first step seen by a manager that did not send the machine's create.
 func (c *stepClock) advance(step, state string, now time.Time) (stepTime, bool) {
-	idx := guest.StepIndex(step)
+	idx := guestos.StepIndex(step)
 	if idx < 0 {
 		return stepTime{}, false
 	}
@@ -50,14 +50,14 @@ func (c *stepClock) advance(step, state string, now time.Time) (stepTime, bool) 
 		c.step, c.since, c.unknownStart = step, now, c.created.IsZero()
 		return stepTime{}, false
 	}
-	cur := guest.StepIndex(c.step)
+	cur := guestos.StepIndex(c.step)
 	var completed stepTime
 	skip := c.unknownStart
 	switch {
 	case idx > cur:
 		completed = stepTime{c.step, now.Sub(c.since)}
 		c.step, c.since, c.unknownStart = step, now, false
-	case idx == cur && state == guest.ReportSucceeded:
+	case idx == cur && state == guestos.ReportSucceeded:
 		completed = stepTime{c.step, now.Sub(c.since)}
 	default:
 		return stepTime{}, false

@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"fmt"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,7 +18,7 @@ const defaultSoftTimeout = 5 * time.Minute
 
 // reconcileDelete powers the VM off (by mode), destroys it, checks it is gone, releases the IP
 // claims and only then drops the finalizer. A VM that is already gone is success.
-func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func() error) (ctrl.Result, error) {
+func (r *Reconciler) reconcileDelete(ctx context.Context, s *hypervisor.Scope, persist func() error) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	r.setState(obj, infrav1.StateDeleting)
 	waiting(obj, infrav1.DeletingReason, "Deleting the VM")
@@ -26,7 +27,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 	}
 	b, vm, stop, res, err := r.observe(ctx, s)
 	if stop {
-		if isNotOwned(err) {
+		if hypervisor.IsNotOwned(err) {
 			// Not capwin's VM for this object: it is never deleted, whoever points at it.
 			return ctrl.Result{}, r.forget(ctx, s, infrav1.VMNotOwnedReason, err.Error())
 		}
@@ -45,7 +46,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 		return ctrl.Result{}, nil
 	}
 	st.VM = vm.Ref
-	if vm.Power != PoweredOff {
+	if vm.Power != hypervisor.PoweredOff {
 		return r.powerOff(ctx, s, b, vm)
 	}
 	ref, err := b.Destroy(ctx, s, vm)
@@ -57,7 +58,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *Scope, persist func
 
 // forget drops the finalizer without deleting the VM (ForgetVMAnnotation, or a VM that is not
 // the object's) and names the VM it leaves behind; why says what made it do so.
-func (r *Reconciler) forget(ctx context.Context, s *Scope, reason, why string) error {
+func (r *Reconciler) forget(ctx context.Context, s *hypervisor.Scope, reason, why string) error {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
 		return fmt.Errorf("release IP address claims: %w", err)
@@ -86,7 +87,7 @@ func addressList(st *infrav1.MachineStatus) []string {
 
 // powerOff stops a running VM: hard at once; soft asks the guest once and waits; trySoft asks
 // and cuts the power after the timeout (counted from the start of the delete).
-func (r *Reconciler) powerOff(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, error) {
+func (r *Reconciler) powerOff(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	mode := s.Spec.PowerOffMode
 	timeout := defaultSoftTimeout
@@ -94,7 +95,7 @@ func (r *Reconciler) powerOff(ctx context.Context, s *Scope, b Backend, vm *VM) 
 		timeout = s.Spec.GuestSoftPowerOffTimeout.Duration
 	}
 	expired := r.now().Sub(st.Provisioning.Since.Time) >= timeout
-	hard := mode == infrav1.PowerOffHard || mode == "" || vm.Power == Suspended ||
+	hard := mode == infrav1.PowerOffHard || mode == "" || vm.Power == hypervisor.Suspended ||
 		(mode == infrav1.PowerOffTrySoft && (expired || !vm.ToolsRunning))
 	if !hard {
 		if st.Task != intentShutdown {

@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"fmt"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +19,7 @@ const FormatPowerShell = "powershell"
 // runInGuest starts the bootstrap data through the hypervisor's guest agent, for images without
 // cloudbase-init (spec.guestCredentialsRef). It reports on BootstrapSucceeded only: the VM is
 // provisioned whether or not the script runs. done is false when the reconcile stops here.
-func (r *Reconciler) runInGuest(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, bool, error) {
+func (r *Reconciler) runInGuest(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) (ctrl.Result, bool, error) {
 	obj := s.InfraMachine
 	if !s.RunsInGuest() || vm.GuestRunStarted {
 		return ctrl.Result{}, true, nil
@@ -46,7 +47,7 @@ func (r *Reconciler) runInGuest(ctx context.Context, s *Scope, b Backend, vm *VM
 	ref, err := b.RunInGuest(ctx, s, vm)
 	if err != nil {
 		setBootstrap(obj, metav1.ConditionFalse, infrav1.GuestScriptNotStartedReason, err.Error())
-		if _, ok := asTerminal(err); ok {
+		if _, ok := hypervisor.AsError(err); ok {
 			// Wrong credentials: retrying often could lock the guest account out.
 			r.Recorder.Eventf(obj, nil, "Warning", infrav1.GuestScriptNotStartedReason, "RunInGuest", "%v", err)
 			return ctrl.Result{RequeueAfter: 10 * r.PollInterval}, false, nil
@@ -64,13 +65,13 @@ func formatMessage(format string) string {
 }
 
 // guestCredentials reads the Secret of spec.guestCredentialsRef (keys username and password).
-func (r *Reconciler) guestCredentials(ctx context.Context, s *Scope) (*GuestCredentials, error) {
+func (r *Reconciler) guestCredentials(ctx context.Context, s *hypervisor.Scope) (*hypervisor.GuestCredentials, error) {
 	name := s.Spec.GuestCredentialsRef.Name
 	secret := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.InfraMachine.GetNamespace(), Name: name}, secret); err != nil {
 		return nil, fmt.Errorf("guest credentials Secret %s: %w", name, err)
 	}
-	c := &GuestCredentials{Username: string(secret.Data["username"]), Password: string(secret.Data["password"])}
+	c := &hypervisor.GuestCredentials{Username: string(secret.Data["username"]), Password: string(secret.Data["password"])}
 	if c.Username == "" || c.Password == "" {
 		return nil, fmt.Errorf("guest credentials Secret %s needs the keys username and password", name)
 	}

@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"fmt"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"net/netip"
 	"slices"
 	"strings"
@@ -20,7 +21,7 @@ import (
 
 // computerName returns the machine's guest hostname, choosing it once: Windows names are
 // NetBIOS-safe and unique among this kind's machines of the cluster; Linux keeps the Machine name.
-func (r *Reconciler) computerName(ctx context.Context, s *Scope) (string, error) {
+func (r *Reconciler) computerName(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	if st.ComputerName != "" {
 		return st.ComputerName, nil
@@ -38,7 +39,7 @@ func (r *Reconciler) computerName(ctx context.Context, s *Scope) (string, error)
 // first error of a lookup is stored in errp. With the field index (SetupWithManager) each name
 // is one index lookup; without it (a reconciler driven by hand), the cluster's machines are
 // listed once.
-func (r *Reconciler) namesTaken(ctx context.Context, s *Scope, errp *error) func(string) bool {
+func (r *Reconciler) namesTaken(ctx context.Context, s *hypervisor.Scope, errp *error) func(string) bool {
 	ns, cluster, self := s.Machine.Namespace, s.Cluster.Name, s.InfraMachine.GetUID()
 	// Read only: the cache's own objects, not copies.
 	others := func(opts ...client.ListOption) ([]string, error) {
@@ -49,7 +50,7 @@ func (r *Reconciler) namesTaken(ctx context.Context, s *Scope, errp *error) func
 		}
 		var names []string
 		err := meta.EachListItem(list, func(it runtime.Object) error {
-			if o, ok := it.(Object); ok && o.GetUID() != self {
+			if o, ok := it.(hypervisor.Object); ok && o.GetUID() != self {
 				names = append(names, strings.ToLower(o.GetMachineStatus().ComputerName))
 			}
 			return nil
@@ -77,7 +78,7 @@ func computerNameKey(cluster, name string) string { return cluster + "/" + strin
 
 // indexComputerName is the computerNameField of a machine (none until it has a name).
 func indexComputerName(o client.Object) []string {
-	m, ok := o.(Object)
+	m, ok := o.(hypervisor.Object)
 	cluster := o.GetLabels()[clusterv1.ClusterNameLabel]
 	if !ok || cluster == "" || m.GetMachineStatus().ComputerName == "" {
 		return nil
@@ -86,7 +87,7 @@ func indexComputerName(o client.Object) []string {
 }
 
 // bootstrapData reads the Machine's bootstrap Secret (keys value and format).
-func (r *Reconciler) bootstrapData(ctx context.Context, s *Scope) ([]byte, string, error) {
+func (r *Reconciler) bootstrapData(ctx context.Context, s *hypervisor.Scope) ([]byte, string, error) {
 	name := s.Machine.Spec.Bootstrap.DataSecretName
 	if name == nil {
 		return nil, "", nil
@@ -108,7 +109,7 @@ func (r *Reconciler) bootstrapData(ctx context.Context, s *Scope) ([]byte, strin
 
 // nics resolves every network device's addresses: static ones from the spec and those of its
 // IPAM pools. ready is false while a claim waits for its address; waiting names the claims.
-func (r *Reconciler) nics(ctx context.Context, s *Scope) (nics []guest.NIC, ready bool, waiting string, err error) {
+func (r *Reconciler) nics(ctx context.Context, s *hypervisor.Scope) (nics []guest.NIC, ready bool, waiting string, err error) {
 	devices := s.Spec.Network
 	pooled, ready, pending, err := ipam.EnsureClaims(ctx, r.Client, s.InfraMachine, s.Cluster.Name, devices)
 	if err != nil || !ready {

@@ -21,6 +21,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 var userData = []byte("Content-Type: multipart/mixed; boundary=x\n\n--x\nContent-Type: text/cloud-config\n\n#cloud-config\n--x--\n")
@@ -96,7 +97,7 @@ func TestLifecycle(t *testing.T) {
 	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 
 	// The node registers without a providerID (no cloud provider): capwin sets it.
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: guest.NodeName(m.Status.ComputerName)}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: guestos.NodeName(m.Status.ComputerName)}}
 	g.Expect(k8s.Create(ctx, node)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(ctx, node) })
 	g.Eventually(func(g Gomega) {

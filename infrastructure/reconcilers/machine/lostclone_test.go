@@ -85,7 +85,9 @@ func TestLostCloneEndsAfterLookup(t *testing.T) {
 	f.addMachine(t, name, userData, defaultSpec())
 	r := manualReconciler(g, "lostended", nil)
 	r.CreateGrace = time.Millisecond
-	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool { return m.Status.Task == "intent:create" && len(faults.clones(name)) == 1 })
+	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
+		return m.Status.Task == "intent:create" && len(faults.clones(name)) == 1
+	})
 	c := vc(g)
 	g.Eventually(func(g Gomega) {
 		g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))

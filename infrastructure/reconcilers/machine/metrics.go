@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -13,7 +14,7 @@ import (
 )
 
 // Histograms of what the guests report, exported on the manager's /metrics. kind is the
-// controller name (vcentermachine, hypervmachine); step one of guest.BootstrapSteps.
+// controller name (vcentermachine, hypervmachine); step one of guestos.BootstrapSteps.
 var (
 	bootstrapStepSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "capwin_bootstrap_step_duration_seconds",
@@ -48,19 +49,19 @@ func (r *Reconciler) countRead(st *infrav1.MachineStatus) {
 }
 
 // clock runs f on the step clock of the scope's machine.
-func (r *Reconciler) clock(s *Scope, f func(*stepClock)) {
+func (r *Reconciler) clock(s *hypervisor.Scope, f func(*stepClock)) {
 	obj := s.InfraMachine
 	r.clocks.with(types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}, obj.GetUID(), f)
 }
 
 // observeCreate starts the create-to-ready clock of a machine whose VM create was just sent.
-func (r *Reconciler) observeCreate(s *Scope) {
+func (r *Reconciler) observeCreate(s *hypervisor.Scope) {
 	now := r.now()
 	r.clock(s, func(c *stepClock) { c.created = now })
 }
 
 // observeReport times the bootstrap step a guest report completed, once per machine and step.
-func (r *Reconciler) observeReport(s *Scope, rep infrav1.BootstrapStatus) {
+func (r *Reconciler) observeReport(s *hypervisor.Scope, rep infrav1.BootstrapStatus) {
 	now := r.now()
 	r.clock(s, func(c *stepClock) {
 		if st, ok := c.advance(rep.Step, rep.State, now); ok {
@@ -70,7 +71,7 @@ func (r *Reconciler) observeReport(s *Scope, rep infrav1.BootstrapStatus) {
 }
 
 // observeNodeReady records the create-to-ready time once the Machine's Node is Ready.
-func (r *Reconciler) observeNodeReady(s *Scope) {
+func (r *Reconciler) observeNodeReady(s *hypervisor.Scope) {
 	ready := conditions.Get(s.Machine, clusterv1.MachineNodeReadyCondition)
 	if ready == nil || ready.Status != metav1.ConditionTrue {
 		return

@@ -69,6 +69,9 @@ func TestMetricsFollowTheGuestReports(t *testing.T) {
 	g.Expect(metricValue(g, "capwin_machines_by_bootstrap_state", "state", "Succeeded")).To(BeNumerically(">=", 1))
 	g.Expect(metricSeries(g, "capwin_machines")).To(ContainElement(map[string]string{"kind": "hypervmachine", "state": "Deleting"}),
 		"every kind and state is exported, zero included")
+	g.Expect(metrics.VCenterConnections()).To(BeNumerically(">", 0), "TLS connections to vCenter are counted")
+	g.Expect(metrics.Value("capwin_vcenter_calls_total", map[string]string{"method": "CloneVM_Task", "outcome": "ok"})).
+		To(BeNumerically(">", 0), "vSphere calls are counted by method and outcome")
 }
 
 // metricValue sums a family's vcentermachine series whose labels include the pairs given.

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,7 +16,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // watchNodes wakes the machine whose guest registers a Node that has no providerID yet, so the
@@ -50,8 +51,8 @@ func (r *Reconciler) nodeToMachines(cluster types.NamespacedName) handler.MapFun
 		}
 		var out []ctrl.Request
 		_ = meta.EachListItem(list, func(item runtime.Object) error {
-			m, ok := item.(Object)
-			if ok && m.GetMachineStatus().ComputerName != "" && guest.NodeName(m.GetMachineStatus().ComputerName) == o.GetName() {
+			m, ok := item.(hypervisor.Object)
+			if ok && m.GetMachineStatus().ComputerName != "" && guestos.NodeName(m.GetMachineStatus().ComputerName) == o.GetName() {
 				out = append(out, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(m)})
 			}
 			return nil

@@ -15,8 +15,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/setup"
+	"github.com/capwin/capwin/internal/guestos"
 	"github.com/capwin/capwin/internal/manager"
 )
 
@@ -63,7 +63,7 @@ func TestNodeIsLinkedWhenItRegisters(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		g.Expect(f.get(g).ResourceVersion).To(Equal(m.ResourceVersion))
 	}, 3*time.Second, 100*time.Millisecond).Should(Succeed())
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: guest.NodeName(m.Status.ComputerName)}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: guestos.NodeName(m.Status.ComputerName)}}
 	g.Expect(k8s.Create(ctx, node)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(ctx, node) })
 	g.Eventually(func(g Gomega) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // Markers stored in status.task while no hypervisor task reference exists yet.
@@ -26,7 +28,7 @@ const (
 	intentShutdown = "intent:shutdown"
 )
 
-func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func() error) (ctrl.Result, error) {
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *hypervisor.Scope, persist func() error) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if st.Provisioning.State == "" {
 		r.setState(obj, infrav1.StatePending)
@@ -45,7 +47,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func
 	}
 	b, vm, stop, res, err := r.observe(ctx, s)
 	if stop {
-		if isNotOwned(err) {
+		if hypervisor.IsNotOwned(err) {
 			return r.hypervisorError(obj, err)
 		}
 		return res, err
@@ -68,7 +70,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *Scope, persist func
 }
 
 // inputs fills the scope with the guest name and network; ok is false while something is missing.
-func (r *Reconciler) inputs(ctx context.Context, s *Scope) (ctrl.Result, bool, error) {
+func (r *Reconciler) inputs(ctx context.Context, s *hypervisor.Scope) (ctrl.Result, bool, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	name, err := r.computerName(ctx, s)
 	if err != nil {
@@ -90,7 +92,7 @@ func (r *Reconciler) inputs(ctx context.Context, s *Scope) (ctrl.Result, bool, e
 
 // create starts the VM, unless it was already provisioned once (a VM that vanished is not
 // re-created: the Machine is replaced by CAPI instead) or a create may still be in flight.
-func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist func() error) (ctrl.Result, error) {
+func (r *Reconciler) create(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, persist func() error) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if ptr.Deref(st.Initialization.Provisioned, false) || st.VM.InstanceUUID != "" {
 		waiting(obj, infrav1.VMMissingReason, fmt.Sprintf("VM %s is gone from the hypervisor; delete the Machine to replace it", st.VM.ID))
@@ -117,7 +119,7 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 	}
 	if s.RunsInGuest() {
 		if s.Format != FormatPowerShell {
-			return r.hypervisorError(obj, Errorf(infrav1.InvalidSpecReason, "%s", formatMessage(s.Format)))
+			return r.hypervisorError(obj, hypervisor.Errorf(infrav1.InvalidSpecReason, "%s", formatMessage(s.Format)))
 		}
 		// Started through the guest agent once the VM runs: never stored in the VM config.
 		s.UserData = nil
@@ -158,9 +160,9 @@ func (r *Reconciler) create(ctx context.Context, s *Scope, b Backend, persist fu
 // period is over, and then a create still running is. A create the hypervisor refused, or one
 // stopped before its call, is tried again; an earlier create that may be under way (earlier)
 // keeps its intent whatever a later attempt met before its call.
-func (r *Reconciler) createFailed(obj Object, err error, committed, earlier bool) (ctrl.Result, error) {
+func (r *Reconciler) createFailed(obj hypervisor.Object, err error, committed, earlier bool) (ctrl.Result, error) {
 	st := obj.GetMachineStatus()
-	var pending *CreatePending
+	var pending *hypervisor.CreatePending
 	switch {
 	case errors.As(err, &pending) && committed:
 		waiting(obj, infrav1.HypervisorErrorReason, fmt.Sprintf(
@@ -187,7 +189,7 @@ func (r *Reconciler) retryAfter(st *infrav1.MachineStatus) time.Duration {
 }
 
 // start delivers the bootstrap data and powers the VM on; done is true once it runs.
-func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, bool, error) {
+func (r *Reconciler) start(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) (ctrl.Result, bool, error) {
 	obj := s.InfraMachine
 	if !vm.Delivered {
 		ref, err := b.Deliver(ctx, s, vm)
@@ -199,7 +201,7 @@ func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ct
 		waiting(obj, infrav1.ConfiguringReason, "Writing the bootstrap data into the VM")
 		return r.afterTask(s, ref), false, nil
 	}
-	if vm.Power == PoweredOn {
+	if vm.Power == hypervisor.PoweredOn {
 		return ctrl.Result{}, true, nil
 	}
 	ref, err := b.PowerOn(ctx, s, vm)
@@ -213,7 +215,7 @@ func (r *Reconciler) start(ctx context.Context, s *Scope, b Backend, vm *VM) (ct
 }
 
 // running records addresses, the guest's bootstrap report and the Node link of a running VM.
-func (r *Reconciler) running(ctx context.Context, s *Scope, b Backend, vm *VM) (ctrl.Result, error) {
+func (r *Reconciler) running(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	r.bootstrapReport(s, vm)
 	r.observeNodeReady(s)
@@ -256,13 +258,13 @@ func (r *Reconciler) running(ctx context.Context, s *Scope, b Backend, vm *VM) (
 
 // bootstrapReport mirrors the guest's report on BootstrapSucceeded (Windows only: Linux
 // guests bootstrap with CABPK data, which reports nothing).
-func (r *Reconciler) bootstrapReport(s *Scope, vm *VM) {
+func (r *Reconciler) bootstrapReport(s *hypervisor.Scope, vm *hypervisor.VM) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if s.Linux() {
 		return
 	}
 	if vm.Report != "" {
-		rep, err := guest.ParseReport(vm.Report)
+		rep, err := guestos.ParseReport(vm.Report)
 		if err != nil {
 			setBootstrap(obj, metav1.ConditionUnknown, infrav1.WaitingForGuestReason, err.Error())
 			return
@@ -270,18 +272,18 @@ func (r *Reconciler) bootstrapReport(s *Scope, vm *VM) {
 		st.Bootstrap = rep
 		r.observeReport(s, rep)
 	}
-	if s.Machine.Status.NodeRef.IsDefined() && st.Bootstrap.State != guest.ReportFailed {
+	if s.Machine.Status.NodeRef.IsDefined() && st.Bootstrap.State != guestos.ReportFailed {
 		setBootstrap(obj, metav1.ConditionTrue, infrav1.BootstrapSucceededReason, "")
 		return
 	}
 	switch st.Bootstrap.State {
 	case "":
 		setBootstrap(obj, metav1.ConditionFalse, infrav1.WaitingForGuestReason, "Waiting for the guest to report bootstrap progress")
-	case guest.ReportSucceeded:
+	case guestos.ReportSucceeded:
 		setBootstrap(obj, metav1.ConditionTrue, infrav1.BootstrapSucceededReason, "")
-	case guest.ReportFailed:
+	case guestos.ReportFailed:
 		setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapFailedReason, reportMessage(st.Bootstrap))
-	case guest.ReportRebooting:
+	case guestos.ReportRebooting:
 		setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRebootingReason, reportMessage(st.Bootstrap))
 	default:
 		setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRunningReason, reportMessage(st.Bootstrap))
@@ -301,7 +303,7 @@ func reportMessage(b infrav1.BootstrapStatus) string {
 
 // linkNode sets the Node's providerID when no cloud provider did; joined is true once the
 // Machine has its Node.
-func (r *Reconciler) linkNode(ctx context.Context, s *Scope) (bool, error) {
+func (r *Reconciler) linkNode(ctx context.Context, s *hypervisor.Scope) (bool, error) {
 	if s.Machine.Status.NodeRef.IsDefined() {
 		return true, nil
 	}
@@ -317,12 +319,12 @@ func (r *Reconciler) linkNode(ctx context.Context, s *Scope) (bool, error) {
 		}
 		return false, err
 	}
-	_, err = guest.LinkNode(ctx, c, guest.NodeName(s.ComputerName), *s.InfraMachine.GetProviderID())
+	_, err = guest.LinkNode(ctx, c, guestos.NodeName(s.ComputerName), *s.InfraMachine.GetProviderID())
 	return false, err
 }
 
 // afterTask stores a task reference and schedules its first read.
-func (r *Reconciler) afterTask(s *Scope, ref string) ctrl.Result {
+func (r *Reconciler) afterTask(s *hypervisor.Scope, ref string) ctrl.Result {
 	s.InfraMachine.GetMachineStatus().Task = ref
 	if ref == "" {
 		return ctrl.Result{RequeueAfter: time.Millisecond}

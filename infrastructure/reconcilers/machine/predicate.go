@@ -20,11 +20,12 @@ func notOwnStatus() predicate.Predicate {
 	}}
 }
 
-func statusOnly(old, new client.Object) bool {
-	return old.GetGeneration() == new.GetGeneration() &&
-		reflect.DeepEqual(old.GetLabels(), new.GetLabels()) &&
-		reflect.DeepEqual(old.GetAnnotations(), new.GetAnnotations()) &&
-		reflect.DeepEqual(old.GetFinalizers(), new.GetFinalizers()) &&
-		reflect.DeepEqual(old.GetOwnerReferences(), new.GetOwnerReferences()) &&
-		old.GetDeletionTimestamp().Equal(new.GetDeletionTimestamp())
+// statusOnly reports whether an update changed nothing but status (and resourceVersion).
+func statusOnly(before, after client.Object) bool {
+	return before.GetGeneration() == after.GetGeneration() &&
+		reflect.DeepEqual(before.GetLabels(), after.GetLabels()) &&
+		reflect.DeepEqual(before.GetAnnotations(), after.GetAnnotations()) &&
+		reflect.DeepEqual(before.GetFinalizers(), after.GetFinalizers()) &&
+		reflect.DeepEqual(before.GetOwnerReferences(), after.GetOwnerReferences()) &&
+		before.GetDeletionTimestamp().Equal(after.GetDeletionTimestamp())
 }

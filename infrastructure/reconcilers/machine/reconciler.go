@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,11 +56,11 @@ type Kind struct {
 	Name string
 	// Finalizer blocks deletion until the VM is gone.
 	Finalizer  string
-	NewObject  func() Object
+	NewObject  func() hypervisor.Object
 	NewList    func() client.ObjectList
 	NewCluster func() client.Object
 	// Backend chooses the hypervisor API once per reconcile.
-	Backend BackendFor
+	Backend hypervisor.BackendFor
 	// Admit and AdmitCluster are the create paths of the machine's and its infrastructure
 	// cluster's admission webhooks: a machine either would reject is refused (InvalidSpec)
 	// before the hypervisor is asked anything. Nil admits everything.
@@ -204,7 +205,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
-	s := &Scope{Cluster: cluster, Machine: machine, InfraMachine: obj, Spec: obj.GetMachineSpec()}
+	s := &hypervisor.Scope{Cluster: cluster, Machine: machine, InfraMachine: obj, Spec: obj.GetMachineSpec()}
 	defer r.tally(s)() // runs before the patch: it compares status as the reconcile leaves it
 	if s.InfraCluster, err = r.infraCluster(ctx, cluster); err != nil {
 		return ctrl.Result{}, err
@@ -262,7 +263,7 @@ func (r *Reconciler) infraCluster(ctx context.Context, cluster *clusterv1.Cluste
 	return obj, nil
 }
 
-func (r *Reconciler) patch(ctx context.Context, helper *writer, obj Object, success bool) error {
+func (r *Reconciler) patch(ctx context.Context, helper *writer, obj hypervisor.Object, success bool) error {
 	if err := conditions.SetSummaryCondition(obj, obj, infrav1.ReadyCondition,
 		conditions.ForConditionTypes{infrav1.VMProvisionedCondition, infrav1.BootstrapSucceededCondition},
 		conditions.IgnoreTypesIfMissing{infrav1.BootstrapSucceededCondition}); err != nil {

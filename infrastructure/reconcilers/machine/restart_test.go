@@ -1,6 +1,7 @@
 package machine_test
 
 import (
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ import (
 // manualReconciler is a VCenterMachine reconciler that is not run by a manager: the test calls
 // Reconcile itself, as a manager (re)started at that moment would. It reads the API server
 // directly and has its own vCenter sessions, like a new process.
-func manualReconciler(g Gomega, filter string, c *vcenter.Calls) *machine.Reconciler {
-	return manualReconcilerWith(g, filter, &vcenter.Sessions{Calls: c, Wrap: faults.wrap})
+func manualReconciler(g Gomega, filter string, c *vcsimops.Calls) *machine.Reconciler {
+	return manualReconcilerWith(g, filter, &vcenter.Sessions{WrapTransport: vcsimops.Chain(c.Wrap, faults.wrap)})
 }
 
 // manualReconcilerWith is a manualReconciler with its own vCenter session cache.
@@ -76,7 +77,7 @@ func TestRestartMidClone(t *testing.T) {
 		g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
 	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 
-	secondCalls := &vcenter.Calls{}
+	secondCalls := &vcsimops.Calls{}
 	second := manualReconciler(g, "restart", secondCalls)
 	m = reconcileUntil(t, second, f, func(m *infrav1.VCenterMachine) bool {
 		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
@@ -118,7 +119,7 @@ func TestSessionEndsMidClone(t *testing.T) {
 	name := "win-md-0-relogin-" + randSuffix()
 	f.addMachine(t, name, userData, defaultSpec())
 	const agent = "capwin-relogin-test"
-	r := manualReconcilerWith(g, "relogin", &vcenter.Sessions{Wrap: faults.wrap, UserAgent: agent})
+	r := manualReconcilerWith(g, "relogin", &vcenter.Sessions{WrapTransport: faults.wrap, UserAgent: agent})
 	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool { return strings.HasPrefix(m.Status.Task, "task-") })
 	task := m.Status.Task
 

@@ -3,6 +3,7 @@ package machine_test
 import (
 	"context"
 	"fmt"
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"testing"
 	"time"
 
@@ -39,10 +40,10 @@ func TestSteadyStateRequests(t *testing.T) {
 
 // countedReconciler wires the machine and cluster reconcilers as in production on a manager
 // whose requests counter sees; calls (optional) counts the vSphere calls.
-func countedReconciler(t *testing.T, calls *vcenter.Calls) (*machine.Reconciler, *vcentercluster.Reconciler, *apicount.Counter) {
+func countedReconciler(t *testing.T, calls *vcsimops.Calls) (*machine.Reconciler, *vcentercluster.Reconciler, *apicount.Counter) {
 	t.Helper()
 	counter := &apicount.Counter{}
-	o := options(scaleFilter, &vcenter.Sessions{Calls: calls})
+	o := options(scaleFilter, &vcenter.Sessions{WrapTransport: calls.Wrap})
 	var r *machine.Reconciler
 	var clusters *vcentercluster.Reconciler
 	_, cancel, err := env.StartCountedManager(setup.Scheme(), counter.Wrap, func(ctx context.Context, mgr ctrl.Manager) error {
@@ -132,7 +133,7 @@ func reconcileAll(g Gomega, r *machine.Reconciler, keys []client.ObjectKey, afte
 // two: the create intent is written before the clone is sent.
 func TestOneStatusWritePerReconcile(t *testing.T) {
 	t.Parallel()
-	calls := &vcenter.Calls{}
+	calls := &vcsimops.Calls{}
 	r, clusters, counter := countedReconciler(t, calls)
 	clones, worst, total := 0, 0, 0
 	var over []string

@@ -1,6 +1,7 @@
 package machine_test
 
 import (
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -12,7 +13,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
@@ -55,7 +55,7 @@ func TestOtherShardUntouched(t *testing.T) {
 	g := NewWithT(t)
 	f := newCluster(t, "shard-b")
 	f.addMachine(t, "win-md-0-shard-x7k2p", userData, defaultSpec())
-	r := manualReconciler(g, "shard-a", &vcenter.Calls{})
+	r := manualReconciler(g, "shard-a", &vcsimops.Calls{})
 	for range 3 {
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})
 		g.Expect(err).NotTo(HaveOccurred())

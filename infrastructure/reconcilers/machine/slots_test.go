@@ -32,7 +32,7 @@ func TestTaskSlots(t *testing.T) {
 	g := NewWithT(t)
 	const limit, machines, workers = 2, 6, 4
 	starts := &taskStarts{limit: limit, vc: vc(g)}
-	r := manualReconcilerWith(g, "slots", &vcenter.Sessions{MaxTasks: limit, Wrap: starts.wrap})
+	r := manualReconcilerWith(g, "slots", &vcenter.Sessions{MaxTasks: limit, WrapTransport: starts.wrap})
 	var fixtures []*fixture
 	for i := range machines {
 		f := newCluster(t, "slots")

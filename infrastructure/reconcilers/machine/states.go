@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"errors"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,7 +15,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 var (
@@ -31,7 +32,7 @@ var (
 var (
 	provisioningStates = []infrav1.ProvisioningState{infrav1.StatePending, infrav1.StateCloning, infrav1.StateConfiguring,
 		infrav1.StatePoweringOn, infrav1.StateWaitingForAddresses, infrav1.StateProvisioned, infrav1.StateDeleting}
-	bootstrapStates = []string{"None", guest.ReportRunning, guest.ReportRebooting, guest.ReportFailed, guest.ReportSucceeded}
+	bootstrapStates = []string{"None", guestos.ReportRunning, guestos.ReportRebooting, guestos.ReportFailed, guestos.ReportSucceeded}
 )
 
 // StateCounts exports the machine counts by state. It is a manager runnable that registers
@@ -117,7 +118,7 @@ func (c *StateCounts) count(ctx context.Context, k Kind) (map[string]int, map[st
 		boots[s] = 0
 	}
 	for _, item := range items {
-		obj, ok := item.(Object)
+		obj, ok := item.(hypervisor.Object)
 		if !ok {
 			continue
 		}

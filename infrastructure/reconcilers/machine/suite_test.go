@@ -48,7 +48,7 @@ var (
 	faults   = &faultInjector{}
 	// guestOps runs the guest operations of vcsim's VMs (vcsim's own need Docker).
 	guestOps *vcsimops.GuestOps
-	calls    = &vcenter.Calls{}
+	calls    = &vcsimops.Calls{}
 	ctx      = context.Background()
 	// refusedLogins counts the logins vcsim refused (wrong password).
 	refusedLogins atomic.Int64
@@ -141,7 +141,7 @@ func options(filter string, s *vcenter.Sessions) setup.Options {
 // at most a second per call, so vcsim, which keeps a wait going after its client left, closes
 // without waiting for it.
 func sessions() *vcenter.Sessions {
-	return &vcenter.Sessions{Calls: calls, Wrap: faults.wrap, WatchWait: time.Second}
+	return &vcenter.Sessions{WrapTransport: vcsimops.Chain(calls.Wrap, faults.wrap), WatchWait: time.Second}
 }
 
 func logOutput() io.Writer {

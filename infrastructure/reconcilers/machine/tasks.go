@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // observe chooses the backend, waits for the task in flight and reads the VM (nil: none). When
 // stop is true the caller returns res and err as they are, except a NotOwned error, which is
 // returned unhandled.
-func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, stop bool, res ctrl.Result, err error) {
+func (r *Reconciler) observe(ctx context.Context, s *hypervisor.Scope) (b hypervisor.Backend, vm *hypervisor.VM, stop bool, res ctrl.Result, err error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if b, err = r.Kind.Backend(ctx, s); err != nil {
 		res, err = r.hypervisorError(obj, err)
@@ -31,7 +32,7 @@ func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, 
 	}
 	r.countRead(st)
 	if vm, err = b.Find(ctx, s); err != nil {
-		if isNotOwned(err) {
+		if hypervisor.IsNotOwned(err) {
 			return nil, nil, true, ctrl.Result{}, err // the caller decides: refuse, or leave it on delete
 		}
 		res, err = r.hypervisorError(obj, err)
@@ -42,7 +43,7 @@ func (r *Reconciler) observe(ctx context.Context, s *Scope) (b Backend, vm *VM, 
 
 // pollTask reads the task in status; done is true when it ended (or the hypervisor forgot it),
 // and the caller goes on by looking at the VM itself.
-func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Result, bool, error) {
+func (r *Reconciler) pollTask(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend) (ctrl.Result, bool, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	t, err := b.Task(ctx, s, st.Task)
 	if err != nil {
@@ -50,9 +51,9 @@ func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Re
 		return res, false, err
 	}
 	switch t.State {
-	case TaskRunning:
+	case hypervisor.TaskRunning:
 		return ctrl.Result{RequeueAfter: r.taskWait(s)}, false, nil
-	case TaskFailed:
+	case hypervisor.TaskFailed:
 		r.Recorder.Eventf(obj, nil, "Warning", "TaskFailed", "Task", "Task %s failed: %s", st.Task, t.Message)
 		msg := "Task " + st.Task + " failed: " + t.Message
 		st.Task = ""
@@ -77,7 +78,7 @@ func (r *Reconciler) pollTask(ctx context.Context, s *Scope, b Backend) (ctrl.Re
 // blocked shows a credential the hypervisor refused, or a server backing off, and looks again
 // without an error: the gate, not the controller's per-object backoff, paces the attempts. A
 // refused credential is read again every CredentialRecheck (a Secret read, no login).
-func (r *Reconciler) blocked(obj Object, b *logingate.Blocked) (ctrl.Result, error) {
+func (r *Reconciler) blocked(obj hypervisor.Object, b *logingate.Blocked) (ctrl.Result, error) {
 	if b.Refused {
 		waiting(obj, infrav1.AuthenticationFailedReason, b.Error())
 		return ctrl.Result{RequeueAfter: r.CredentialRecheck}, nil
@@ -89,7 +90,7 @@ func (r *Reconciler) blocked(obj Object, b *logingate.Blocked) (ctrl.Result, err
 // taskWait is the wait before a running task is read again. A delete's second read comes one
 // task poll interval after its task started (afterTask made the first, sooner); later ones grow
 // with the state's age: long clones are not read every second (see taskPolls).
-func (r *Reconciler) taskWait(s *Scope) time.Duration {
+func (r *Reconciler) taskWait(s *hypervisor.Scope) time.Duration {
 	ref := s.InfraMachine.GetMachineStatus().Task
 	var started time.Time
 	r.clock(s, func(c *stepClock) {
@@ -109,17 +110,17 @@ func (r *Reconciler) taskWait(s *Scope) time.Duration {
 // hypervisorError shows a backend error on VMProvisioned. Terminal errors are looked at again
 // only slowly (the user must change something); others are returned so the controller retries
 // with backoff.
-func (r *Reconciler) hypervisorError(obj Object, err error) (ctrl.Result, error) {
+func (r *Reconciler) hypervisorError(obj hypervisor.Object, err error) (ctrl.Result, error) {
 	var blocked *logingate.Blocked
 	if errors.As(err, &blocked) {
 		return r.blocked(obj, blocked)
 	}
-	var throttled *Throttled
+	var throttled *hypervisor.Throttled
 	if errors.As(err, &throttled) {
 		waiting(obj, infrav1.WaitingForTaskSlotReason, throttled.Message)
 		return ctrl.Result{RequeueAfter: r.TaskPollInterval}, nil
 	}
-	if e, ok := asTerminal(err); ok {
+	if e, ok := hypervisor.AsError(err); ok {
 		waiting(obj, e.Reason, e.Message)
 		r.Recorder.Eventf(obj, nil, "Warning", e.Reason, "Reconcile", "%s", e.Message)
 		return ctrl.Result{RequeueAfter: 10 * r.PollInterval}, nil

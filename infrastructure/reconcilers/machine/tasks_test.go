@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestTaskReads(t *testing.T) {
 	obj := &infrav1.VCenterMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "m", UID: "uid-1", DeletionTimestamp: &deleted}}
 	// The state began with the task; status keeps it in whole seconds.
 	obj.Status.Provisioning = infrav1.Provisioning{State: infrav1.StateDeleting, Since: metav1.NewTime(start.Truncate(time.Second))}
-	s := &Scope{InfraMachine: obj}
+	s := &hypervisor.Scope{InfraMachine: obj}
 
 	g.Expect(r.afterTask(s, "task-1").RequeueAfter).To(Equal(200 * time.Millisecond))
 	g.Expect(obj.Status.Task).To(Equal("task-1"))

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"sync"
 	"time"
 
@@ -111,7 +112,7 @@ func (w *Wakes) count(changed bool) {
 // tally is called around each full reconcile: it counts the reconcile toward the machine's
 // reconciles per VM and, when a wake caused it, whether it changed anything. The returned func
 // takes the object as the reconcile leaves it.
-func (r *Reconciler) tally(s *Scope) func() {
+func (r *Reconciler) tally(s *hypervisor.Scope) func() {
 	obj := s.InfraMachine
 	key := types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	woken := r.Wakes.take(key)
@@ -143,15 +144,15 @@ func (r *Reconciler) tally(s *Scope) func() {
 
 // watched reports whether the backend's hypervisor reports this machine's changes (a wake), so
 // its tasks are polled only as a safety net.
-func watched(b Backend) bool {
-	w, ok := b.(interface{ Watched() bool })
+func watched(b hypervisor.Backend) bool {
+	w, ok := b.(hypervisor.Watcher)
 	return ok && w.Watched()
 }
 
 // settle tells a watching backend that the machine is provisioned: its VM need not be followed
 // any more (the Node is watched in the workload cluster, the guest polled until it joins).
-func settle(b Backend, s *Scope) {
-	if w, ok := b.(interface{ Settled(*Scope) }); ok {
+func settle(b hypervisor.Backend, s *hypervisor.Scope) {
+	if w, ok := b.(hypervisor.Watcher); ok {
 		w.Settled(s)
 	}
 }
@@ -159,7 +160,7 @@ func settle(b Backend, s *Scope) {
 // taskPolls are the first and the longest wait between two reads of a running task, in task
 // poll intervals: 1 and 10, or 10 and 60 when the watch reports the task's end (the polls are
 // then only a safety net).
-func taskPolls(s *Scope) (first, most time.Duration) {
+func taskPolls(s *hypervisor.Scope) (first, most time.Duration) {
 	if s.Watched {
 		return 10, 60
 	}

@@ -2,6 +2,7 @@ package machine_test
 
 import (
 	"context"
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"testing"
 	"time"
 
@@ -69,8 +70,8 @@ func (f *fixture) deleteAndWait(t *testing.T) {
 // on whether the reconcile that follows the status write comes after the clone's 300 ms.
 func TestWatchWakesMachines(t *testing.T) {
 	g := NewWithT(t)
-	watchCalls := &vcenter.Calls{}
-	wakes := watchManager(t, "watch", &vcenter.Sessions{Calls: watchCalls, Wrap: faults.wrap, WatchWait: time.Second})
+	watchCalls := &vcsimops.Calls{}
+	wakes := watchManager(t, "watch", &vcenter.Sessions{WrapTransport: vcsimops.Chain(watchCalls.Wrap, faults.wrap), WatchWait: time.Second})
 	createdBefore, deletedBefore := reconcilesPerVM(g, "create"), reconcilesPerVM(g, "delete")
 	exportedBefore, err := metrics.Value("capwin_vcenter_watch_wakeups_total", map[string]string{"result": "changed"})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -114,7 +115,7 @@ func TestWatchWakesMachines(t *testing.T) {
 func TestWatchAfterSessionEnds(t *testing.T) {
 	g := NewWithT(t)
 	const agent = "capwin-watch-relogin-test"
-	wakes := watchManager(t, "watchrelogin", &vcenter.Sessions{Wrap: faults.wrap, UserAgent: agent, WatchWait: time.Second})
+	wakes := watchManager(t, "watchrelogin", &vcenter.Sessions{WrapTransport: faults.wrap, UserAgent: agent, WatchWait: time.Second})
 	f := newCluster(t, "watchrelogin")
 	f.addMachine(t, "win-md-0-watchrelogin-"+randSuffix(), userData, defaultSpec())
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)

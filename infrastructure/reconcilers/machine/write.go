@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,29 +20,29 @@ import (
 // conditions into the latest object, as before.
 type writer struct {
 	c      client.Client
-	before Object
+	before hypervisor.Object
 }
 
-func newWriter(c client.Client, obj Object) *writer {
-	return &writer{c: c, before: obj.DeepCopyObject().(Object)}
+func newWriter(c client.Client, obj hypervisor.Object) *writer {
+	return &writer{c: c, before: obj.DeepCopyObject().(hypervisor.Object)}
 }
 
 // write sends obj's changes since the writer was made; obj's resourceVersion follows the writes,
 // so a writer made from obj afterwards locks to what was written.
-func (w *writer) write(ctx context.Context, obj Object, opts ...patch.Option) error {
+func (w *writer) write(ctx context.Context, obj hypervisor.Object, opts ...patch.Option) error {
 	if reflect.DeepEqual(obj, w.before) {
 		return nil
 	}
 	// rest is the object as it was with obj's status: what differs from it is metadata or spec.
-	rest := w.before.DeepCopyObject().(Object)
+	rest := w.before.DeepCopyObject().(hypervisor.Object)
 	*rest.GetMachineStatus() = *obj.GetMachineStatus()
 	restChanged := !reflect.DeepEqual(rest, obj)
 	if !reflect.DeepEqual(w.before.GetMachineStatus(), obj.GetMachineStatus()) {
 		// base: obj with the old status, so the patch holds status and the lock only.
-		base := obj.DeepCopyObject().(Object)
+		base := obj.DeepCopyObject().(hypervisor.Object)
 		*base.GetMachineStatus() = *w.before.GetMachineStatus().DeepCopy()
 		base.SetResourceVersion(w.before.GetResourceVersion())
-		after := obj.DeepCopyObject().(Object)
+		after := obj.DeepCopyObject().(hypervisor.Object)
 		err := w.c.Status().Patch(ctx, after, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 		switch {
 		case apierrors.IsConflict(err):
@@ -57,10 +58,10 @@ func (w *writer) write(ctx context.Context, obj Object, opts ...patch.Option) er
 		return nil
 	}
 	// base: obj with the old metadata and spec, at obj's resourceVersion (no lock).
-	base := w.before.DeepCopyObject().(Object)
+	base := w.before.DeepCopyObject().(hypervisor.Object)
 	*base.GetMachineStatus() = *obj.GetMachineStatus().DeepCopy()
 	base.SetResourceVersion(obj.GetResourceVersion())
-	after := obj.DeepCopyObject().(Object)
+	after := obj.DeepCopyObject().(hypervisor.Object)
 	if err := w.c.Patch(ctx, after, client.MergeFrom(base)); err != nil {
 		return client.IgnoreNotFound(err)
 	}
@@ -69,7 +70,7 @@ func (w *writer) write(ctx context.Context, obj Object, opts ...patch.Option) er
 }
 
 // fallback writes through CAPI's patch helper from the object the reconcile started with.
-func (w *writer) fallback(ctx context.Context, obj Object, opts []patch.Option) error {
+func (w *writer) fallback(ctx context.Context, obj hypervisor.Object, opts []patch.Option) error {
 	helper, err := patch.NewHelper(w.before, w.c)
 	if err != nil {
 		return err

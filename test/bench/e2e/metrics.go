@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	capwinmetrics "github.com/capwin/capwin/test/metrics"
+	"github.com/capwin/capwin/test/vcsim"
 	"strconv"
 	"strings"
 	"time"
@@ -44,12 +46,12 @@ type hist struct{ n, sum float64 }
 // sources are where the counters come from.
 type sources struct {
 	apiserver *kubernetes.Clientset
-	calls     *vcenter.Calls
+	calls     *vcsim.Calls
 	sessions  *vcenter.Sessions
 	conns     *hyperv.Conns
 }
 
-func newSources(cfg *rest.Config, calls *vcenter.Calls, sessions *vcenter.Sessions, conns *hyperv.Conns) (*sources, error) {
+func newSources(cfg *rest.Config, calls *vcsim.Calls, sessions *vcenter.Sessions, conns *hyperv.Conns) (*sources, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -59,7 +61,7 @@ func newSources(cfg *rest.Config, calls *vcenter.Calls, sessions *vcenter.Sessio
 
 func (s *sources) read(ctx context.Context) (counters, error) {
 	stats, hooks := controllerStats()
-	c := counters{ctrl: stats, webhooks: hooks, calls: s.calls.Snapshot(), dials: s.sessions.Dials.Load()}
+	c := counters{ctrl: stats, webhooks: hooks, calls: s.calls.Snapshot(), dials: capwinmetrics.VCenterConnections()}
 	if ops := s.conns.Counters.Operations.Load(); ops > 0 {
 		c.calls[winrmOps] = int(ops)
 		c.calls[winrmTrips] = int(s.conns.Counters.RoundTrips.Load())

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/capwin/capwin/test/vcsim"
 	"os"
 	"time"
 
@@ -43,8 +44,8 @@ func run(ctx context.Context, c config) error {
 	}
 	defer func() { _ = logFile.Close() }()
 
-	calls := &vcenter.Calls{}
-	sessions := &vcenter.Sessions{Calls: calls}
+	calls := &vcsim.Calls{}
+	sessions := &vcenter.Sessions{WrapTransport: calls.Wrap}
 	conns := &hyperv.Conns{}
 	r := &report{cfg: c, logDir: logDir, loadStart: loadAverage()}
 	progress("starting the harness (%s), logs in %s", c.provider, logDir)

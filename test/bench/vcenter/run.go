@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	capwinmetrics "github.com/capwin/capwin/test/metrics"
+	"github.com/capwin/capwin/test/vcsim"
 	"io"
 	"os"
 	"runtime"
@@ -21,7 +23,7 @@ import (
 	"github.com/capwin/capwin/test/bench/benchutil"
 )
 
-// callTimer sums the time of the workers' vSphere calls (Sessions.Wrap: inside the call
+// callTimer sums the time of the workers' vSphere calls (Sessions.WrapTransport: inside the call
 // counter). The watch loop's calls (its long waits for updates above all) run on no worker and
 // are left out.
 type callTimer struct{ nanos atomic.Int64 }
@@ -62,8 +64,8 @@ func run(c config) error {
 		return err
 	}
 	defer sim.stop()
-	calls, timer, reqs := &vcenter.Calls{}, &callTimer{}, &benchutil.Requests{}
-	sessions := &vcenter.Sessions{Calls: calls, Wrap: timer.wrap}
+	calls, timer, reqs := &vcsim.Calls{}, &callTimer{}, &benchutil.Requests{}
+	sessions := &vcenter.Sessions{WrapTransport: vcsim.Chain(calls.Wrap, timer.wrap)}
 	o := setup.Options{
 		VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: 2,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 2, QPS: 100, Burst: 200},
@@ -91,7 +93,7 @@ func run(c config) error {
 		Calls: func() (map[string]int, time.Duration) { return calls.Snapshot(), time.Duration(timer.nanos.Load()) }}
 	m.Counters = func() map[string]int64 {
 		changed, nothing := o.Wakes.Counts()
-		return map[string]int64{"dials": sessions.Dials.Load(), "woken changed": int64(changed), "woken nothing": int64(nothing)}
+		return map[string]int64{"dials": capwinmetrics.VCenterConnections(), "woken changed": int64(changed), "woken nothing": int64(nothing)}
 	}
 	if err := m.Measure(ctx, r,
 		benchutil.Steps{Name: "create → provisioned", Do: []func(context.Context) error{w.createMachines, w.waitProvisioned}},

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
-	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // Report states, as bootstrap.ps1 writes them.
@@ -20,7 +20,7 @@ const (
 )
 
 // Steps are bootstrap.ps1's steps, in its order.
-var Steps = guestmeta.BootstrapSteps
+var Steps = guestos.BootstrapSteps
 
 // StepError is the error of a bootstrap step: Message is what the script reports, Err the
 // underlying reason (for a failed kubeadm join, what kubeadm printed).

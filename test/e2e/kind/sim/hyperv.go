@@ -25,6 +25,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 	simguest "github.com/capwin/capwin/test/harness/guest"
 	"github.com/capwin/capwin/test/hypervsim"
 	"github.com/capwin/capwin/test/hypervsim/wsman"
@@ -249,7 +250,7 @@ func (s *sim) bootHyperV(ctx context.Context, im *infrav1.HyperVMachine, h *hype
 			return fmt.Errorf("no workload cluster served for Cluster %s (control plane endpoint not %s?)", key, s.o.endpointHost)
 		}
 		g = &guest{hypervisor: onHyperV, vmName: v.Name, ch: &hypervChannel{host: h.Host, id: v.ID},
-			cluster: key, node: guestmeta.NodeName(md.LocalHostname), address: s.nextAddress(), since: time.Now(),
+			cluster: key, node: guestos.NodeName(md.LocalHostname), address: s.nextAddress(), since: time.Now(),
 			build: s.hv.builds[strings.ToLower(v.Parent)], image: fmt.Sprintf("the parent disk %q", v.Parent), imageFlag: "--hyperv-disk",
 			userData: files["user-data"]}
 		// DHCP and the integration services: the address is what the provider waits for first.

@@ -39,6 +39,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/internal/guestos"
 	simguest "github.com/capwin/capwin/test/harness/guest"
 )
 
@@ -316,7 +317,7 @@ func findVM(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine) *
 func kvpReport(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine) infrav1.BootstrapStatus {
 	t.Helper()
 	raw := findVM(ctx, t, conn, m).KVP[hyperv.StatusKVPValue]
-	r, err := guestmeta.ParseReport(raw)
+	r, err := guestos.ParseReport(raw)
 	if err != nil {
 		t.Fatalf("report of %s: %v (%q)", m.id, err, raw)
 	}

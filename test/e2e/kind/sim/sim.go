@@ -32,7 +32,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
-	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 	simguest "github.com/capwin/capwin/test/harness/guest"
 )
 
@@ -348,7 +348,7 @@ func (s *sim) boot(ctx context.Context, im *infrav1.VCenterMachine, v vm, g *gue
 			return fmt.Errorf("no workload cluster served for Cluster %s (control plane endpoint not %s?)", key, s.o.endpointHost)
 		}
 		g = &guest{hypervisor: onVCenter, vmName: v.name, ch: &vcenterChannel{vc: s.vc, ref: v.ref},
-			cluster: key, node: guestmeta.NodeName(hostname), address: s.nextAddress(), since: time.Now(),
+			cluster: key, node: guestos.NodeName(hostname), address: s.nextAddress(), since: time.Now(),
 			build: s.o.build(v.guestID), image: fmt.Sprintf("the template's guest OS %q", v.guestID), imageFlag: "--windows-build"}
 		// DHCP and VMware Tools: the address is what the provider waits for first.
 		if err := g.ch.address(ctx, g.address); err != nil {

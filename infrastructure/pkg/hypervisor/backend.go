@@ -1,9 +1,13 @@
-package machine
+// Package hypervisor is the contract between the machine reconciler and the hypervisor
+// backends (vCenter in pkg/vcenter, Hyper-V in pkg/hyperv): what one reconcile knows about a
+// machine (Scope), what a backend observed (VM, Task), the calls a backend answers (Backend, and
+// the optional Watcher), and the errors that steer the reconciler (Error, CreatePending,
+// Throttled). It imports no reconciler and no backend: the arrows run from the reconciler and the
+// backends into it.
+package hypervisor
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -121,6 +125,7 @@ type Task struct {
 
 // Backend is one hypervisor API. Methods that start long work return a task reference ("" when
 // the work finished synchronously); the reconciler stores it in status and polls it with Task.
+// A backend whose hypervisor reports changes also implements Watcher.
 type Backend interface {
 	// Find returns the machine's VM, or nil when the hypervisor has none. It must find a VM
 	// created by an earlier Create even if status was lost (identity = object UID). A VM found
@@ -150,48 +155,14 @@ type Backend interface {
 // BackendFor builds the backend of one reconcile (chosen once, from the kind being reconciled).
 type BackendFor func(ctx context.Context, s *Scope) (Backend, error)
 
-// Error is a backend failure the user must fix; Reason is a VMProvisioned reason
-// (InvalidSpec, BootstrapDataTooLarge ...). The reconciler shows it and does not retry until
-// the object changes.
-type Error struct {
-	Reason  string
-	Message string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-// Errorf returns a terminal *Error.
-func Errorf(reason, format string, args ...any) error {
-	return &Error{Reason: reason, Message: fmt.Sprintf(format, args...)}
-}
-
-// CreatePending is Create's error for a create that may be under way in the hypervisor: the
-// request may have reached it although no answer came back (a reset or timed-out connection), or
-// an earlier create may still be running. The reconciler keeps the create intent and looks for
-// the VM before any new create; a backend returns a plain error only when the hypervisor
-// certainly started nothing.
-type CreatePending struct {
-	Err error
-}
-
-func (e *CreatePending) Error() string { return e.Err.Error() }
-func (e *CreatePending) Unwrap() error { return e.Err }
-
-// NotOwned is Find's error for a VM that exists but was not created for this object: capwin
-// neither adopts nor deletes it.
-func NotOwned(format string, args ...any) error {
-	return Errorf(infrav1.VMNotOwnedReason, format, args...)
-}
-
-// isNotOwned reports whether err is NotOwned's.
-func isNotOwned(err error) bool {
-	e, ok := asTerminal(err)
-	return ok && e.Reason == infrav1.VMNotOwnedReason
-}
-
-// asTerminal unwraps a terminal error.
-func asTerminal(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
+// Watcher is what a backend may answer besides Backend when its hypervisor reports changes (the
+// vCenter session's property collector does; Hyper-V has no such feed and is polled). The
+// reconciler asks for it with a type assertion.
+type Watcher interface {
+	// Watched reports whether the hypervisor reports the changes of this machine's VM and tasks
+	// (a wake); they are then polled only as a safety net (Scope.Watched).
+	Watched() bool
+	// Settled tells the backend the machine is provisioned: its VM need not be followed any more
+	// (the Node is watched in the workload cluster, the guest polled until it joins).
+	Settled(s *Scope)
 }

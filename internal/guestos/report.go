@@ -1,8 +1,13 @@
-package guest
+// Package guestos is what a capwin guest (Windows or Linux) and its managers agree on: the
+// bootstrap status report the guest's script writes to guestinfo / Hyper-V KVP, its steps, and
+// the node name the guest registers with. The bootstrap provider writes it (bootstrap.ps1), the
+// infrastructure provider and the diagnostics command read it; neither reaches into the other.
+package guestos
 
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -70,3 +75,7 @@ func clip(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// NodeName is the Kubernetes node name a machine's guest registers with: kubeadm on Windows
+// uses the lowercased computer name; Linux guests use their hostname.
+func NodeName(computerName string) string { return strings.ToLower(computerName) }
