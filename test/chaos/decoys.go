@@ -70,7 +70,7 @@ func newDecoys(ctx context.Context, h *harness.Harness, vf *vsphereFaults) (*dec
 func (d *decoys) hypervDecoy(ctx context.Context) error {
 	host := d.h.HyperV[0]
 	conn, err := hyperv.Dial(hyperv.HostConfig{Name: host.Name, Address: host.Server.Host, Port: host.Server.Port,
-		Username: harness.HostUser, Password: harness.HostPassword, CABundle: host.Server.CACertPEM()}, 30*time.Second, nil)
+		Username: harness.HostUser, Password: harness.HostPassword, CABundle: host.Server.CACertPEM()}, 30*time.Second)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"github.com/capwin/capwin/test/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ const parent = `C:\golden\win2022.vhdx`
 var folders = hyperv.Placement{VMPath: `C:\capwin\vms`, DiskPath: `C:\capwin\disks`}
 
 // simHost starts one simulated host and a real WinRM connection to it.
-func simHost(t *testing.T, basic bool) (*Host, *wsman.Server, *hyperv.Conn, *hyperv.Counters) {
+func simHost(t *testing.T, basic bool) (*Host, *wsman.Server, *hyperv.Conn) {
 	t.Helper()
 	h := NewHost("hv1", 65536, []string{"external"}, map[string]int64{parent: 30 << 30})
 	h.SetJobDelay(100 * time.Millisecond)
@@ -26,13 +27,12 @@ func simHost(t *testing.T, basic bool) (*Host, *wsman.Server, *hyperv.Conn, *hyp
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	counters := &hyperv.Counters{}
 	conn, err := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1",
-		Basic: basic, CABundle: srv.CACertPEM()}, 10*time.Second, counters)
+		Basic: basic, CABundle: srv.CACertPEM()}, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, srv, conn, counters
+	return h, srv, conn
 }
 
 func createInput(uid string, iso []byte) hyperv.CreateInput {
@@ -45,7 +45,8 @@ func createInput(uid string, iso []byte) hyperv.CreateInput {
 // TestOperationsThroughWinRM runs every operation through the real WinRM client (NTLM) and checks
 // the model: create is idempotent, power goes through a host job, eject and remove leave nothing.
 func TestOperationsThroughWinRM(t *testing.T) {
-	h, _, conn, counters := simHost(t, false)
+	h, _, conn := simHost(t, false)
+	opsBefore, tripsBefore := winrmCounts(t)
 	ctx := context.Background()
 	var info hyperv.HostInfo
 	if err := conn.Run(ctx, hyperv.OpHost, folders, &info); err != nil {
@@ -106,7 +107,24 @@ func TestOperationsThroughWinRM(t *testing.T) {
 	if len(h.VMs()) != 0 || strings.Join(h.Files(), ",") != strings.ToLower(parent) {
 		t.Fatalf("left behind: %d VMs, files %v", len(h.VMs()), h.Files())
 	}
-	t.Logf("%d operations, %d WinRM round trips", counters.Operations.Load(), counters.RoundTrips.Load())
+	ops, trips := winrmCounts(t)
+	t.Logf("%.0f operations, %.0f WinRM round trips", ops-opsBefore, trips-tripsBefore)
+	if ops <= opsBefore || trips <= tripsBefore {
+		t.Errorf("capwin_winrm_operations_total %v -> %v, capwin_winrm_round_trips_total %v -> %v: not counted", opsBefore, ops, tripsBefore, trips)
+	}
+}
+
+// winrmCounts reads the manager's WinRM operation and round-trip counters.
+func winrmCounts(t *testing.T) (ops, trips float64) {
+	t.Helper()
+	ops, err := metrics.Value("capwin_winrm_operations_total", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trips, err = metrics.Value("capwin_winrm_round_trips_total", nil); err != nil {
+		t.Fatal(err)
+	}
+	return ops, trips
 }
 
 func waitJob(t *testing.T, conn *hyperv.Conn, id string) {
@@ -127,7 +145,7 @@ func waitJob(t *testing.T, conn *hyperv.Conn, id string) {
 
 // TestErrorsAreTyped: script failures and connection failures come back as kinds capwin acts on.
 func TestErrorsAreTyped(t *testing.T) {
-	h, srv, conn, _ := simHost(t, true)
+	h, srv, conn := simHost(t, true)
 	ctx := context.Background()
 	in := createInput("u2", nil)
 	in.ParentDisk = `C:\golden\missing.vhdx`
@@ -140,9 +158,9 @@ func TestErrorsAreTyped(t *testing.T) {
 		t.Fatalf("a foreign script was not refused: %v", err)
 	}
 	wrong, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "nope",
-		CABundle: srv.CACertPEM()}, 5*time.Second, nil)
+		CABundle: srv.CACertPEM()}, 5*time.Second)
 	expectKind(t, wrong.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindAuth)
-	untrusted, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1"}, 5*time.Second, nil)
+	untrusted, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1"}, 5*time.Second)
 	expectKind(t, untrusted.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindTLS)
 	srv.SetDown(true)
 	expectKind(t, conn.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindUnreachable)
@@ -162,7 +180,7 @@ func expectKind(t *testing.T, err error, kind string) {
 // TestConcurrentNTLM: operations that share one NTLM connection run concurrently without the
 // client's handshakes crossing (the simulator checks NTLM per TCP connection, as Windows does).
 func TestConcurrentNTLM(t *testing.T) {
-	_, _, conn, _ := simHost(t, false)
+	_, _, conn := simHost(t, false)
 	errs := make(chan error, 12)
 	for range 12 {
 		go func() { errs <- conn.Run(context.Background(), hyperv.OpHost, folders, nil) }()

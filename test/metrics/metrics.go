@@ -1,7 +1,11 @@
 // Package metrics reads capwin's series from controller-runtime's metrics registry in tests.
 package metrics
 
-import "sigs.k8s.io/controller-runtime/pkg/metrics"
+import (
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
 
 // Sample is one series: its labels and its value (a counter's or gauge's value, a histogram's
 // observation count).
@@ -71,4 +75,17 @@ func matches(labels, want map[string]string) bool {
 func VCenterConnections() int64 {
 	v, _ := Value("capwin_vcenter_connections_opened_total", nil)
 	return int64(v)
+}
+
+// WinRM is what this process's capwin managers did on Hyper-V hosts: operations run, WinRM HTTP
+// round trips sent, and the time spent in operations (the duration histogram's sum).
+func WinRM() (ops, roundTrips int64, spent time.Duration) {
+	o, _ := Value("capwin_winrm_operations_total", nil)
+	r, _ := Value("capwin_winrm_round_trips_total", nil)
+	samples, _ := Samples("capwin_winrm_operation_duration_seconds")
+	sum := 0.0
+	for _, s := range samples {
+		sum += s.Sum
+	}
+	return int64(o), int64(r), time.Duration(sum * float64(time.Second))
 }

@@ -19,9 +19,13 @@ var (
 		Help:    "Duration of Hyper-V host operations over WinRM (from the request to the decoded result), by operation script.",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300},
 	}, []string{"operation"})
+	roundTrips = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "capwin_winrm_round_trips_total",
+		Help: "WinRM HTTP requests sent to Hyper-V hosts (an operation takes several: create shell, command, receive, delete shell).",
+	})
 )
 
-func init() { metrics.Registry.MustRegister(operationsTotal, operationSeconds) }
+func init() { metrics.Registry.MustRegister(operationsTotal, operationSeconds, roundTrips) }
 
 // observeOperation records one finished operation.
 func observeOperation(op string, err error, d time.Duration) {

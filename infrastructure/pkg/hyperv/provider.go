@@ -50,8 +50,7 @@ type Conns struct {
 	// Deadlines bound one operation.
 	Deadlines Deadlines
 	// Gate keeps refused credentials and unreachable hosts from being tried on every reconcile.
-	Gate     *logingate.Gate
-	Counters Counters
+	Gate *logingate.Gate
 
 	mu sync.Mutex
 	m  map[string]*Conn
@@ -77,7 +76,7 @@ func (c *Conns) Get(holder string, cfg HostConfig) (*Conn, error) {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
-	conn, err := Dial(cfg, timeout, &c.Counters)
+	conn, err := Dial(cfg, timeout)
 	if err != nil {
 		return nil, err
 	}

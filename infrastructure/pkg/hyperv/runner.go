@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
@@ -35,17 +34,10 @@ type HostConfig struct {
 	Secret logingate.Key
 }
 
-// Counters are shared by all connections of a manager.
-type Counters struct {
-	// Operations run, WinRM HTTP round trips made, and time spent in operations (ns).
-	Operations, RoundTrips, Nanos atomic.Int64
-}
-
 // Conn runs operations on one host. It is safe for concurrent use.
 type Conn struct {
 	cfg      HostConfig
 	client   *winrm.Client
-	counters *Counters
 	// ntlm serialises operations: the NTLM client's handshakes go wrong when requests of
 	// concurrent commands share its connection pool (masterzen/winrm#142, Azure/go-ntlmssp#43).
 	// A channel, so waiting for it ends with the caller's context.
@@ -92,7 +84,7 @@ type Outcome struct {
 }
 
 // Dial prepares a connection (nothing is sent until the first operation).
-func Dial(cfg HostConfig, timeout time.Duration, counters *Counters) (*Conn, error) {
+func Dial(cfg HostConfig, timeout time.Duration) (*Conn, error) {
 	if cfg.Port == 0 {
 		cfg.Port = 5986
 	}
@@ -102,15 +94,15 @@ func Dial(cfg HostConfig, timeout time.Duration, counters *Counters) (*Conn, err
 	socks := &sockets{dial: dialer.Dial}
 	params.TransportDecorator = func() winrm.Transporter {
 		if cfg.Basic {
-			return &counting{next: winrm.NewClientWithDial(socks.Dial), counters: counters}
+			return &counting{next: winrm.NewClientWithDial(socks.Dial)}
 		}
-		return &counting{next: winrm.NewClientNTLMWithDial(socks.Dial), counters: counters}
+		return &counting{next: winrm.NewClientNTLMWithDial(socks.Dial)}
 	}
 	c, err := winrm.NewClientWithParameters(ep, cfg.Username, cfg.Password, params)
 	if err != nil {
 		return nil, &HostError{Kind: KindTLS, Host: cfg.Name, Message: err.Error()}
 	}
-	return &Conn{cfg: cfg, client: c, counters: counters, ntlm: make(chan struct{}, 1), socks: socks}, nil
+	return &Conn{cfg: cfg, client: c, ntlm: make(chan struct{}, 1), socks: socks}, nil
 }
 
 // Close ends the connection's sockets; an operation still running fails.
@@ -125,10 +117,6 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 	env, err := json.Marshal(Envelope{Lib: Common.Text, Script: op.Text, Input: raw})
 	if err != nil {
 		return err
-	}
-	if c.counters != nil {
-		c.counters.Operations.Add(1)
-		defer func(start time.Time) { c.counters.Nanos.Add(int64(time.Since(start))) }(time.Now())
 	}
 	start := time.Now()
 	res, err := c.bounded(ctx, op, env)
@@ -205,17 +193,14 @@ func tail(s string, n int) string {
 	return s
 }
 
-// counting counts WinRM HTTP round trips.
+// counting counts WinRM HTTP round trips (capwin_winrm_round_trips_total).
 type counting struct {
-	next     winrm.Transporter
-	counters *Counters
+	next winrm.Transporter
 }
 
 func (t *counting) Transport(ep *winrm.Endpoint) error { return t.next.Transport(ep) }
 
 func (t *counting) Post(c *winrm.Client, req *soap.SoapMessage) (string, error) {
-	if t.counters != nil {
-		t.counters.RoundTrips.Add(1)
-	}
+	roundTrips.Inc()
 	return t.next.Post(c, req)
 }

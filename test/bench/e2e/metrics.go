@@ -14,8 +14,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 )
 
 // ctrlStat is one controller's work, from controller-runtime's metrics registry.
@@ -47,24 +45,22 @@ type hist struct{ n, sum float64 }
 type sources struct {
 	apiserver *kubernetes.Clientset
 	calls     *vcsim.Calls
-	sessions  *vcenter.Sessions
-	conns     *hyperv.Conns
 }
 
-func newSources(cfg *rest.Config, calls *vcsim.Calls, sessions *vcenter.Sessions, conns *hyperv.Conns) (*sources, error) {
+func newSources(cfg *rest.Config, calls *vcsim.Calls) (*sources, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &sources{apiserver: cs, calls: calls, sessions: sessions, conns: conns}, nil
+	return &sources{apiserver: cs, calls: calls}, nil
 }
 
 func (s *sources) read(ctx context.Context) (counters, error) {
 	stats, hooks := controllerStats()
 	c := counters{ctrl: stats, webhooks: hooks, calls: s.calls.Snapshot(), dials: capwinmetrics.VCenterConnections()}
-	if ops := s.conns.Counters.Operations.Load(); ops > 0 {
+	if ops, trips, _ := capwinmetrics.WinRM(); ops > 0 {
 		c.calls[winrmOps] = int(ops)
-		c.calls[winrmTrips] = int(s.conns.Counters.RoundTrips.Load())
+		c.calls[winrmTrips] = int(trips)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

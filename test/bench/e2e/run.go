@@ -71,7 +71,7 @@ func run(ctx context.Context, c config) error {
 	if err := r.timeline.start(ctx, h); err != nil {
 		return err
 	}
-	src, err := newSources(h.Management.Env.Config, calls, sessions, conns)
+	src, err := newSources(h.Management.Env.Config, calls)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	capwinmetrics "github.com/capwin/capwin/test/metrics"
 	"io"
 	"os"
 	"time"
@@ -131,9 +132,13 @@ func run(c config) error {
 	m := &benchutil.Meter{Requests: reqs, Quiet: c.quiet,
 		Reconciles: func() (int, time.Duration) { return benchutil.Reconciles("hypervmachine") },
 		Calls: func() (map[string]int, time.Duration) {
-			return benchutil.CountsBy("capwin_winrm_operations_total", "operation"), time.Duration(conns.Counters.Nanos.Load())
+			_, _, spent := capwinmetrics.WinRM()
+			return benchutil.CountsBy("capwin_winrm_operations_total", "operation"), spent
 		},
-		Counters: func() map[string]int64 { return map[string]int64{"round trips": conns.Counters.RoundTrips.Load()} },
+		Counters: func() map[string]int64 {
+			_, trips, _ := capwinmetrics.WinRM()
+			return map[string]int64{"round trips": trips}
+		},
 	}
 	if err := m.Measure(ctx, r,
 		benchutil.Steps{Name: "create → provisioned", Do: []func(context.Context) error{w.createMachines, w.waitProvisioned}},

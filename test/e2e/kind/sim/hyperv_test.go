@@ -99,7 +99,7 @@ func TestSimulatorHyperV(t *testing.T) {
 	conns := map[string]*hyperv.Conn{}
 	for _, h := range specs {
 		conns[h.Name], err = hyperv.Dial(hyperv.HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port),
-			Username: o.hypervUser, Password: o.hypervPassword, CABundle: h.CABundle}, 10*time.Second, nil)
+			Username: o.hypervUser, Password: o.hypervPassword, CABundle: h.CABundle}, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +112,7 @@ func TestSimulatorHyperV(t *testing.T) {
 		}
 	}
 	unpinned, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: "localhost", Port: int(specs[0].Port),
-		Username: o.hypervUser, Password: o.hypervPassword}, 10*time.Second, nil)
+		Username: o.hypervUser, Password: o.hypervPassword}, 10*time.Second)
 	if err := unpinned.Run(ctx, hyperv.OpHost, hvFolders, nil); hyperv.KindOf(err) != hyperv.KindTLS {
 		t.Errorf("a client without the caBundle: %v, want a TLS error", err)
 	}
