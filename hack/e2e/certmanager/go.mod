@@ -1,6 +1,7 @@
-// Nested module: its path sits under github.com/cert-manager/cert-manager/ so
-// that Go allows it to import the root module's internal/... packages. It is
-// not part of github.com/capwin/capwin and never published.
+// Nested module for capwin's e2e tests: its path must sit under
+// github.com/cert-manager/cert-manager/ because Go's internal-package rule
+// allows only that tree to import cert-manager's internal/... packages, which
+// the mains need. Never published; see README.md.
 module github.com/cert-manager/cert-manager/cmd/capwin-e2e
 
 go 1.26.0
