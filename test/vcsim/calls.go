@@ -2,7 +2,6 @@ package vcsim
 
 import (
 	"context"
-	"sort"
 	"sync"
 
 	"github.com/vmware/govmomi/vim25/soap"
@@ -51,22 +50,6 @@ func (c *Calls) Total() int {
 		n += v
 	}
 	return n
-}
-
-// Methods lists the methods seen, sorted by count (descending) then name.
-func (c *Calls) Methods() []string {
-	snap := c.Snapshot()
-	names := make([]string, 0, len(snap))
-	for k := range snap {
-		names = append(names, k)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		if snap[names[i]] != snap[names[j]] {
-			return snap[names[i]] > snap[names[j]]
-		}
-		return names[i] < names[j]
-	})
-	return names
 }
 
 // Chain makes one vcenter.Sessions.WrapTransport of several: the first sees a call first.

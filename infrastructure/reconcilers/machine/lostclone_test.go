@@ -1,6 +1,7 @@
 package machine_test
 
 import (
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"strings"
 	"testing"
 	"time"
@@ -56,12 +57,7 @@ func TestLostCloneAnswer(t *testing.T) {
 func TestLostCloneAnswerGraceOver(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newCluster(t, "lostanswer")
-	name := "win-md-0-lostanswer-" + randSuffix()
-	faults.lose(name, 1)
-	f.addMachine(t, name, userData, defaultSpec())
-	r := manualReconciler(g, "lostanswer", nil)
-	r.CreateGrace = time.Millisecond
+	f, name, r := lostCloneMachine(t, "lostanswer")
 	keptIntent := false
 	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
 		lost := strings.Contains(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message, "connection reset")
@@ -79,12 +75,7 @@ func TestLostCloneAnswerGraceOver(t *testing.T) {
 func TestLostCloneEndsAfterLookup(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newCluster(t, "lostended")
-	name := "win-md-0-lostended-" + randSuffix()
-	faults.lose(name, 1)
-	f.addMachine(t, name, userData, defaultSpec())
-	r := manualReconciler(g, "lostended", nil)
-	r.CreateGrace = time.Millisecond
+	f, name, r := lostCloneMachine(t, "lostended")
 	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
 		return m.Status.Task == "intent:create" && len(faults.clones(name)) == 1
 	})
@@ -101,4 +92,16 @@ func TestLostCloneEndsAfterLookup(t *testing.T) {
 	g.Expect(faults.hidden(string(m.UID))).To(BeZero(), "the lookup was made and missed")
 	g.Expect(faults.clones(name)).To(HaveLen(1), "clone requests sent")
 	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
+}
+
+// lostCloneMachine adds a machine whose first clone answer is lost, and a reconciler of its own
+// (watch-filter value filter) whose create grace period is over at once.
+func lostCloneMachine(t *testing.T, filter string) (*fixture, string, *machine.Reconciler) {
+	f := newCluster(t, filter)
+	name := "win-md-0-" + filter + "-" + randSuffix()
+	faults.lose(name, 1)
+	f.addMachine(t, name, userData, defaultSpec())
+	r := manualReconciler(NewWithT(t), filter, nil)
+	r.CreateGrace = time.Millisecond
+	return f, name, r
 }
