@@ -16,14 +16,14 @@ import (
 // covered names, for each resource with an admission webhook, the test that stores objects
 // breaking its rules and checks that the reconcilers refuse them.
 var covered = map[string]string{
-	"vcentermachines":         "TestVCenterMachineRefused",
-	"vcentermachinetemplates": "TestVCenterMachineRefused, TestTemplateWithProviderIDRefused",
-	"vcenterclusters":         "TestVCenterClusterRefused",
-	"vcenterclustertemplates": "TestVCenterClusterRefused (CAPI copies the template into a VCenterCluster)",
-	"hypervmachines":          "TestHyperVMachineRefused",
-	"hypervmachinetemplates":  "TestHyperVMachineRefused, TestTemplateWithProviderIDRefused",
-	"hypervclusters":          "TestHyperVClusterRefused",
-	"hypervclustertemplates":  "TestHyperVClusterRefused (CAPI copies the template into a HyperVCluster)",
+	"vcentermachines":         "TestMachineRefused/vcenter",
+	"vcentermachinetemplates": "TestMachineRefused/vcenter, TestTemplateWithProviderIDRefused",
+	"vcenterclusters":         "TestClusterRefused/vcenter",
+	"vcenterclustertemplates": "TestClusterRefused/vcenter (CAPI copies the template into a VCenterCluster)",
+	"hypervmachines":          "TestMachineRefused/hyperv",
+	"hypervmachinetemplates":  "TestMachineRefused/hyperv, TestTemplateWithProviderIDRefused",
+	"hypervclusters":          "TestClusterRefused/hyperv",
+	"hypervclustertemplates":  "TestClusterRefused/hyperv (CAPI copies the template into a HyperVCluster)",
 	"windowsconfigs":          "bootstrap/reconcilers/windowsconfig TestConfigTheWebhookWouldRejectIsRefused",
 	"windowsconfigtemplates":  "bootstrap/reconcilers/windowsconfig TestConfigTheWebhookWouldRejectIsRefused (CAPI copies the template into a WindowsConfig)",
 }

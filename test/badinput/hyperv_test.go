@@ -38,51 +38,6 @@ var hypervMachineRows = []row[infrav1.HyperVMachineSpec]{
 	}, "network[1].macAddr"},
 }
 
-// TestHyperVMachineRefused is TestVCenterMachineRefused for Hyper-V.
-func TestHyperVMachineRefused(t *testing.T) {
-	f := newFixture(t, &infrav1.HyperVCluster{Spec: validHyperVCluster()}, false)
-	f.waitHostsProbed(t)
-	for i, tc := range hypervMachineRows {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			g := NewWithT(t)
-			spec := validHyperVMachine()
-			tc.mutate(&spec)
-			name := fmt.Sprintf("hv-%d", i)
-			tpl := &infrav1.HyperVMachineTemplate{Spec: infrav1.HyperVMachineTemplateSpec{Template: infrav1.HyperVMachineTemplateResource{Spec: spec}}}
-			_, err := (&webhooks.HyperVMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
-			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
-			m := &infrav1.HyperVMachine{Spec: spec}
-			_, err = (&webhooks.HyperVMachine{}).ValidateCreate(ctx, m.DeepCopy())
-			badinput.Rejects(g, err, "spec."+tc.field)
-
-			tpl.Name, tpl.Namespace, tpl.Labels = name+"-template", f.ns, labels()
-			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
-			f.addMachine(t, name, m)
-			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
-			g.Expect(m.Finalizers).To(BeEmpty(), "a machine refused from the start never had a VM")
-			g.Expect(hypervVMs(string(m.UID))).To(BeZero())
-			expectRefused(t, tpl, infrav1.ReadyCondition, "spec.template.spec."+tc.field)
-			g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty(), "the template's capacity is still published")
-		})
-	}
-}
-
-// TestHyperVMachineWithoutWebhookDefaults: see TestVCenterMachineWithoutWebhookDefaults.
-func TestHyperVMachineWithoutWebhookDefaults(t *testing.T) {
-	f := newFixture(t, &infrav1.HyperVCluster{Spec: validHyperVCluster()}, false)
-	f.waitHostsProbed(t)
-	spec := validHyperVMachine()
-	spec.PowerOffMode = infrav1.PowerOffTrySoft // the webhook adds guestSoftPowerOffTimeout and secureBoot
-	m := &infrav1.HyperVMachine{Spec: spec}
-	f.addMachine(t, "undefaulted", m)
-	g := NewWithT(t)
-	g.Eventually(func() int { return hypervVMs(string(m.UID)) }, 30*time.Second, 100*time.Millisecond).Should(Equal(1))
-	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
-	g.Expect(m.Spec.GuestSoftPowerOffTimeout).To(BeNil(), "webhook defaults are used, not written")
-	g.Expect(m.Spec.SecureBoot).To(BeNil(), "webhook defaults are used, not written")
-}
-
 // hypervClusterRows break each rule of webhooks.ValidateHyperVClusterSpec that the schema lets by.
 var hypervClusterRows = []row[infrav1.HyperVClusterSpec]{
 	{"relative vmPath", func(s *infrav1.HyperVClusterSpec) { s.VMPath = `vms` }, "vmPath"},
@@ -102,29 +57,37 @@ var hypervClusterRows = []row[infrav1.HyperVClusterSpec]{
 	}, "failureDomains[0].name"},
 }
 
-// TestHyperVClusterRefused is TestVCenterClusterRefused for Hyper-V.
-func TestHyperVClusterRefused(t *testing.T) {
-	for _, tc := range hypervClusterRows {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			g := NewWithT(t)
-			spec := validHyperVCluster()
-			tc.mutate(&spec)
-			_, err := (&webhooks.HyperVCluster{}).ValidateCreate(ctx, &infrav1.HyperVCluster{Spec: spec})
-			badinput.Rejects(g, err, "spec."+tc.field)
-			_, err = (&webhooks.HyperVClusterTemplate{}).ValidateCreate(ctx, &infrav1.HyperVClusterTemplate{
-				Spec: infrav1.HyperVClusterTemplateSpec{Template: infrav1.HyperVClusterTemplateResource{Spec: spec}}})
-			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
-
-			hc := &infrav1.HyperVCluster{Spec: spec}
-			f := newFixture(t, hc, true)
-			expectRefused(t, hc, infrav1.HypervisorAvailableCondition, "spec."+tc.field)
-			m := &infrav1.HyperVMachine{Spec: validHyperVMachine()}
-			f.addMachine(t, "vm", m)
-			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
-			g.Expect(hypervVMs(string(m.UID))).To(BeZero())
-		})
-	}
+// hypervBackend: HyperVMachines and HyperVClusters on the simulated host. The machines' fixture
+// waits until the HyperVCluster reconciler found the host.
+var hypervBackend = backend{
+	name: "hyperv",
+	fixture: func(t *testing.T) *fixture {
+		f := newFixture(t, &infrav1.HyperVCluster{Spec: validHyperVCluster()}, false)
+		f.waitHostsProbed(t)
+		return f
+	},
+	machineRows: cases(hypervMachineRows, validHyperVMachine, func(s infrav1.HyperVMachineSpec) machineObjects {
+		tpl := &infrav1.HyperVMachineTemplate{Spec: infrav1.HyperVMachineTemplateSpec{Template: infrav1.HyperVMachineTemplateResource{Spec: s}}}
+		m := &infrav1.HyperVMachine{Spec: s}
+		_, tplErr := (&webhooks.HyperVMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
+		_, mErr := (&webhooks.HyperVMachine{}).ValidateCreate(ctx, m.DeepCopy())
+		return machineObjects{template: tpl, templateStatus: &tpl.Status, machine: m, templateErr: tplErr, machineErr: mErr}
+	}),
+	clusterRows: cases(hypervClusterRows, validHyperVCluster, func(s infrav1.HyperVClusterSpec) clusterObjects {
+		c := &infrav1.HyperVCluster{Spec: s}
+		_, cErr := (&webhooks.HyperVCluster{}).ValidateCreate(ctx, c.DeepCopy())
+		_, tplErr := (&webhooks.HyperVClusterTemplate{}).ValidateCreate(ctx, &infrav1.HyperVClusterTemplate{
+			Spec: infrav1.HyperVClusterTemplateSpec{Template: infrav1.HyperVClusterTemplateResource{Spec: s}}})
+		return clusterObjects{cluster: c, clusterErr: cErr, templateErr: tplErr}
+	}),
+	machine: func() badinput.Object { return &infrav1.HyperVMachine{Spec: validHyperVMachine()} },
+	undefaulted: func() (machine, func(Gomega)) {
+		spec := validHyperVMachine()
+		spec.PowerOffMode = infrav1.PowerOffTrySoft // the webhook adds guestSoftPowerOffTimeout and secureBoot
+		m := &infrav1.HyperVMachine{Spec: spec}
+		return m, func(g Gomega) { g.Expect(m.Spec.SecureBoot).To(BeNil(), "webhook defaults are used, not written") }
+	},
+	vms: hypervVMs,
 }
 
 // waitHostsProbed waits until the HyperVCluster reconciler found the host and marks the Cluster's

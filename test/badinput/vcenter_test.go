@@ -1,7 +1,6 @@
 package badinput_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -57,52 +56,6 @@ var vcenterMachineRows = []row[infrav1.VCenterMachineSpec]{
 	}, "network[1].macAddr"},
 }
 
-// TestVCenterMachineRefused stores, for each row, a VCenterMachineTemplate and the VCenterMachine
-// CAPI would clone from it. Both webhooks reject the spec; the template reconciler marks the
-// template (Ready False, InvalidSpec) and still publishes its capacity, and the machine
-// reconciler refuses the machine without a finalizer and without a VM.
-func TestVCenterMachineRefused(t *testing.T) {
-	f := newFixture(t, &infrav1.VCenterCluster{Spec: validVCenterCluster()}, true)
-	for i, tc := range vcenterMachineRows {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			g := NewWithT(t)
-			spec := validVCenterMachine()
-			tc.mutate(&spec)
-			name := fmt.Sprintf("vm-%d", i)
-			tpl := &infrav1.VCenterMachineTemplate{Spec: infrav1.VCenterMachineTemplateSpec{Template: infrav1.VCenterMachineTemplateResource{Spec: spec}}}
-			_, err := (&webhooks.VCenterMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
-			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
-			m := &infrav1.VCenterMachine{Spec: spec}
-			_, err = (&webhooks.VCenterMachine{}).ValidateCreate(ctx, m.DeepCopy())
-			badinput.Rejects(g, err, "spec."+tc.field)
-
-			tpl.Name, tpl.Namespace, tpl.Labels = name+"-template", f.ns, labels()
-			g.Expect(k8s.Create(ctx, tpl)).To(Succeed(), "the schema admits it")
-			f.addMachine(t, name, m)
-			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
-			g.Expect(m.Finalizers).To(BeEmpty(), "a machine refused from the start never had a VM")
-			g.Expect(vcenterVMs(string(m.UID))).To(BeZero())
-			expectRefused(t, tpl, infrav1.ReadyCondition, "spec.template.spec."+tc.field)
-			g.Expect(tpl.Status.NodeInfo.OperatingSystem).NotTo(BeEmpty(), "the template's capacity is still published")
-		})
-	}
-}
-
-// TestVCenterMachineWithoutWebhookDefaults stores machines the defaulting webhook never saw; the
-// reconciler applies the webhook's defaults itself, creates the VM and never writes them.
-func TestVCenterMachineWithoutWebhookDefaults(t *testing.T) {
-	f := newFixture(t, &infrav1.VCenterCluster{Spec: validVCenterCluster()}, true)
-	spec := validVCenterMachine()
-	spec.PowerOffMode = infrav1.PowerOffTrySoft // the webhook adds guestSoftPowerOffTimeout
-	m := &infrav1.VCenterMachine{Spec: spec}
-	f.addMachine(t, "undefaulted", m)
-	g := NewWithT(t)
-	g.Eventually(func() int { return vcenterVMs(string(m.UID)) }, 30*time.Second, 100*time.Millisecond).Should(Equal(1))
-	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
-	g.Expect(m.Spec.GuestSoftPowerOffTimeout).To(BeNil(), "webhook defaults are used, not written")
-}
-
 // vcenterClusterRows break each rule of webhooks.ValidateClusterSpec that the schema lets by.
 var vcenterClusterRows = []row[infrav1.VCenterClusterSpec]{
 	{"server with credentials", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://admin:pw@" + vcsim.URL.Host }, "server"},
@@ -113,32 +66,33 @@ var vcenterClusterRows = []row[infrav1.VCenterClusterSpec]{
 	{"CA bundle not PEM", func(s *infrav1.VCenterClusterSpec) { s.CABundle = []byte("not a certificate") }, "caBundle"},
 }
 
-// TestVCenterClusterRefused stores, for each row, a VCenterCluster that turned invalid after its
-// infrastructure was reported provisioned, and a machine of it. The cluster webhooks (cluster and
-// template) reject the spec; the cluster reconciler refuses the cluster, and the machine
-// reconciler refuses the machine naming the cluster's bad field, without a VM.
-func TestVCenterClusterRefused(t *testing.T) {
-	for _, tc := range vcenterClusterRows {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			g := NewWithT(t)
-			spec := validVCenterCluster()
-			tc.mutate(&spec)
-			_, err := (&webhooks.VCenterCluster{}).ValidateCreate(ctx, &infrav1.VCenterCluster{Spec: spec})
-			badinput.Rejects(g, err, "spec."+tc.field)
-			_, err = (&webhooks.VCenterClusterTemplate{}).ValidateCreate(ctx, &infrav1.VCenterClusterTemplate{
-				Spec: infrav1.VCenterClusterTemplateSpec{Template: infrav1.VCenterClusterTemplateResource{Spec: spec}}})
-			badinput.Rejects(g, err, "spec.template.spec."+tc.field)
-
-			vc := &infrav1.VCenterCluster{Spec: spec}
-			f := newFixture(t, vc, true)
-			expectRefused(t, vc, infrav1.HypervisorAvailableCondition, "spec."+tc.field)
-			m := &infrav1.VCenterMachine{Spec: validVCenterMachine()}
-			f.addMachine(t, "vm", m)
-			expectRefused(t, m, infrav1.VMProvisionedCondition, "spec."+tc.field)
-			g.Expect(vcenterVMs(string(m.UID))).To(BeZero())
-		})
-	}
+// vcenterBackend: VCenterMachines and VCenterClusters on vcsim.
+var vcenterBackend = backend{
+	name: "vcenter",
+	fixture: func(t *testing.T) *fixture {
+		return newFixture(t, &infrav1.VCenterCluster{Spec: validVCenterCluster()}, true)
+	},
+	machineRows: cases(vcenterMachineRows, validVCenterMachine, func(s infrav1.VCenterMachineSpec) machineObjects {
+		tpl := &infrav1.VCenterMachineTemplate{Spec: infrav1.VCenterMachineTemplateSpec{Template: infrav1.VCenterMachineTemplateResource{Spec: s}}}
+		m := &infrav1.VCenterMachine{Spec: s}
+		_, tplErr := (&webhooks.VCenterMachineTemplate{}).ValidateCreate(ctx, tpl.DeepCopy())
+		_, mErr := (&webhooks.VCenterMachine{}).ValidateCreate(ctx, m.DeepCopy())
+		return machineObjects{template: tpl, templateStatus: &tpl.Status, machine: m, templateErr: tplErr, machineErr: mErr}
+	}),
+	clusterRows: cases(vcenterClusterRows, validVCenterCluster, func(s infrav1.VCenterClusterSpec) clusterObjects {
+		c := &infrav1.VCenterCluster{Spec: s}
+		_, cErr := (&webhooks.VCenterCluster{}).ValidateCreate(ctx, c.DeepCopy())
+		_, tplErr := (&webhooks.VCenterClusterTemplate{}).ValidateCreate(ctx, &infrav1.VCenterClusterTemplate{
+			Spec: infrav1.VCenterClusterTemplateSpec{Template: infrav1.VCenterClusterTemplateResource{Spec: s}}})
+		return clusterObjects{cluster: c, clusterErr: cErr, templateErr: tplErr}
+	}),
+	machine: func() badinput.Object { return &infrav1.VCenterMachine{Spec: validVCenterMachine()} },
+	undefaulted: func() (machine, func(Gomega)) {
+		spec := validVCenterMachine()
+		spec.PowerOffMode = infrav1.PowerOffTrySoft // the webhook adds guestSoftPowerOffTimeout
+		return &infrav1.VCenterMachine{Spec: spec}, func(Gomega) {}
+	},
+	vms: vcenterVMs,
 }
 
 // TestVCenterMachineWithVMStaysManaged: a machine whose VM exists is not refused when its spec

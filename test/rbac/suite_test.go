@@ -62,8 +62,7 @@ func TestRBAC(t *testing.T) {
 		run  func(*testing.T, *suite)
 	}{
 		{"admission", testAdmission},
-		{"vcenter", testVCenter},
-		{"hyperv", testHyperV},
+		{"machines", testMachines},
 		{"bootstrap", testBootstrap},
 		{"metrics", testMetrics},
 	} {
