@@ -230,9 +230,9 @@ type VMReference struct {
 
 // MachineSpec is the part of a machine spec that the lifecycle reconciler reads, whatever the kind.
 type MachineSpec struct {
-	OS                       OperatingSystem  //nolint:kubeapilinter // jsontags: an in-memory view, never serialized
-	Network                  []NetworkDevice  //nolint:kubeapilinter // jsontags: an in-memory view, never serialized
-	PowerOffMode             PowerOffMode     //nolint:kubeapilinter // jsontags: an in-memory view, never serialized
-	GuestSoftPowerOffTimeout *metav1.Duration //nolint:kubeapilinter // jsontags: an in-memory view, never serialized
-	GuestCredentialsRef      *SecretReference //nolint:kubeapilinter // jsontags: an in-memory view, never serialized
+	OS                       OperatingSystem  //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	Network                  []NetworkDevice  //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	PowerOffMode             PowerOffMode     //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	GuestSoftPowerOffTimeout *metav1.Duration //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	GuestCredentialsRef      *SecretReference //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
 }
