@@ -47,7 +47,7 @@ ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # golangci-lint v2 with kube-api-linter compiled in (what `golangci-lint custom` would build, but
 # from the Go module proxy alone): pinned in hack/tools/go.mod, built once into hack/tools/bin and
 # again only when that module changes.
-GOLANGCI_LINT := $(CURDIR)/hack/tools/bin/golangci-lint
+GOLANGCI_LINT := hack/tools/bin/golangci-lint
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	$(GO) -C hack/tools build -o bin/golangci-lint sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter
 .PHONY: lint
@@ -57,7 +57,7 @@ lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
 	$(GO) -C hack/images vet ./...
 	$(GOLANGCI_LINT) run ./...
-	cd hack/images && $(GOLANGCI_LINT) run -c $(CURDIR)/.golangci.yml ./...
+	cd hack/images && $(CURDIR)/$(GOLANGCI_LINT) run -c $(CURDIR)/.golangci.yml ./...
 	$(ACTIONLINT)
 
 ## test: unit, envtest, clusterctl and PowerShell parse tests, the image builder's tests and a compile check of the kind e2e; installs what it needs; prints the total time and the ten slowest packages (log: out/test.log).
