@@ -36,7 +36,7 @@ func windowsPathProblem(p string) string {
 		r, _ := utf8.DecodeRuneInString(p[2+i:])
 		return fmt.Sprintf(`must not contain %q (Windows forbids control characters and <>:"|?* in names)`, r)
 	}
-	for _, segment := range strings.FieldsFunc(p[3:], func(r rune) bool { return r < utf8.RuneSelf && isSeparator(byte(r)) }) {
+	for _, segment := range strings.FieldsFunc(p[3:], isSeparator[rune]) {
 		if problem := segmentProblem(segment); problem != "" {
 			return problem
 		}
@@ -49,7 +49,7 @@ func windowsPathProblem(p string) string {
 	return ""
 }
 
-func isSeparator(c byte) bool { return c == '\\' || c == '/' }
+func isSeparator[C byte | rune](c C) bool { return c == '\\' || c == '/' }
 
 // invalidPathRune reports characters Windows does not allow in file names (the drive colon is
 // not passed here).

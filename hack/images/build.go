@@ -25,7 +25,7 @@ type built struct {
 // buildAll writes every selected image into o.out, then images.txt and checksums.txt.
 func buildAll(ctx context.Context, o options) error {
 	var images []built
-	add := func(image, tag string, make func(sbomPrefix string) (v1.ImageIndex, error)) error {
+	add := func(image, tag string, buildIndex func(sbomPrefix string) (v1.ImageIndex, error)) error {
 		if len(o.only) > 0 && !o.only[image] {
 			return nil
 		}
@@ -34,7 +34,7 @@ func buildAll(ctx context.Context, o options) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "images: building %s\n", ref)
-		idx, err := make(filepath.Join(o.out, image+"-"+tag))
+		idx, err := buildIndex(filepath.Join(o.out, image+"-"+tag))
 		if err != nil {
 			return err
 		}
@@ -102,11 +102,11 @@ func writeChecksums(dir string) error {
 }
 
 func sha256File(p string) (string, error) {
-	f, err := os.Open(p)
+	f, err := os.Open(p) //nolint:gosec // G304: an archive this build wrote
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer closeRead(f)
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err

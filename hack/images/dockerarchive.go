@@ -28,7 +28,7 @@ func dockerArchiveCmd(args []string) error {
 	}
 	archives, err := filepath.Glob(filepath.Join(*out, "*.oci.tar"))
 	if err != nil || len(archives) == 0 {
-		return fmt.Errorf("no *.oci.tar in %s: run make release first (%v)", *out, err)
+		return fmt.Errorf("no *.oci.tar in %s: run make release first (%v)", *out, err) //nolint:errorlint // shown, not wrapped: err is nil when nothing matched
 	}
 	for _, a := range archives {
 		file, err := dockerArchive(a, *want, *dest)

@@ -30,7 +30,7 @@ func buildGo(ctx context.Context, src goSource, goos, goarch, out string) error 
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer removeTemp(dir)
 	mod := fmt.Sprintf("module capwin.local/build\n\ngo 1.26\n\nrequire %s %s\n", src.module, src.version)
 	if src.staging != "" {
 		replaces, err := stagingReplaces(ctx, src)
@@ -43,7 +43,7 @@ func buildGo(ctx context.Context, src goSource, goos, goarch, out string) error 
 		return err
 	}
 	ld := append([]string{"-s", "-w", "-buildid="}, src.ldflags...)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", strings.Join(ld, " "), "-o", out, src.pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", strings.Join(ld, " "), "-o", out, src.pkg) //nolint:gosec // G204: the go command, on the module and package this build was asked for
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
@@ -55,7 +55,7 @@ func buildGo(ctx context.Context, src goSource, goos, goarch, out string) error 
 
 // stagingReplaces are replace directives pinning the staging modules of src.module to src.staging.
 func stagingReplaces(ctx context.Context, src goSource) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", src.module+"@"+src.version)
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", src.module+"@"+src.version) //nolint:gosec // G204: the go command, on the module this build was asked for
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {

@@ -33,12 +33,12 @@ func emptyHive(fileName string) []byte {
 	root := uint32(binHeader)
 	rootSize := align8(4 + 76 + len(rootName))
 	sd := securityDescriptor(sidAdministrators, sidSystem, keyAllAccess, sidSystem, sidAdministrators)
-	sk := root + uint32(rootSize)
+	sk := root + u32(rootSize)
 	skSize := align8(4 + 20 + len(sd))
-	free := sk + uint32(skSize)
+	free := sk + u32(skSize)
 
 	nk := bin[root:]
-	le.PutUint32(nk, uint32(int32(-rootSize)))
+	le.PutUint32(nk, allocatedCell(rootSize))
 	nk = nk[4:]
 	copy(nk, "nk")
 	le.PutUint16(nk[2:], 0x2C)    // KEY_HIVE_ENTRY | KEY_NO_DELETE | KEY_COMP_NAME
@@ -48,17 +48,17 @@ func emptyHive(fileName string) []byte {
 	le.PutUint32(nk[40:], noCell) // values list
 	le.PutUint32(nk[44:], sk)
 	le.PutUint32(nk[48:], noCell) // class name
-	le.PutUint16(nk[72:], uint16(len(rootName)))
+	le.PutUint16(nk[72:], u16(len(rootName)))
 	copy(nk[76:], rootName)
 
 	s := bin[sk:]
-	le.PutUint32(s, uint32(int32(-skSize)))
+	le.PutUint32(s, allocatedCell(skSize))
 	s = s[4:]
 	copy(s, "sk")
 	le.PutUint32(s[4:], sk) // the only security cell: its own next and previous
 	le.PutUint32(s[8:], sk)
 	le.PutUint32(s[12:], 1) // reference count
-	le.PutUint32(s[16:], uint32(len(sd)))
+	le.PutUint32(s[16:], u32(len(sd)))
 	copy(s[20:], sd)
 
 	le.PutUint32(bin[free:], hiveBlock-free) // one free cell for the rest of the bin
@@ -93,3 +93,7 @@ func emptyHive(fileName string) []byte {
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }
+
+// allocatedCell is the size field of an allocated cell of size n: -n as a 32-bit two's
+// complement.
+func allocatedCell(n int) uint32 { return ^u32(n) + 1 }

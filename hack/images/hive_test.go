@@ -29,7 +29,7 @@ func TestEmptyHive(t *testing.T) {
 	// The cells fill the bin exactly.
 	off := hiveBlock + binHeader
 	for off < len(h) {
-		size := int32(le.Uint32(h[off:]))
+		size := int32(le.Uint32(h[off:])) //nolint:gosec // G115: the cell size field is a signed 32-bit integer
 		if size < 0 {
 			size = -size
 		}

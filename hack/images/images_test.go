@@ -149,7 +149,7 @@ func files(t *testing.T, img v1.Image) map[string]*tar.Header {
 			}
 			out[strings.Trim(h.Name, "/")] = h
 		}
-		rc.Close()
+		_ = rc.Close() // read only
 	}
 	return out
 }
@@ -240,7 +240,10 @@ func TestFlanneldWindowsImage(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	os.Setenv("GOTOOLCHAIN", "local")
+	if err := os.Setenv("GOTOOLCHAIN", "local"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(run(m))
 }
 
@@ -255,7 +258,7 @@ func run(m *testing.M) int {
 		for _, c := range cleanups {
 			c()
 		}
-		os.RemoveAll(dir)
+		removeTemp(dir)
 	}()
 	return m.Run()
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // managers are capwin's manager images by image name: the Go package ko builds into each.
-var managers = map[string]string{
+var managers = map[string]string{ //nolint:gosec // G101: image names and Go packages, no credentials
 	"capwin-bootstrap-windows": "github.com/capwin/capwin/bootstrap",
 	"capwin-infrastructure":    "github.com/capwin/capwin/infrastructure",
 }
@@ -37,7 +37,7 @@ func buildManager(ctx context.Context, o options, image string, sbomDir string) 
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(koSBOM)
+	defer removeTemp(koSBOM)
 	var platforms []string
 	for _, p := range o.platforms {
 		platforms = append(platforms, p.String())
@@ -85,11 +85,11 @@ func renameSBOMs(src, dst, binary, prefix string) error {
 	}
 	for _, f := range files {
 		rest := strings.TrimPrefix(f.Name(), binary+"-")
-		b, err := os.ReadFile(filepath.Join(src, f.Name()))
+		b, err := os.ReadFile(filepath.Join(src, f.Name())) //nolint:gosec // G304: an SBOM that ko wrote into this build's temporary folder
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dst, prefix+"."+rest), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dst, prefix+"."+rest), b, 0o644); err != nil { //nolint:gosec // G703: into the output folder this build was given
 			return err
 		}
 	}

@@ -57,12 +57,12 @@ func buildHostProcess(ctx context.Context, o options, h hostProcessImage, sbomFi
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeTemp(tmp)
 	exe := filepath.Join(tmp, h.exe)
 	if err := buildGo(ctx, h.src, windowsAMD64.OS, windowsAMD64.Architecture, exe); err != nil {
 		return nil, err
 	}
-	body, err := os.ReadFile(exe)
+	body, err := os.ReadFile(exe) //nolint:gosec // G304: the binary just built into this build's temporary folder
 	if err != nil {
 		return nil, err
 	}

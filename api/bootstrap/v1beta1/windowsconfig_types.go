@@ -394,7 +394,7 @@ type SecretKey struct {
 
 // WindowsConfigStatus is the observed state of a WindowsConfig.
 type WindowsConfigStatus struct {
-	// conditions: Ready, DataSecretAvailable, Paused.
+	// conditions are Ready, DataSecretAvailable and Paused.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

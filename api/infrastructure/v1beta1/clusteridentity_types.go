@@ -42,7 +42,7 @@ type ClusterIdentityStatus struct {
 	// ready is true when the identity owns its Secret and the Secret has a username and password.
 	// +optional
 	Ready bool `json:"ready,omitempty"`
-	// conditions: Ready.
+	// conditions holds Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

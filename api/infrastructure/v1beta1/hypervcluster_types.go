@@ -142,7 +142,7 @@ type HyperVFailureDomain struct {
 
 // HyperVClusterStatus is the observed state of a HyperVCluster.
 type HyperVClusterStatus struct {
-	// conditions: Ready, HypervisorAvailable, Paused.
+	// conditions are Ready, HypervisorAvailable and Paused.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

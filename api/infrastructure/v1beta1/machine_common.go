@@ -126,7 +126,7 @@ type BootstrapStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=64
 	Step string `json:"step,omitempty"`
-	// state: Running, Rebooting, Failed or Succeeded.
+	// state is Running, Rebooting, Failed or Succeeded.
 	// +optional
 	// +kubebuilder:validation:MaxLength=32
 	State string `json:"state,omitempty"`
@@ -157,7 +157,7 @@ type MachineTemplateStatus struct {
 	// nodeInfo of a node.
 	// +optional
 	NodeInfo NodeInfo `json:"nodeInfo,omitempty,omitzero"`
-	// conditions: Ready is False with reason InvalidSpec while the template breaks a rule of its
+	// conditions holds Ready, False with reason InvalidSpec while the template breaks a rule of its
 	// admission webhook (it was stored while the webhook was not running); absent otherwise.
 	// +optional
 	// +listType=map
@@ -169,7 +169,7 @@ type MachineTemplateStatus struct {
 // MachineStatus is the observed state of a machine of either kind; the machine lifecycle
 // reconciler writes it.
 type MachineStatus struct {
-	// conditions: Ready, VMProvisioned, BootstrapSucceeded, Paused.
+	// conditions are Ready, VMProvisioned, BootstrapSucceeded and Paused.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -230,9 +230,9 @@ type VMReference struct {
 
 // MachineSpec is the part of a machine spec that the lifecycle reconciler reads, whatever the kind.
 type MachineSpec struct {
-	OS                       OperatingSystem
-	Network                  []NetworkDevice
-	PowerOffMode             PowerOffMode
-	GuestSoftPowerOffTimeout *metav1.Duration
-	GuestCredentialsRef      *SecretReference
+	OS                       OperatingSystem  //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	Network                  []NetworkDevice  //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	PowerOffMode             PowerOffMode     //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	GuestSoftPowerOffTimeout *metav1.Duration //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
+	GuestCredentialsRef      *SecretReference //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
 }

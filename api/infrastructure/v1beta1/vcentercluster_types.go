@@ -103,7 +103,7 @@ type Placement struct {
 
 // VCenterClusterStatus is the observed state of a VCenterCluster.
 type VCenterClusterStatus struct {
-	// conditions: Ready, VCenterAvailable, Paused.
+	// conditions are Ready, VCenterAvailable and Paused.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -48,8 +48,8 @@ type VCenterMachineSpec struct {
 	// +kubebuilder:validation:MaxLength=256
 	Snapshot string `json:"snapshot,omitempty"`
 
-	// placement: datacenter (default: the VCenterCluster's), resource pool, datastore and folder.
-	// A Machine's failure domain overrides it.
+	// placement is the datacenter (default: the VCenterCluster's), resource pool, datastore and
+	// folder. A Machine's failure domain overrides it.
 	// +optional
 	Placement Placement `json:"placement,omitempty,omitzero"`
 

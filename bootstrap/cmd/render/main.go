@@ -107,7 +107,7 @@ func run(args []string, stdout io.Writer) error {
 
 // readSpec reads a file of either kind and returns the object and its WindowsConfigSpec.
 func readSpec(path string) (runtime.Object, *bootstrapv1.WindowsConfigSpec, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(path) //nolint:gosec // G304: the file named on this command line
 	if err != nil {
 		return nil, nil, err
 	}

@@ -56,7 +56,7 @@ func cloudConfig(in *Input) ([]byte, error) {
 		doc.WriteFiles = append(doc.WriteFiles, writeFile{Path: f.Path, Encoding: "b64", Content: base64.StdEncoding.EncodeToString(content)})
 	}
 	for _, u := range in.Users {
-		doc.Users = append(doc.Users, ccUser{Name: u.Name, Groups: u.Groups, SSHAuthorizedKeys: u.SSHAuthorizedKeys})
+		doc.Users = append(doc.Users, ccUser(u))
 	}
 	if doc.WriteFiles == nil && doc.Users == nil {
 		return nil, nil

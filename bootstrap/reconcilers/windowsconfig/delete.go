@@ -18,7 +18,7 @@ import (
 // tokenFinalizer holds a WindowsConfig that issued a bootstrap token until the token is
 // revoked: a Machine deleted before its node joined (scale-down, remediation, a cluster delete)
 // must not leave a valid join credential behind in the workload cluster.
-const tokenFinalizer = "windowsconfig.bootstrap.cluster.x-k8s.io/revoke-token"
+const tokenFinalizer = "windowsconfig.bootstrap.cluster.x-k8s.io/revoke-token" //nolint:gosec // G101: a finalizer name, not a credential
 
 // reconcileDelete revokes the config's token if it is still valid, then lets the config go.
 // An unreachable workload cluster (e.g. its control plane is already gone) does not block the

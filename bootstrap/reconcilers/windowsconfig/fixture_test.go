@@ -65,7 +65,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	u, err := url.Parse(env.Config.Host)
 	g.Expect(err).NotTo(HaveOccurred())
 	host, portStr, _ := net.SplitHostPort(u.Host)
-	port, _ := strconv.Atoi(portStr)
+	port, _ := strconv.ParseInt(portStr, 10, 32)
 
 	f.cluster = &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns, Labels: map[string]string{clusterv1.WatchLabel: filter}},

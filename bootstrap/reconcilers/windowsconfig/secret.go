@@ -16,14 +16,14 @@ import (
 
 // tokenIDAnnotation records which bootstrap token the data Secret carries, so the token can be
 // refreshed while the node has not joined. Only the public token ID is stored here.
-const tokenIDAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-id"
+const tokenIDAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-id" //nolint:gosec // G101: an annotation name, not a credential
 
 // tokenRevokedAnnotation records when the token was deleted (the node joined, or it expired unused).
-const tokenRevokedAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-revoked"
+const tokenRevokedAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-revoked" //nolint:gosec // G101: an annotation name, not a credential
 
 // tokenExpiredAnnotation records when the token was revoked because the Machine had no Node
 // within the join timeout; such a config never gets a new token.
-const tokenExpiredAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-expired-unused"
+const tokenExpiredAnnotation = "bootstrap.cluster.x-k8s.io/windows-token-expired-unused" //nolint:gosec // G101: an annotation name, not a credential
 
 // storeDataSecret creates or updates the bootstrap data Secret (keys "value" and "format", the
 // CAPI contract). A Secret of the same name that the config does not control is never overwritten.

@@ -52,7 +52,7 @@ func main() {
 }
 
 func write(moduleDir, version, prefix, out string) error {
-	metadata, err := os.ReadFile(filepath.Join(moduleDir, "metadata.yaml"))
+	metadata, err := os.ReadFile(filepath.Join(moduleDir, "metadata.yaml")) //nolint:gosec // G304: the Cluster API module named by this tool's flag
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func write(moduleDir, version, prefix, out string) error {
 		if err := os.WriteFile(filepath.Join(dir, c.file), body, 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, "metadata.yaml"), metadata, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "metadata.yaml"), metadata, 0o644); err != nil { //nolint:gosec // G703: into the output folder named by this tool's flag
 			return err
 		}
 	}
