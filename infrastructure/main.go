@@ -46,10 +46,12 @@ func main() {
 		if err := setup.Webhooks(mgr); err != nil {
 			return fmt.Errorf("webhooks: %w", err)
 		}
-		// Log out of vCenter when the manager stops.
+		// Log out of vCenter when the manager stops, within 10 seconds.
 		go func() {
 			<-ctx.Done()
-			o.Sessions.Close(context.Background())
+			stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			o.Sessions.Close(stop)
 		}()
 		return setup.Reconcilers(ctx, mgr, o)
 	})

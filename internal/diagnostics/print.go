@@ -1,6 +1,7 @@
 package diagnostics
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -113,7 +114,7 @@ func (p *printer) conditions(conds []metav1.Condition) {
 		return
 	}
 	p.line("  Conditions:")
-	p.table(func(tw io.Writer) {
+	p.table(func(tw *bytes.Buffer) {
 		for _, c := range conds {
 			row := fmt.Sprintf("    %s\t%s\t%s\t%s", c.Type, c.Status, c.Reason, stamp(c.LastTransitionTime.Time))
 			if msg := firstLine(c.Message); msg != "" {
@@ -150,7 +151,7 @@ func (p *printer) events(events []Event, maxEvents int) {
 		return
 	}
 	events = events[max(0, len(events)-maxEvents):]
-	p.table(func(tw io.Writer) {
+	p.table(func(tw *bytes.Buffer) {
 		for _, e := range events {
 			count := ""
 			if e.Count > 1 {
@@ -162,13 +163,16 @@ func (p *printer) events(events []Event, maxEvents int) {
 }
 
 // table writes aligned columns.
-func (p *printer) table(rows func(io.Writer)) {
+func (p *printer) table(rows func(*bytes.Buffer)) {
 	if p.err != nil {
 		return
 	}
+	var b bytes.Buffer
+	rows(&b)
 	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
-	rows(tw)
-	p.err = tw.Flush()
+	if _, p.err = tw.Write(b.Bytes()); p.err == nil {
+		p.err = tw.Flush()
+	}
 }
 
 func addresses(addrs []clusterv1.MachineAddress) string {

@@ -36,8 +36,8 @@ type HostConfig struct {
 
 // Conn runs operations on one host. It is safe for concurrent use.
 type Conn struct {
-	cfg      HostConfig
-	client   *winrm.Client
+	cfg    HostConfig
+	client *winrm.Client
 	// ntlm serialises operations: the NTLM client's handshakes go wrong when requests of
 	// concurrent commands share its connection pool (masterzen/winrm#142, Azure/go-ntlmssp#43).
 	// A channel, so waiting for it ends with the caller's context.

@@ -406,7 +406,7 @@ func TestClaimProblem(t *testing.T) {
 	claim := &ipamv1.IPAddressClaim{}
 	g.Expect(claimProblem(claim)).To(BeEmpty())
 
-	claim.SetV1Beta1Conditions(clusterv1.Conditions{{
+	claim.SetV1Beta1Conditions(clusterv1.Conditions{{ //nolint:staticcheck // IPAM providers still report v1beta1 conditions; claimProblem reads them
 		Type: clusterv1.ReadyCondition, Status: corev1.ConditionFalse, Reason: "PoolNotReady", Message: "pool\n is  paused",
 	}})
 	g.Expect(claimProblem(claim)).To(Equal("PoolNotReady: pool is paused"))

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"io"
 	"testing"
 
@@ -120,14 +121,16 @@ func TestCloneSpecRefuses(t *testing.T) {
 	_, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 5 }), UID: "u", Place: template()})
 	var e *hypervisor.Error
 	g.Expect(err).To(BeAssignableToTypeOf(e))
-	g.Expect(err.(*hypervisor.Error).Reason).To(Equal(infrav1.InvalidSpecReason))
+	g.Expect(errors.As(err, &e)).To(BeTrue())
+	g.Expect(e.Reason).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring("spec.diskGiB: 5 GiB is smaller than the template's disk (10.0 GiB)"))
 
 	big := make([]byte, 60*1024) // random bytes do not compress: 80 KiB once base64 encoded
 	_, _ = rand.Read(big)
 	_, err = guestinfo(nil, big)
 	g.Expect(err).To(HaveOccurred())
-	g.Expect(err.(*hypervisor.Error).Reason).To(Equal(infrav1.BootstrapDataTooLargeReason))
+	g.Expect(errors.As(err, &e)).To(BeTrue())
+	g.Expect(e.Reason).To(Equal(infrav1.BootstrapDataTooLargeReason))
 
 	// Exactly at the limit is fine; one byte over is not.
 	g.Expect(len(base64.StdEncoding.EncodeToString(make([]byte, 49152)))).To(Equal(maxGuestinfo))

@@ -137,7 +137,7 @@ func (l *loop) once(parent context.Context) (err error) {
 	go func() { errs <- l.updates(ctx, gen, pc.Reference()) }()
 	err = <-errs
 	cancel()
-	<-errs
+	<-errs //nolint:errcheck // the other half ended because of cancel: its error says only that
 	l.reg.setHealthy(gen, false)
 	return err
 }
@@ -182,7 +182,7 @@ func (l *loop) feed(ctx context.Context, gen int, lv types.ManagedObjectReferenc
 
 // updates waits for changes and wakes the machines they concern.
 func (l *loop) updates(ctx context.Context, gen int, pc types.ManagedObjectReference) error {
-	secs := max(int32(l.wait/time.Second), 1)
+	secs := max(int32(l.wait/time.Second), 1) //nolint:gosec // l.wait is Sessions.WatchWait, minutes, far below 2^31 s
 	version := ""
 	for {
 		wctx, cancel := context.WithTimeout(ctx, l.wait+30*time.Second)

@@ -100,9 +100,9 @@ func TestMoveAdoptsVM(t *testing.T) {
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	f.addMachine(t, "win-md-0-move-h6n3b", userData, defaultSpec())
-	old := f.waitReason(t, infrav1.WaitingForAddressesReason)
+	f.waitReason(t, infrav1.WaitingForAddressesReason)
 	g.Eventually(func(g Gomega) { g.Expect(f.get(g).Spec.ProviderID).NotTo(BeEmpty()) }, 10*time.Second, 50*time.Millisecond).Should(Succeed())
-	old = f.get(g)
+	old := f.get(g)
 
 	// Pause, as clusterctl move does, then delete the source object without running its
 	// finalizer and create the moved copy.
