@@ -28,6 +28,29 @@ type backend struct {
 	machine k8stypes.NamespacedName
 }
 
+// onClone is the subject of the clone that creates this machine's VM.
+func (b *backend) onClone() subject {
+	return b.on(fmt.Sprintf("clone VM %s from template %s", b.machine.Name, b.where.Template))
+}
+
+// onVM is the subject of an action on this machine's VM: "power on VM win-md-0-x (vm-42)".
+func (b *backend) onVM(action, id string) subject {
+	if id == "" {
+		return b.on(fmt.Sprintf("%s VM %s", action, b.machine.Name))
+	}
+	return b.on(fmt.Sprintf("%s VM %s (%s)", action, b.machine.Name, id))
+}
+
+// on is the subject of an action of this backend: its VM, folder, template and placement.
+func (b *backend) on(action string) subject {
+	folder := b.where.Folder
+	if r := b.sess.places.cached(b.where); r != nil && r.Folder != nil && r.Folder.InventoryPath != "" {
+		folder = r.Folder.InventoryPath
+	}
+	return subject{action: action, vm: b.machine.Name, folder: folder, template: b.where.Template,
+		datastore: b.where.Datastore, pool: b.where.Pool}
+}
+
 // metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
 func metadata(s *hypervisor.Scope, macs []string) ([]byte, error) {
 	nics := guest.WithMACs(s.NICs, macs)
@@ -47,6 +70,11 @@ func metadata(s *hypervisor.Scope, macs []string) ([]byte, error) {
 
 // Create clones the template with hardware, NICs, disk and guestinfo in one task.
 func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
+	ref, err := b.clone(ctx, s)
+	return ref, callError(b.onClone(), err)
+}
+
+func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	place, err := b.sess.resolve(ctx, b.where)
 	if err != nil {
 		return "", err
@@ -78,7 +106,7 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	if cloneErr != nil {
 		b.sess.forget()
 		if maybeSent(cloneErr) {
-			return "", &hypervisor.CreatePending{Err: fmt.Errorf("clone of %s: no answer from vCenter: %w", obj.GetName(), cloneErr)}
+			return "", &hypervisor.CreatePending{Err: fmt.Errorf("no answer from vCenter: %w", cloneErr)}
 		}
 		return "", b.sess.check(cloneErr)
 	}
@@ -88,62 +116,63 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 // Deliver prepares the clone for its first boot in one reconfigure: metadata that needed the VM's
 // MACs, and the disk grown to spec.diskGiB.
 func (b *backend) Deliver(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+	on := b.onVM("write the bootstrap metadata into", vm.Ref.ID)
 	md, err := metadata(s, vm.MACs)
 	if err != nil || md == nil {
-		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: the VM has fewer NICs than spec.network (%v)", err)
+		return "", callError(on, hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: the VM has fewer NICs than spec.network (%v)", err))
 	}
 	extra, err := guestinfo(md, nil)
 	if err != nil {
-		return "", err
+		return "", callError(on, err)
 	}
 	spec := types.VirtualMachineConfigSpec{ExtraConfig: extra}
 	grow, err := diskChange(b.spec, b.devices)
 	if err != nil {
-		return "", err
+		return "", callError(on, err)
 	}
 	if grow != nil {
 		spec.DeviceChange = []types.BaseVirtualDeviceConfigSpec{grow}
 	}
-	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).Reconfigure(ctx, spec) })
+	return b.task(ctx, on, func() (*object.Task, error) { return b.object(vm).Reconfigure(ctx, spec) })
 }
 
 // ClearUserData removes the user data (bootstrap token, CA hash) from the VM config.
 func (b *backend) ClearUserData(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
-	return b.reconfigure(ctx, vm, []types.BaseOptionValue{
+	return b.reconfigure(ctx, b.onVM("remove the bootstrap data from", vm.Ref.ID), vm, []types.BaseOptionValue{
 		&types.OptionValue{Key: keyUserData, Value: ""}, &types.OptionValue{Key: keyUserDataEncoding, Value: ""},
 	})
 }
 
-func (b *backend) reconfigure(ctx context.Context, vm *hypervisor.VM, extra []types.BaseOptionValue) (string, error) {
-	return b.task(ctx, func() (*object.Task, error) {
+func (b *backend) reconfigure(ctx context.Context, on subject, vm *hypervisor.VM, extra []types.BaseOptionValue) (string, error) {
+	return b.task(ctx, on, func() (*object.Task, error) {
 		return b.object(vm).Reconfigure(ctx, types.VirtualMachineConfigSpec{ExtraConfig: extra})
 	})
 }
 
 // PowerOn starts the VM.
 func (b *backend) PowerOn(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
-	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).PowerOn(ctx) })
+	return b.task(ctx, b.onVM("power on", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).PowerOn(ctx) })
 }
 
 // PowerOff cuts the power (hard) or asks VMware Tools to shut the guest down.
 func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM, hard bool) (string, error) {
 	v := b.object(vm)
 	if !hard {
-		return "", b.sess.check(v.ShutdownGuest(ctx))
+		return "", callError(b.onVM("shut down the guest of", vm.Ref.ID), b.sess.check(v.ShutdownGuest(ctx)))
 	}
-	return b.task(ctx, func() (*object.Task, error) { return v.PowerOff(ctx) })
+	return b.task(ctx, b.onVM("power off", vm.Ref.ID), func() (*object.Task, error) { return v.PowerOff(ctx) })
 }
 
 // Destroy deletes the VM and its disks.
 func (b *backend) Destroy(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
-	return b.task(ctx, func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
+	return b.task(ctx, b.onVM("delete", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
 }
 
 // task starts a task in a slot of the server (startTask) and returns its reference, or the
-// call's error.
-func (b *backend) task(ctx context.Context, start func() (*object.Task, error)) (string, error) {
+// call's error in words.
+func (b *backend) task(ctx context.Context, on subject, start func() (*object.Task, error)) (string, error) {
 	ref, err := b.startTask(ctx, nil, start)
-	return ref, b.sess.check(err)
+	return ref, callError(on, b.sess.check(err))
 }
 
 // The vCenter session's property collector reports VM and task changes.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -25,7 +24,7 @@ import (
 func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error) {
 	u, err := soap.ParseURL(cred.Server)
 	if err != nil || u == nil {
-		return nil, &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("server %q: %v", cred.Server, err)}
+		return nil, &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("log in to vCenter: server %q is not a URL: %v", cred.Server, err)}
 	}
 	sc := soap.NewClient(u, cred.Insecure)
 	if s.UserAgent != "" {
@@ -43,7 +42,7 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	if len(cred.CABundle) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(cred.CABundle) {
-			return nil, &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: errors.New("caBundle holds no PEM certificate")}
+			return nil, &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: fmt.Errorf("log in to vCenter %s: caBundle holds no PEM certificate", u.Host)}
 		}
 		t.TLSClientConfig.RootCAs = pool
 	}
@@ -60,7 +59,7 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	sc.Client.Transport = drainingTransport{next: t}
 	vc, err := vim25.NewClient(ctx, sc)
 	if err != nil {
-		return nil, classifyLogin(err)
+		return nil, classifyLogin(loginAction(u.Host, cred.Username), err)
 	}
 	ka := keepalive.NewHandlerSOAP(sc, max(s.KeepAlive, time.Minute), nil)
 	var rt soap.RoundTripper = ka
@@ -70,7 +69,7 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 	vc.RoundTripper = metricsRoundTripper{next: rt}
 	if err := session.NewManager(vc).Login(ctx, url.UserPassword(cred.Username, cred.Password)); err != nil {
 		ka.Stop()
-		return nil, classifyLogin(err)
+		return nil, classifyLogin(loginAction(u.Host, cred.Username), err)
 	}
 	return &Session{Client: vc, pool: s, places: newPlacementCache(), stop: ka.Stop,
 		user: url.UserPassword(cred.Username, cred.Password), server: u.Host}, nil
@@ -115,13 +114,20 @@ func (e *LoginError) LoginOutcome() logingate.Outcome {
 	return logingate.Untried
 }
 
-func classifyLogin(err error) error {
+// loginAction is the action of a login in words.
+func loginAction(host, user string) subject {
+	return subject{action: fmt.Sprintf("log in to vCenter %s as %s", host, user)}
+}
+
+// classifyLogin gives a failed login its reason and words.
+func classifyLogin(on subject, err error) error {
 	switch {
 	case fault.Is(err, &types.InvalidLogin{}):
-		return &LoginError{Reason: infrav1.AuthenticationFailedReason, Err: fmt.Errorf("vCenter refused the credentials: %w", err)}
+		return &LoginError{Reason: infrav1.AuthenticationFailedReason, Err: callError(on, err)}
 	case soap.IsCertificateUntrusted(err) || strings.Contains(err.Error(), "thumbprint does not match"):
-		return &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: fmt.Errorf("vCenter's certificate is not trusted (check thumbprint / caBundle): %w", err)}
+		return &LoginError{Reason: infrav1.TLSVerificationFailedReason,
+			Err: fmt.Errorf("%s: vCenter's certificate is not trusted (check thumbprint / caBundle): %w", on.action, err)}
 	default:
-		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("cannot reach vCenter: %w", err), unreachable: true}
+		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("%s: cannot reach vCenter: %w", on.action, err), unreachable: true}
 	}
 }

@@ -38,12 +38,13 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 		if e := (*hypervisor.Error)(nil); errors.As(err, &e) {
 			reason = e.Reason
 		}
-		return cred, &LoginError{Reason: reason, Err: fmt.Errorf("identity: %w", err)}
+		return cred, &LoginError{Reason: reason, Err: fmt.Errorf("read the login of VCenterCluster %s/%s: %w", vc.Namespace, vc.Name, err)}
 	}
 	cred.Username, cred.Password = string(secret.Data["username"]), string(secret.Data["password"])
 	cred.Secret = logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}
 	if cred.Username == "" || cred.Password == "" {
-		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason, Err: fmt.Errorf("identity Secret %s/%s needs the keys username and password", secret.Namespace, secret.Name)}
+		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason,
+			Err: fmt.Errorf("read the login of VCenterCluster %s/%s: Secret %s/%s needs the keys username and password", vc.Namespace, vc.Name, secret.Namespace, secret.Name)}
 	}
 	return cred, nil
 }

@@ -55,7 +55,7 @@ func (b *backend) Find(ctx context.Context, s *hypervisor.Scope) (vm *hypervisor
 		vm, err = b.find(ctx, s)
 		return err
 	})
-	return vm, err
+	return vm, callError(b.on("find VM "+b.machine.Name), err)
 }
 
 func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM, error) {
@@ -77,7 +77,7 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	idx := object.NewSearchIndex(b.sess.Client)
 	ref, err := idx.FindByUuid(ctx, b.dc, want, true, ptr.To(true))
 	if err != nil {
-		return nil, b.sess.check(err)
+		return nil, callError(b.on("look up the VM with instance UUID "+want), b.sess.check(err))
 	}
 	via := "instance UUID " + want
 	// A machine moved by clusterctl has a new UID and may have lost its status, but kept its
@@ -86,7 +86,7 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	if ref == nil && st.VM.InstanceUUID == "" {
 		if bios := strings.TrimPrefix(*s.InfraMachine.GetProviderID(), "vsphere://"); bios != "" {
 			if ref, err = idx.FindByUuid(ctx, b.dc, bios, true, ptr.To(false)); err != nil {
-				return nil, b.sess.check(err)
+				return nil, callError(b.on("look up the VM with BIOS UUID "+bios), b.sess.check(err))
 			}
 			via = "spec.providerID"
 		}
@@ -152,7 +152,7 @@ func settled(s *hypervisor.Scope) bool {
 func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*hypervisor.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
-		return nil, "", b.sess.check(err)
+		return nil, "", callError(b.on("read VM "+ref.Value), b.sess.check(err))
 	}
 	if err := unreadable(content); err != nil {
 		return nil, "", err
