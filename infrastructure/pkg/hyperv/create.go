@@ -99,7 +99,7 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 	}
 	iso, err := ConfigDrive(files)
 	if err != nil {
-		return in, fmt.Errorf("write the config drive: %w", err)
+		return in, err // names the config drive
 	}
 	in.ConfigDrive = base64.StdEncoding.EncodeToString(iso)
 	return in, nil

@@ -57,10 +57,10 @@ func ClaimName(owner string, device, pool int) string {
 // (it needs its UID), and c's scheme must know ipamv1 and owner's type.
 func EnsureClaims(ctx context.Context, c client.Client, owner client.Object, clusterName string, devices []infrav1.NetworkDevice) (addrs [][]Address, ready bool, waiting []string, err error) {
 	if owner.GetUID() == "" {
-		return nil, false, nil, fmt.Errorf("IP address claims of %s/%s: the owner has no UID", owner.GetNamespace(), owner.GetName())
+		return nil, false, nil, fmt.Errorf("claim IP addresses of %s/%s: the owner has no UID", owner.GetNamespace(), owner.GetName())
 	}
 	if clusterName == "" {
-		return nil, false, nil, fmt.Errorf("IP address claims of %s/%s: no cluster name", owner.GetNamespace(), owner.GetName())
+		return nil, false, nil, fmt.Errorf("claim IP addresses of %s/%s: no cluster name", owner.GetNamespace(), owner.GetName())
 	}
 	addrs = make([][]Address, len(devices))
 	var errs []error
@@ -78,7 +78,7 @@ func EnsureClaims(ctx context.Context, c client.Client, owner client.Object, clu
 		}
 	}
 	if err := kerrors.NewAggregate(errs); err != nil {
-		return nil, false, waiting, err
+		return nil, false, waiting, fmt.Errorf("claim IP addresses of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
 	}
 	if len(waiting) > 0 {
 		return nil, false, waiting, nil

@@ -29,9 +29,16 @@ type machineSpecGetter interface {
 // name (a claim of an earlier object of the same name); claims of other objects are left alone.
 // Idempotent: claims already gone count as released.
 func ReleaseClaims(ctx context.Context, c client.Client, owner client.Object) error {
+	if err := releaseClaims(ctx, c, owner); err != nil {
+		return fmt.Errorf("release the IP address claims of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
+	}
+	return nil
+}
+
+func releaseClaims(ctx context.Context, c client.Client, owner client.Object) error {
 	gvk, err := apiutil.GVKForObject(owner, c.Scheme())
 	if err != nil {
-		return fmt.Errorf("release IP address claims of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
+		return fmt.Errorf("kind of the owner: %w", err)
 	}
 	claims := map[string]*ipamv1.IPAddressClaim{}
 	if s, ok := owner.(machineSpecGetter); ok {

@@ -155,7 +155,7 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, fo
 		return nil, "", callError(b.on("read VM "+ref.Value), b.sess.check(err))
 	}
 	if err := unreadable(content); err != nil {
-		return nil, "", err
+		return nil, "", callError(b.on("read VM "+ref.Value), err)
 	}
 	if len(content) == 0 {
 		return nil, "", nil

@@ -130,7 +130,7 @@ func (r *Reconciler) create(ctx context.Context, s *hypervisor.Scope, b hypervis
 		// The cache may lag behind a create this controller already sent: ask the API server.
 		live := r.Kind.NewObject()
 		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-			return err
+			return fmt.Errorf("read the machine's status.task from the API server: %w", err)
 		}
 		// A lost create past its grace period is retried; anything else in flight is not.
 		if t := live.GetMachineStatus().Task; t != "" && (t != intentCreate || st.Task != intentCreate) {
@@ -317,10 +317,10 @@ func (r *Reconciler) linkNode(ctx context.Context, s *hypervisor.Scope) (bool, e
 		if errors.Is(err, clustercache.ErrClusterNotConnected) {
 			return false, nil
 		}
-		return false, err
+		return false, fmt.Errorf("reach the workload cluster %s: %w", cluster, err)
 	}
 	_, err = guest.LinkNode(ctx, c, guestos.NodeName(s.ComputerName), *s.InfraMachine.GetProviderID())
-	return false, err
+	return false, err // names the Node
 }
 
 // afterTask stores a task reference and schedules its first read.
