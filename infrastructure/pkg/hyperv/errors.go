@@ -1,6 +1,7 @@
 package hyperv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -52,7 +53,7 @@ func (e *HostError) Error() string {
 	if w.todo != "" {
 		msg += "; " + w.todo
 	}
-	return msg + " (Hyper-V error " + or(e.Kind, KindFailed) + ")"
+	return msg + " (Hyper-V error " + cmp.Or(e.Kind, KindFailed) + ")"
 }
 
 // kindWords say what each error kind means and what the operator can do about it.
@@ -78,13 +79,6 @@ var kindWords = map[string]struct{ what, todo string }{
 		"set the host's caBundle to the CA that signed it, or fix the certificate's host name"},
 	KindCredentials: {"the host's credentials are missing",
 		"create the Secret the HyperVCluster names, with the keys username and password"},
-}
-
-func or(s, otherwise string) string {
-	if s == "" {
-		return otherwise
-	}
-	return s
 }
 
 // doing puts an action in front of an error that does not say it yet: a host's errors

@@ -1,5 +1,7 @@
 package hyperv
 
+import "cmp"
+
 // Placement names the folders of one host: VMs go to VMPath\<uid>, disks to DiskPath\<uid>.vhdx.
 type Placement struct {
 	VMPath   string `json:"vmPath"`
@@ -143,9 +145,9 @@ func action(op Script, in any) string {
 	case CreateInput:
 		vm = v.Name
 	case VMKey:
-		vm = or(v.ID, "of UID "+v.UID)
+		vm = cmp.Or(v.ID, "of UID "+v.UID)
 	case PowerInput:
-		vm, power = v.ID, or(powerWords[v.Action], "power")
+		vm, power = v.ID, cmp.Or(powerWords[v.Action], "power")
 	case GuestInput:
 		vm = v.ID
 	case JobRef:

@@ -104,11 +104,3 @@ func refName(r *types.ManagedObjectReference) string {
 	}
 	return r.Type + " " + r.Value
 }
-
-// or returns s, or else when s is "".
-func or(s, otherwise string) string {
-	if s == "" {
-		return otherwise
-	}
-	return s
-}

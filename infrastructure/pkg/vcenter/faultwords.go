@@ -1,6 +1,7 @@
 package vcenter
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -25,12 +26,12 @@ func nameWords(on subject, f types.BaseMethodFault) string {
 	switch f := f.(type) {
 	case *types.DuplicateName:
 		return fmt.Sprintf("a %s named %s, not created by capwin for this machine, already exists in %s: rename or remove it",
-			kindOf(f.Object), or(f.Name, on.vm), on.where())
+			kindOf(f.Object), cmp.Or(f.Name, on.vm), on.where())
 	case *types.VmAlreadyExistsInDatacenter:
 		return fmt.Sprintf("the files of %s are registered already as another VM of the datacenter (on host %s): unregister or remove that VM",
 			on.vmName(), f.Hostname)
 	case *types.AlreadyExists:
-		return fmt.Sprintf("%s already exists: rename or remove it", or(f.Name, "the object"))
+		return fmt.Sprintf("%s already exists: rename or remove it", cmp.Or(f.Name, "the object"))
 	case *types.InvalidName:
 		return fmt.Sprintf("vSphere does not accept the name %q: VM names have at most 80 characters and no / \\ or %%; rename the machine (its VM takes its name)", f.Name)
 	}
@@ -39,17 +40,17 @@ func nameWords(on subject, f types.BaseMethodFault) string {
 
 // fileWords: the datastore files of the VM or its template.
 func fileWords(on subject, f types.BaseMethodFault) string {
-	ds := or(on.datastore, "the template's datastore")
+	ds := cmp.Or(on.datastore, "the template's datastore")
 	switch f := f.(type) {
 	case *types.FileAlreadyExists:
 		return fmt.Sprintf("file %s of %s already exists on %s (left behind by a VM removed from the inventory without its files): delete it from the datastore",
 			f.File, on.vmName(), ds)
 	case *types.NoDiskSpace:
-		return fmt.Sprintf("datastore %s has no free space left for %s: free space on it, or choose another datastore in spec.placement.datastore", or(f.Datastore, ds), f.File)
+		return fmt.Sprintf("datastore %s has no free space left for %s: free space on it, or choose another datastore in spec.placement.datastore", cmp.Or(f.Datastore, ds), f.File)
 	case *types.CannotCreateFile:
 		return fmt.Sprintf("vSphere could not create file %s on %s: check that the datastore is writable from the host and has free space", f.File, ds)
 	case *types.FileNotFound:
-		return fmt.Sprintf("file %s is missing from its datastore (moved or deleted outside vSphere): repair or replace %s", f.File, or(on.template, "the VM"))
+		return fmt.Sprintf("file %s is missing from its datastore (moved or deleted outside vSphere): repair or replace %s", f.File, cmp.Or(on.template, "the VM"))
 	case *types.FileLocked:
 		return fmt.Sprintf("file %s is locked by another VM or host: power off or remove the VM that holds it", f.File)
 	case types.BaseFileFault:
@@ -83,7 +84,7 @@ func privileges(f *types.NoPermission) string {
 		out = append(out, fmt.Sprintf("%s on %s", strings.Join(m.PrivilegeIds, ", "), refName(&m.Entity)))
 	}
 	if len(out) == 0 {
-		out = append(out, fmt.Sprintf("%s on %s", or(f.PrivilegeId, "a privilege"), or(refName(f.Object), "the object")))
+		out = append(out, fmt.Sprintf("%s on %s", cmp.Or(f.PrivilegeId, "a privilege"), cmp.Or(refName(f.Object), "the object")))
 	}
 	return "privilege " + strings.Join(out, "; ")
 }
@@ -108,7 +109,7 @@ func resourceWords(on subject, f types.BaseMethodFault) string {
 		return fmt.Sprintf("no host of the cluster has enough capacity for %s: lower its size, or free or add hosts", on.vmName())
 	case *types.InsufficientStorageSpace:
 		return fmt.Sprintf("%s has not enough space for %s: free space, or choose another datastore in spec.placement.datastore",
-			or(on.datastore, "the datastore"), on.vmName())
+			cmp.Or(on.datastore, "the datastore"), on.vmName())
 	case *types.InsufficientFailoverResourcesFault:
 		return fmt.Sprintf("HA admission control keeps failover capacity free, so %s may not start: lower its size, or add hosts", on.vmName())
 	case types.BaseInsufficientResourcesFault:
@@ -116,7 +117,7 @@ func resourceWords(on subject, f types.BaseMethodFault) string {
 	case types.BaseNotEnoughLicenses:
 		return "vSphere has not enough licenses (or one expired) for it: add or renew licenses in vCenter"
 	case *types.OutOfBounds:
-		return fmt.Sprintf("%s is out of the bounds vSphere allows: lower it in the machine's spec (numCPUs, memoryMiB, diskGiB)", or(f.ArgumentName, "a value"))
+		return fmt.Sprintf("%s is out of the bounds vSphere allows: lower it in the machine's spec (numCPUs, memoryMiB, diskGiB)", cmp.Or(f.ArgumentName, "a value"))
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package vcenter
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -83,7 +84,7 @@ func (b *backend) taskSubject(s *hypervisor.Scope, ref, description string) subj
 	case strings.Contains(d, "destroy"):
 		return b.onVM("delete", id)
 	}
-	return b.onVM(fmt.Sprintf("run task %s (%s) on", ref, or(description, "unknown")), id)
+	return b.onVM(fmt.Sprintf("run task %s (%s) on", ref, cmp.Or(description, "unknown")), id)
 }
 
 func taskState(s types.TaskInfoState) hypervisor.TaskState {
