@@ -74,7 +74,7 @@ var kindWords = map[string]struct{ what, todo string }{
 	KindUnreachable: {"the host did not answer",
 		"check that the host runs and that its WinRM HTTPS listener is reachable from the manager; capwin tries again after a pause"},
 	KindAuth: {"the host refused the credentials",
-		"fix the username and password in the host's credentials Secret; they are not sent again until the Secret changes"},
+		"fix the username and password in the host's credentials Secret"},
 	KindTLS: {"the host's WinRM certificate is not trusted",
 		"set the host's caBundle to the CA that signed it, or fix the certificate's host name"},
 	KindCredentials: {"the host's credentials are missing",

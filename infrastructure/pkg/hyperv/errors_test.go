@@ -28,7 +28,7 @@ func TestHostErrorWords(t *testing.T) {
 		{KindGuestFailed, "start the bootstrap script in VM 6f1c", "PowerShell Direct as Administrator: The credential is invalid.", []string{"PowerShell Direct into the guest failed", "spec.guestCredentialsRef"}, logingate.Accepted},
 		{KindFailed, "eject the config drive of VM 6f1c", "RequestStateChange returned 32775", []string{"the operation failed", "tries again"}, logingate.Accepted},
 		{KindUnreachable, "find VM 6f1c", "no answer within 30s (the operation); the host may be hung or overloaded", []string{"did not answer", "WinRM HTTPS listener"}, logingate.Unreachable},
-		{KindAuth, "check the VM and disk folders and virtual switches", `user "capwin", HTTP 401`, []string{"refused the credentials", "not sent again until the Secret changes"}, logingate.Refused},
+		{KindAuth, "check the VM and disk folders and virtual switches", `user "capwin", HTTP 401`, []string{"refused the credentials", "fix the username and password in the host's credentials Secret"}, logingate.Refused},
 		{KindTLS, "read job 12", "x509: certificate signed by unknown authority", []string{"certificate is not trusted", "caBundle"}, logingate.Untried},
 		{KindCredentials, "", `login Secret ns/hosts: secrets "hosts" not found`, []string{"credentials are missing", "keys username and password"}, logingate.Untried},
 	} {

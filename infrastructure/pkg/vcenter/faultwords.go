@@ -68,7 +68,7 @@ func accessWords(on subject, f types.BaseMethodFault) string {
 		return "the vCenter user lacks " + privileges(f.GetNoPermission()) +
 			": grant it in the user's role (docs/vcenter.md lists the privileges capwin needs)"
 	case types.BaseInvalidLogin:
-		return "vCenter refused the user name or password: fix them in the identity Secret; they are not tried again until it changes"
+		return "vCenter refused the user name or password: fix them in the identity Secret"
 	case *types.InvalidGuestLogin:
 		return fmt.Sprintf("the guest of %s refused the user name or password of spec.guestCredentialsRef: fix the Secret", on.vmName())
 	case *types.GuestOperationsUnavailable:

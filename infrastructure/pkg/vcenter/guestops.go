@@ -116,7 +116,7 @@ func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *ty
 	req.Header.Set("Content-Type", "application/octet-stream")
 	res, err := b.sess.transferClient(u.Host).Do(req)
 	if err != nil {
-		return fmt.Errorf("copy %s into the guest through ESX host %s: %w", path, u.Host, err)
+		return fmt.Errorf("copy %s into the guest: %w", path, err) // names the ESX host
 	}
 	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
