@@ -48,11 +48,11 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 func buildDocument(in *Input, mode string) (*Document, error) {
 	join, err := joinConfig(in)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("join configuration: %w", err)
 	}
 	containerd, err := renderContainerdConfig(in)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("containerd configuration: %w", err)
 	}
 	dir := in.Binaries.Directory
 	doc := &Document{

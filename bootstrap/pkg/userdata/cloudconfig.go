@@ -81,7 +81,7 @@ func multipartMessage(cloudConfig, script []byte) ([]byte, error) {
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	if err := w.SetBoundary(boundary); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("MIME boundary %s: %w", boundary, err)
 	}
 	parts := []struct {
 		contentType, name string
@@ -101,14 +101,14 @@ func multipartMessage(cloudConfig, script []byte) ([]byte, error) {
 		h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", p.name))
 		pw, err := w.CreatePart(h)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("MIME part %s: %w", p.name, err)
 		}
 		if _, err := pw.Write(p.data); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("MIME part %s: %w", p.name, err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("close the MIME message: %w", err)
 	}
 	var out bytes.Buffer
 	fmt.Fprintf(&out, "Content-Type: multipart/mixed; boundary=\"%s\"\nMIME-Version: 1.0\n\n", boundary)

@@ -19,8 +19,24 @@ const (
 	dataSuffix   = "'\n"
 )
 
-// Render returns the user data of one node in the requested format.
+// Render returns the user data of one node in the requested format. Its errors name the node and
+// the format.
 func Render(in Input) ([]byte, error) {
+	out, err := renderFormat(in)
+	if err == nil {
+		return out, nil
+	}
+	action := "render the bootstrap data (" + string(in.Format) + ")"
+	if in.Format == "" {
+		action = "render the bootstrap data (" + string(FormatCloudConfig) + ")"
+	}
+	if in.NodeName != "" {
+		action += " of node " + in.NodeName
+	}
+	return nil, fmt.Errorf("%s: %w", action, err)
+}
+
+func renderFormat(in Input) ([]byte, error) {
 	if err := check(&in); err != nil {
 		return nil, err
 	}
@@ -42,7 +58,7 @@ func Render(in Input) ([]byte, error) {
 		}
 		cc, err := cloudConfig(&in)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("cloud-config part: %w", err)
 		}
 		return multipartMessage(cc, script)
 	default:

@@ -76,7 +76,7 @@ func (u *Unpacked) readMultipart(userData []byte) error {
 		}
 		body, err := io.ReadAll(p)
 		if err != nil {
-			return err
+			return fmt.Errorf("user data MIME part %s: %w", p.FileName(), err)
 		}
 		mediaType, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
 		switch {

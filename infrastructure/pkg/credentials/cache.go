@@ -24,7 +24,7 @@ const Label = "infrastructure.cluster.x-k8s.io/credentials"
 func NewCache(mgr ctrl.Manager, live client.Reader, namespaces ...string) (client.Reader, error) {
 	req, err := labels.NewRequirement(Label, selection.Exists, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("credentials cache: select label %s: %w", Label, err)
 	}
 	opts := ctrlcache.Options{
 		HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
@@ -47,7 +47,7 @@ func NewCache(mgr ctrl.Manager, live client.Reader, namespaces ...string) (clien
 		return nil, fmt.Errorf("credentials cache: %w", err)
 	}
 	if err := mgr.Add(c); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("credentials cache: add it to the manager: %w", err)
 	}
 	return secrets{cached: c, live: live}, nil
 }

@@ -27,7 +27,7 @@ func Own(ctx context.Context, c client.Client, owner client.Object, key client.O
 	}
 	before := secret.DeepCopy()
 	if err := controllerutil.SetOwnerReference(owner, secret, c.Scheme()); err != nil {
-		return err
+		return fmt.Errorf("own Secret %s: %w", key, err)
 	}
 	if _, labelled := secret.Labels[Label]; !labelled {
 		if secret.Labels == nil {
@@ -38,7 +38,7 @@ func Own(ctx context.Context, c client.Client, owner client.Object, key client.O
 		return nil
 	}
 	if err := c.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("own Secret %s: %w", secret.Name, err)
+		return fmt.Errorf("own Secret %s: %w", key, err)
 	}
 	return nil
 }

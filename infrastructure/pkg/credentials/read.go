@@ -46,7 +46,7 @@ func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1
 	}
 	ok, err := r.allowed(ctx, spec.AllowedNamespaces, obj.GetNamespace())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("check that %s %s allows namespace %s: %w", ref.Kind, ref.Name, obj.GetNamespace(), err)
 	}
 	if !ok {
 		return nil, hypervisor.Errorf(infrav1.NamespaceNotAllowedReason,
@@ -55,7 +55,7 @@ func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1
 	}
 	secret, err := r.held(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.SecretName}, id)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", ref.Kind, ref.Name, err)
+		return nil, fmt.Errorf("Secret of %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	return secret, nil
 }
@@ -68,7 +68,7 @@ func (r Reader) held(ctx context.Context, key client.ObjectKey, holder client.Ob
 		from = r.Secrets
 	}
 	if err := from.Get(ctx, key, secret); err != nil {
-		return nil, fmt.Errorf("login Secret %s: %w", key, err)
+		return nil, fmt.Errorf("read login Secret %s: %w", key, err)
 	}
 	if err := CheckHolder(secret, holder); err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (r Reader) identity(ctx context.Context, ref Ref) (client.Object, *infrav1.
 		return nil, nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "a login reference cannot name kind %q", ref.Kind)
 	}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: ref.Name}, obj); err != nil {
-		return nil, nil, fmt.Errorf("%s %s: %w", ref.Kind, ref.Name, err)
+		return nil, nil, fmt.Errorf("read %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	return obj, spec, nil
 }
@@ -110,7 +110,7 @@ func (r Reader) allowed(ctx context.Context, a infrav1.AllowedNamespaces, namesp
 	}
 	ns := &corev1.Namespace{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-		return false, err
+		return false, fmt.Errorf("read namespace %s: %w", namespace, err)
 	}
 	return sel.Matches(labels.Set(ns.Labels)), nil
 }

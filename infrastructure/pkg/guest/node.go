@@ -28,7 +28,7 @@ func LinkNode(ctx context.Context, c client.Client, nodeName, providerID string)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
-		return false, err
+		return false, fmt.Errorf("read Node %s: %w", nodeName, err)
 	}
 	switch node.Spec.ProviderID {
 	case providerID:

@@ -57,6 +57,11 @@ func (b *backend) key(s *hypervisor.Scope, id string) VMKey {
 // mark it as this object's (claim), else Find returns NotOwned. A VM whose create was interrupted
 // is returned only to be deleted: otherwise Find reports none, and Create finishes it.
 func (b *backend) Find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM, error) {
+	vm, err := b.find(ctx, s)
+	return vm, doing("find VM "+s.InfraMachine.GetName(), err)
+}
+
+func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
 	host, id := st.VM.Host, st.VM.ID
 	if host == "" {
@@ -149,7 +154,7 @@ func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hy
 	}
 	c, err := b.conn(host)
 	if err != nil {
-		return hypervisor.Task{}, err
+		return hypervisor.Task{}, doing("read job "+job, err)
 	}
 	var js JobState
 	if err := c.Run(ctx, OpJob, JobRef{Job: job}, &js); err != nil {
@@ -178,7 +183,7 @@ func jobRef(host string, r JobRef) string {
 func (b *backend) powerAction(ctx context.Context, vm *hypervisor.VM, action string) (string, error) {
 	c, err := b.conn(vm.Ref.Host)
 	if err != nil {
-		return "", err
+		return "", doing(powerWords[action]+" VM "+vm.Ref.ID, err)
 	}
 	var r JobRef
 	if err := c.Run(ctx, OpPower, PowerInput{ID: vm.Ref.ID, Action: action}, &r); err != nil {
@@ -204,7 +209,7 @@ func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervi
 func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	c, err := b.conn(vm.Ref.Host)
 	if err != nil {
-		return "", err
+		return "", doing("delete VM "+vm.Ref.ID, err)
 	}
 	return "", c.Run(ctx, OpRemove, b.key(s, vm.Ref.ID), nil)
 }
@@ -213,7 +218,7 @@ func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervis
 func (b *backend) ClearUserData(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	c, err := b.conn(vm.Ref.Host)
 	if err != nil {
-		return "", err
+		return "", doing("eject the config drive of VM "+vm.Ref.ID, err)
 	}
 	return "", c.Run(ctx, OpEject, b.key(s, vm.Ref.ID), nil)
 }

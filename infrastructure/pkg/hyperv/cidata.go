@@ -16,6 +16,14 @@ const ConfigDriveLabel = "cidata"
 // ConfigDrive builds a NoCloud config drive: an ISO 9660 image labelled cidata whose files (at the
 // root) carry Joliet names, the only long names Windows reads from a CD.
 func ConfigDrive(files map[string][]byte) ([]byte, error) {
+	iso, err := configDrive(files)
+	if err != nil {
+		return nil, fmt.Errorf("build the config drive: %w", err)
+	}
+	return iso, nil
+}
+
+func configDrive(files map[string][]byte) ([]byte, error) {
 	dir, err := os.MkdirTemp("", "capwin-cidata-")
 	if err != nil {
 		return nil, err
@@ -41,10 +49,10 @@ func ConfigDrive(files map[string][]byte) ([]byte, error) {
 	defer f.Close()
 	fs, err := iso9660.Create(file.New(f, false), 0, 0, 2048, content)
 	if err != nil {
-		return nil, fmt.Errorf("config drive: %w", err)
+		return nil, fmt.Errorf("create the ISO 9660 image: %w", err)
 	}
 	if err := fs.Finalize(iso9660.FinalizeOptions{Joliet: true, RockRidge: true, VolumeIdentifier: ConfigDriveLabel}); err != nil {
-		return nil, fmt.Errorf("config drive: %w", err)
+		return nil, fmt.Errorf("write the ISO 9660 image: %w", err)
 	}
 	return os.ReadFile(image)
 }

@@ -50,7 +50,8 @@ func (p *Provider) checkHost(ctx context.Context, holder string, cfg HostConfig,
 		return info, err
 	}
 	if !slices.Contains(info.Switches, vswitch) {
-		return info, &HostError{Kind: KindInvalidSpec, Host: cfg.Name, Message: fmt.Sprintf("virtual switch %q does not exist (switches: %v)", vswitch, info.Switches)}
+		return info, &HostError{Kind: KindInvalidSpec, Host: cfg.Name, Op: OpHost.Name, Action: fmt.Sprintf("check virtual switch %q", vswitch),
+			Message: fmt.Sprintf("virtual switch %q does not exist (switches: %v)", vswitch, info.Switches)}
 	}
 	return info, nil
 }

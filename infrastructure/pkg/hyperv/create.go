@@ -16,6 +16,14 @@ import (
 // operation; the reference it returns names the VM (nothing to poll). A VM whose create was
 // interrupted is finished on its host.
 func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
+	ref, err := b.create(ctx, s)
+	if KindOf(err) == KindInvalidSpec {
+		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
+	}
+	return ref, doing("create VM "+s.InfraMachine.GetName(), err)
+}
+
+func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	// Choosing and remembering are one step, so concurrent creates see each other's choice.
 	b.p.placeMu.Lock()
 	host, err := b.resume, error(nil)
@@ -43,9 +51,6 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	}
 	var v View
 	if err := c.Run(ctx, OpCreate, in, &v); err != nil {
-		if KindOf(err) == KindInvalidSpec {
-			return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
-		}
 		return "", err
 	}
 	return host + "/" + vmPrefix + v.ID, nil
@@ -94,7 +99,7 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 	}
 	iso, err := ConfigDrive(files)
 	if err != nil {
-		return in, err
+		return in, err // names the config drive
 	}
 	in.ConfigDrive = base64.StdEncoding.EncodeToString(iso)
 	return in, nil

@@ -40,7 +40,7 @@ func defaultDuration(d, def time.Duration) time.Duration {
 // does not answer in time costs the caller the deadline, never more: the call goes on in the
 // background and holds the host's turn until the WinRM client gives up, so the next operation
 // never shares the NTLM connection pool with it.
-func (c *Conn) bounded(ctx context.Context, op Script, env []byte) (json.RawMessage, error) {
+func (c *Conn) bounded(ctx context.Context, op Script, act string, env []byte) (json.RawMessage, error) {
 	limit := c.deadlines.For(op)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -50,12 +50,12 @@ func (c *Conn) bounded(ctx context.Context, op Script, env []byte) (json.RawMess
 			select {
 			case c.ntlm <- struct{}{}:
 			case <-ctx.Done():
-				return c.late(ctx, op, limit, "waiting for the host's other operations")
+				return c.late(ctx, op, act, limit, "waiting for the host's other operations")
 			}
 		}
 		done := make(chan error, 1)
 		go func() {
-			r, err := c.run(ctx, op, env)
+			r, err := c.run(ctx, op, act, env)
 			if !c.cfg.Basic {
 				<-c.ntlm
 			}
@@ -66,7 +66,7 @@ func (c *Conn) bounded(ctx context.Context, op Script, env []byte) (json.RawMess
 		case err := <-done:
 			return err
 		case <-ctx.Done():
-			return c.late(ctx, op, limit, "the operation")
+			return c.late(ctx, op, act, limit, "the operation")
 		}
 	})
 	if err != nil {
@@ -77,11 +77,11 @@ func (c *Conn) bounded(ctx context.Context, op Script, env []byte) (json.RawMess
 
 // late is the error of an operation whose context ended: the caller's own cancellation as is,
 // the deadline as an unreachable host.
-func (c *Conn) late(ctx context.Context, op Script, limit time.Duration, what string) error {
+func (c *Conn) late(ctx context.Context, op Script, act string, limit time.Duration, what string) error {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return ctx.Err()
+		return fmt.Errorf("%s on Hyper-V host %s: %w", act, c.cfg.Name, ctx.Err())
 	}
-	return &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Op: op.Name,
+	return &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Op: op.Name, Action: act,
 		Message: fmt.Sprintf("no answer within %s (%s); the host may be hung or overloaded", limit, what)}
 }
 

@@ -1,6 +1,7 @@
 package hyperv
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -24,16 +25,69 @@ const (
 	KindCredentials = "CredentialsNotFound"
 )
 
-// HostError is a failed host operation.
+// HostError is a failed host operation. Its message says what capwin did on which host, what
+// went wrong in words, the host's own message, and what the operator can do.
 type HostError struct {
 	Kind, Host, Op, Message string
+	// Action is what the operation did, with its object: "create VM win-md-0-x" ("" for a
+	// failure before any operation, such as a missing credential).
+	Action string
 }
 
 func (e *HostError) Error() string {
-	if e.Op != "" {
-		return fmt.Sprintf("host %s: %s: %s", e.Host, e.Op, e.Message)
+	w, ok := kindWords[e.Kind]
+	if !ok {
+		w = kindWords[KindFailed]
 	}
-	return fmt.Sprintf("host %s: %s", e.Host, e.Message)
+	msg := "Hyper-V host " + e.Host
+	switch {
+	case e.Action != "":
+		msg = e.Action + " on " + msg
+	case e.Op != "":
+		msg = "operation " + e.Op + " on " + msg
+	}
+	msg += ": " + w.what
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	if w.todo != "" {
+		msg += "; " + w.todo
+	}
+	return msg + " (Hyper-V error " + cmp.Or(e.Kind, KindFailed) + ")"
+}
+
+// kindWords say what each error kind means and what the operator can do about it.
+var kindWords = map[string]struct{ what, todo string }{
+	KindNotFound: {"the VM or file does not exist on the host",
+		"it was removed outside capwin; capwin looks at the VM again"},
+	KindInvalidSpec: {"the host cannot do what the spec asks",
+		"fix the HyperVMachine or HyperVCluster spec, or prepare the host (parent disk, virtual switch)"},
+	KindDiskFull: {"the host's disk is full",
+		"free space in the cluster's vmPath and diskPath folders on the host, or place the machine on another host"},
+	KindAccessDenied: {"the WinRM user may not do this on the host",
+		"make the user of the host's credentials a Hyper-V Administrator with write access to the VM and disk folders"},
+	KindGuestUnavailable: {"the guest does not answer through its integration services",
+		"wait for the guest to boot, or enable its shutdown integration service; powerOffMode trySoft cuts the power after its timeout"},
+	KindGuestFailed: {"PowerShell Direct into the guest failed",
+		"check the user and password of spec.guestCredentialsRef and that the guest runs"},
+	KindFailed: {"the operation failed", "capwin tries again; the host's message says why"},
+	KindUnreachable: {"the host did not answer",
+		"check that the host runs and that its WinRM HTTPS listener is reachable from the manager; capwin tries again after a pause"},
+	KindAuth: {"the host refused the credentials",
+		"fix the username and password in the host's credentials Secret"},
+	KindTLS: {"the host's WinRM certificate is not trusted",
+		"set the host's caBundle to the CA that signed it, or fix the certificate's host name"},
+	KindCredentials: {"the host's credentials are missing",
+		"create the Secret the HyperVCluster names, with the keys username and password"},
+}
+
+// doing puts an action in front of an error that does not say it yet: a host's errors
+// (*HostError) name their action and host themselves.
+func doing(action string, err error) error {
+	if err == nil || KindOf(err) != "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", action, err)
 }
 
 // LoginOutcome tells the login gate what the error says about the credential and the host: an

@@ -1,5 +1,7 @@
 package hyperv
 
+import "cmp"
+
 // Placement names the folders of one host: VMs go to VMPath\<uid>, disks to DiskPath\<uid>.vhdx.
 type Placement struct {
 	VMPath   string `json:"vmPath"`
@@ -134,3 +136,41 @@ type GuestFile struct {
 type GuestStarted struct {
 	PID int64 `json:"pid"`
 }
+
+// action names what an operation does to which object, for its errors: "create VM win-md-0-x",
+// "power on VM 6f1c…". A VM not known by id yet is named by the UID of its machine.
+func action(op Script, in any) string {
+	vm, power := "", "power"
+	switch v := in.(type) {
+	case CreateInput:
+		vm = v.Name
+	case VMKey:
+		vm = cmp.Or(v.ID, "of UID "+v.UID)
+	case PowerInput:
+		vm, power = v.ID, cmp.Or(powerWords[v.Action], "power")
+	case GuestInput:
+		vm = v.ID
+	case JobRef:
+		return "read job " + v.Job
+	}
+	switch op.Name {
+	case OpHost.Name:
+		return "check the VM and disk folders and virtual switches"
+	case OpCreate.Name:
+		return "create VM " + vm
+	case OpFind.Name:
+		return "find VM " + vm
+	case OpPower.Name:
+		return power + " VM " + vm
+	case OpRemove.Name:
+		return "delete VM " + vm
+	case OpEject.Name:
+		return "eject the config drive of VM " + vm
+	case OpGuest.Name:
+		return "start the bootstrap script in VM " + vm
+	}
+	return "run operation " + op.Name + " for VM " + vm
+}
+
+// powerWords name the power actions.
+var powerWords = map[string]string{PowerStart: "power on", PowerOff: "power off", PowerShutdown: "shut down the guest of"}

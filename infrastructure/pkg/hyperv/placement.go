@@ -2,6 +2,7 @@ package hyperv
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -71,7 +72,7 @@ func (b *backend) spread(ctx context.Context, s *hypervisor.Scope) (map[string]i
 	list := &infrav1.HyperVMachineList{}
 	ns := s.InfraMachine.GetNamespace()
 	if err := b.p.Client.List(ctx, list, client.InNamespace(ns), labels, client.UnsafeDisableDeepCopy); err != nil { // read only
-		return nil, err
+		return nil, fmt.Errorf("place the VM: list the HyperVMachines of cluster %s/%s: %w", ns, s.Cluster.Name, err)
 	}
 	hostOf := map[types.UID]string{}
 	for _, m := range list.Items {

@@ -144,7 +144,7 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 		return HostConfig{}, err // the cluster may not use it (CredentialsInUse, NamespaceNotAllowed)
 	}
 	if err != nil {
-		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: "credentials: " + err.Error()}
+		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: err.Error()}
 	}
 	user, pw := string(secret.Data["username"]), string(secret.Data["password"])
 	if user == "" || pw == "" {

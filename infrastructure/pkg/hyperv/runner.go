@@ -108,42 +108,44 @@ func Dial(cfg HostConfig, timeout time.Duration) (*Conn, error) {
 // Close ends the connection's sockets; an operation still running fails.
 func (c *Conn) Close() { c.socks.Close() }
 
-// Run runs one operation with its input and decodes its result into out (may be nil).
+// Run runs one operation with its input and decodes its result into out (may be nil). Its
+// errors name the operation's action and object (Action) and the host.
 func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
+	act := action(op, in)
 	raw, err := json.Marshal(in)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: encode the input: %w", act, err)
 	}
 	env, err := json.Marshal(Envelope{Lib: Common.Text, Script: op.Text, Input: raw})
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: encode the operation: %w", act, err)
 	}
 	start := time.Now()
-	res, err := c.bounded(ctx, op, env)
+	res, err := c.bounded(ctx, op, act, env)
 	observeOperation(op.Name, err, time.Since(start))
 	if err != nil || out == nil || len(res) == 0 {
 		return err
 	}
 	if err := json.Unmarshal(res, out); err != nil {
-		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Message: "bad result: " + err.Error()}
+		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act, Message: "bad result: " + err.Error()}
 	}
 	return nil
 }
 
 // run sends one operation envelope and returns its result document.
-func (c *Conn) run(ctx context.Context, op Script, env []byte) (json.RawMessage, error) {
+func (c *Conn) run(ctx context.Context, op Script, act string, env []byte) (json.RawMessage, error) {
 	var stdout, stderr bytes.Buffer
 	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))
 	if err != nil {
-		return nil, c.transportError(err)
+		return nil, c.transportError(op, act, err)
 	}
 	res, found, err := parseOutcome(stdout.Bytes())
 	if err != nil || !found {
-		return nil, &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name,
+		return nil, &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act,
 			Message: fmt.Sprintf("no result (exit code %d): %s", code, tail(stderr.String(), 400))}
 	}
 	if !res.OK {
-		e := &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name}
+		e := &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act}
 		if res.Error != nil {
 			e.Kind, e.Message = res.Error.Kind, res.Error.Message
 		}
@@ -171,8 +173,8 @@ func parseOutcome(stdout []byte) (Outcome, bool, error) {
 	return o, false, sc.Err()
 }
 
-func (c *Conn) transportError(err error) error {
-	e := &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Message: err.Error()}
+func (c *Conn) transportError(op Script, act string, err error) error {
+	e := &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Op: op.Name, Action: act, Message: err.Error()}
 	var unknownAuthority x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
@@ -181,7 +183,7 @@ func (c *Conn) transportError(err error) error {
 		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "x509: "):
 		e.Kind = KindTLS
 	case strings.Contains(err.Error(), "401"):
-		e.Kind, e.Message = KindAuth, fmt.Sprintf("the host refused the credentials of user %q", c.cfg.Username)
+		e.Kind, e.Message = KindAuth, fmt.Sprintf("user %q, HTTP 401", c.cfg.Username)
 	}
 	return e
 }

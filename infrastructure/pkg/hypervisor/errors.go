@@ -53,6 +53,20 @@ func AsError(err error) (*Error, bool) {
 	return e, ok
 }
 
+// Reason is the VMProvisioned reason of a backend error: WaitingForTaskSlot for Throttled, the
+// reason of a terminal *Error, HypervisorError for anything else (the reconciler retries it).
+// Wrapping does not change it. The login gate's errors are judged by the reconciler itself.
+func Reason(err error) string {
+	var throttled *Throttled
+	if errors.As(err, &throttled) {
+		return infrav1.WaitingForTaskSlotReason
+	}
+	if e, ok := AsError(err); ok {
+		return e.Reason
+	}
+	return infrav1.HypervisorErrorReason
+}
+
 // Throttled is a backend's error for a task it did not start because the hypervisor already runs
 // as many of this manager's tasks as it may (--vcenter-max-tasks). Nothing was sent. The
 // reconcile does not wait for a slot (that would hold a worker): VMProvisioned says

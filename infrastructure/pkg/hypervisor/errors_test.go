@@ -30,3 +30,19 @@ func TestErrorsSurviveWrapping(t *testing.T) {
 		t.Fatalf("CreatePending lost in %v", pending)
 	}
 }
+
+// TestReason: the VMProvisioned reason of a backend error does not depend on the actions
+// wrapped around it.
+func TestReason(t *testing.T) {
+	for err, want := range map[error]string{
+		errors.New("connection reset"): infrav1.HypervisorErrorReason,
+		fmt.Errorf("clone VM m: %w", Errorf(infrav1.BootstrapDataTooLargeReason, "too large")):  infrav1.BootstrapDataTooLargeReason,
+		fmt.Errorf("power on VM m: %w", &Throttled{Message: "20 tasks run"}):                    infrav1.WaitingForTaskSlotReason,
+		fmt.Errorf("find VM m: %w", NotOwned("VM %s has another owner mark", "vm-1")):           infrav1.VMNotOwnedReason,
+		fmt.Errorf("clone VM m: %w", &CreatePending{Err: errors.New("no answer from vCenter")}): infrav1.HypervisorErrorReason,
+	} {
+		if got := Reason(err); got != want {
+			t.Errorf("Reason(%v) = %q, want %q", err, got, want)
+		}
+	}
+}

@@ -4,21 +4,16 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net/netip"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -62,10 +57,10 @@ func ClaimName(owner string, device, pool int) string {
 // (it needs its UID), and c's scheme must know ipamv1 and owner's type.
 func EnsureClaims(ctx context.Context, c client.Client, owner client.Object, clusterName string, devices []infrav1.NetworkDevice) (addrs [][]Address, ready bool, waiting []string, err error) {
 	if owner.GetUID() == "" {
-		return nil, false, nil, fmt.Errorf("IP address claims of %s/%s: the owner has no UID", owner.GetNamespace(), owner.GetName())
+		return nil, false, nil, fmt.Errorf("claim IP addresses of %s/%s: the owner has no UID", owner.GetNamespace(), owner.GetName())
 	}
 	if clusterName == "" {
-		return nil, false, nil, fmt.Errorf("IP address claims of %s/%s: no cluster name", owner.GetNamespace(), owner.GetName())
+		return nil, false, nil, fmt.Errorf("claim IP addresses of %s/%s: no cluster name", owner.GetNamespace(), owner.GetName())
 	}
 	addrs = make([][]Address, len(devices))
 	var errs []error
@@ -83,7 +78,7 @@ func EnsureClaims(ctx context.Context, c client.Client, owner client.Object, clu
 		}
 	}
 	if err := kerrors.NewAggregate(errs); err != nil {
-		return nil, false, waiting, err
+		return nil, false, waiting, fmt.Errorf("claim IP addresses of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
 	}
 	if len(waiting) > 0 {
 		return nil, false, waiting, nil
@@ -222,185 +217,6 @@ func repairClaim(ctx context.Context, c client.Client, owner client.Object, clus
 	}
 	if err := c.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("patch IPAddressClaim %s/%s: %w", claim.Namespace, claim.Name, err)
-	}
-	return nil
-}
-
-// boundAddress reads the address bound to a claim, or says why the claim still waits.
-func boundAddress(ctx context.Context, c client.Client, claim *ipamv1.IPAddressClaim) (Address, string, error) {
-	ref := claim.Status.AddressRef.Name
-	if ref == "" {
-		if why := claimProblem(claim); why != "" {
-			return Address{}, fmt.Sprintf("%s (%s)", claim.Name, why), nil
-		}
-		return Address{}, claim.Name, nil
-	}
-	key := client.ObjectKey{Namespace: claim.Namespace, Name: ref}
-	ip := &ipamv1.IPAddress{}
-	if err := c.Get(ctx, key, ip); apierrors.IsNotFound(err) {
-		return Address{}, fmt.Sprintf("%s (IPAddress %s not found)", claim.Name, ref), nil
-	} else if err != nil {
-		return Address{}, "", fmt.Errorf("get IPAddress %s of IPAddressClaim %s: %w", key, claim.Name, err)
-	}
-	if ip.Spec.ClaimRef.Name != claim.Name {
-		return Address{}, "", fmt.Errorf("IPAddress %s, bound to IPAddressClaim %s, was made for claim %q", key, claim.Name, ip.Spec.ClaimRef.Name)
-	}
-	addr, err := toAddress(ip)
-	if err != nil {
-		return Address{}, "", fmt.Errorf("IPAddress %s of IPAddressClaim %s: %w", key, claim.Name, err)
-	}
-	return addr, "", nil
-}
-
-// toAddress checks an IPAddress and converts it, IPv4 or IPv6.
-func toAddress(ip *ipamv1.IPAddress) (Address, error) {
-	a, err := netip.ParseAddr(ip.Spec.Address)
-	if err != nil {
-		return Address{}, fmt.Errorf("address: %w", err)
-	}
-	if a.Zone() != "" {
-		return Address{}, fmt.Errorf("address %q has a zone", ip.Spec.Address)
-	}
-	if ip.Spec.Prefix == nil {
-		return Address{}, fmt.Errorf("address %s has no prefix", a)
-	}
-	prefix := int(*ip.Spec.Prefix)
-	if prefix < 0 || prefix > a.BitLen() {
-		return Address{}, fmt.Errorf("prefix %d is out of range for %s (0-%d)", prefix, a, a.BitLen())
-	}
-	out := Address{CIDR: netip.PrefixFrom(a, prefix).String()}
-	if ip.Spec.Gateway != "" {
-		g, err := netip.ParseAddr(ip.Spec.Gateway)
-		if err != nil {
-			return Address{}, fmt.Errorf("gateway: %w", err)
-		}
-		if g.Is4() != a.Is4() {
-			return Address{}, fmt.Errorf("gateway %s is not of the family of address %s", g, a)
-		}
-		out.Gateway = g.String()
-	}
-	return out, nil
-}
-
-// claimProblem is the failure an IPAM provider reported on a claim (Ready=False), if any.
-func claimProblem(claim *ipamv1.IPAddressClaim) string {
-	if cond := meta.FindStatusCondition(claim.Status.Conditions, ipamv1.IPAddressClaimReadyCondition); cond != nil {
-		if cond.Status == metav1.ConditionFalse {
-			return describeProblem(cond.Reason, cond.Message)
-		}
-		return ""
-	}
-	// Providers still on v1beta1 report through the deprecated conditions.
-	for _, cond := range claim.GetV1Beta1Conditions() {
-		if cond.Type == clusterv1.ReadyCondition && cond.Status == corev1.ConditionFalse {
-			return describeProblem(cond.Reason, cond.Message)
-		}
-	}
-	return ""
-}
-
-func describeProblem(reason, message string) string {
-	message = strings.Join(strings.Fields(message), " ")
-	if r := []rune(message); len(r) > maxReasonLen {
-		message = string(r[:maxReasonLen]) + "…"
-	}
-	switch {
-	case reason != "" && message != "":
-		return reason + ": " + message
-	case message != "":
-		return message
-	default:
-		return reason
-	}
-}
-
-// machineSpecGetter is what the machine kinds offer to find their network devices.
-type machineSpecGetter interface {
-	GetMachineSpec() infrav1.MachineSpec
-}
-
-// ReleaseClaims removes ClaimFinalizer from and deletes every claim of owner: those named after
-// its current spec.network (ClaimName; found when owner offers GetMachineSpec) and those in its
-// namespace with an owner reference to it (so claims left by an older spec are released too). A
-// claim belongs to owner when an owner reference has owner's UID, or owner's group, kind and
-// name (a claim of an earlier object of the same name); claims of other objects are left alone.
-// Idempotent: claims already gone count as released.
-func ReleaseClaims(ctx context.Context, c client.Client, owner client.Object) error {
-	gvk, err := apiutil.GVKForObject(owner, c.Scheme())
-	if err != nil {
-		return fmt.Errorf("release IP address claims of %s/%s: %w", owner.GetNamespace(), owner.GetName(), err)
-	}
-	claims := map[string]*ipamv1.IPAddressClaim{}
-	if s, ok := owner.(machineSpecGetter); ok {
-		for d, dev := range s.GetMachineSpec().Network {
-			for p := range dev.AddressesFromPools {
-				key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: ClaimName(owner.GetName(), d, p)}
-				claim := &ipamv1.IPAddressClaim{}
-				if err := c.Get(ctx, key, claim); apierrors.IsNotFound(err) {
-					continue
-				} else if err != nil {
-					return fmt.Errorf("get IPAddressClaim %s: %w", key, err)
-				}
-				if belongsTo(claim, owner, gvk.GroupKind()) {
-					claims[claim.Name] = claim
-				}
-			}
-		}
-	}
-	// The cache's own objects: only the owner's claims are copied (release changes them).
-	list := &ipamv1.IPAddressClaimList{}
-	if err := c.List(ctx, list, client.InNamespace(owner.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
-		return fmt.Errorf("list IPAddressClaims in %s: %w", owner.GetNamespace(), err)
-	}
-	for i := range list.Items {
-		claim := &list.Items[i]
-		if _, seen := claims[claim.Name]; !seen && belongsTo(claim, owner, gvk.GroupKind()) {
-			claims[claim.Name] = claim.DeepCopy()
-		}
-	}
-
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(claims)) {
-		if err := release(ctx, c, claims[name]); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return kerrors.NewAggregate(errs)
-}
-
-func belongsTo(claim *ipamv1.IPAddressClaim, owner client.Object, gk schema.GroupKind) bool {
-	for _, ref := range claim.OwnerReferences {
-		if ref.UID == owner.GetUID() {
-			return true
-		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err == nil && gv.Group == gk.Group && ref.Kind == gk.Kind && ref.Name == owner.GetName() {
-			return true
-		}
-	}
-	return false
-}
-
-// release removes the finalizer from a claim and deletes it.
-func release(ctx context.Context, c client.Client, claim *ipamv1.IPAddressClaim) error {
-	if controllerutil.ContainsFinalizer(claim, ClaimFinalizer) {
-		base := claim.DeepCopy()
-		controllerutil.RemoveFinalizer(claim, ClaimFinalizer)
-		// The optimistic lock keeps finalizers others (the IPAM provider) add meanwhile.
-		err := c.Patch(ctx, claim, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("remove finalizer of IPAddressClaim %s/%s: %w", claim.Namespace, claim.Name, err)
-		}
-	}
-	if !claim.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	uid := claim.UID
-	if err := c.Delete(ctx, claim, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("delete IPAddressClaim %s/%s: %w", claim.Namespace, claim.Name, err)
 	}
 	return nil
 }

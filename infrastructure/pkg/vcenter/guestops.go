@@ -25,39 +25,45 @@ const keyGuestRun = "capwin.bootstrap.started"
 // RunInGuest copies the launcher and the bootstrap script into the guest with VMware Tools guest
 // operations, starts the launcher once and records its process id on the VM.
 func (b *backend) RunInGuest(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+	pid, err := b.launch(ctx, s, vm)
+	if err != nil {
+		return "", callError(b.onVM("start the bootstrap script in the guest of", vm.Ref.ID), err)
+	}
+	return b.reconfigure(ctx, b.onVM("record the start of the bootstrap script on", vm.Ref.ID), vm,
+		[]types.BaseOptionValue{&types.OptionValue{Key: keyGuestRun, Value: "pid=" + strconv.FormatInt(pid, 10)}})
+}
+
+// launch starts the launcher in the guest, or finds the one started before, and returns its
+// process id.
+func (b *backend) launch(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (int64, error) {
 	launch, err := guest.NewLaunch(s.ComputerName, guest.WithMACs(s.NICs, vm.MACs), guest.LaunchStatus{GuestinfoKey: keyStatus})
 	if err != nil {
-		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
+		return 0, hypervisor.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
 	}
 	script, err := launch.Script()
 	if err != nil {
-		return "", err
+		return 0, fmt.Errorf("render the launcher: %w", err)
 	}
 	ops := govguest.NewOperationsManager(b.sess.Client, vmRef(vm.Ref.ID))
 	auth := &types.NamePasswordAuthentication{Username: s.GuestCredentials.Username, Password: s.GuestCredentials.Password}
 	pm, err := ops.ProcessManager(ctx)
 	if err != nil {
-		return "", b.guestError(err, auth)
+		return 0, b.guestError("reach the guest's process manager", err, auth)
 	}
 	// A launcher started by a manager that stopped before recording it is still listed (Tools
 	// keeps finished processes for a few minutes): record that one instead of starting another.
 	pid, err := b.startedLauncher(ctx, pm, auth)
-	if err != nil {
-		return "", err
+	if err != nil || pid != 0 {
+		return pid, err
 	}
-	if pid == 0 {
-		if pid, err = b.startLauncher(ctx, ops, pm, auth, s.UserData, script); err != nil {
-			return "", err
-		}
-	}
-	return b.reconfigure(ctx, vm, []types.BaseOptionValue{&types.OptionValue{Key: keyGuestRun, Value: "pid=" + strconv.FormatInt(pid, 10)}})
+	return b.startLauncher(ctx, ops, pm, auth, s.UserData, script)
 }
 
 // startedLauncher returns the process id of a launcher running or recently finished in the guest.
 func (b *backend) startedLauncher(ctx context.Context, pm *govguest.ProcessManager, auth *types.NamePasswordAuthentication) (int64, error) {
 	procs, err := pm.ListProcesses(ctx, auth, nil)
 	if err != nil {
-		return 0, b.guestError(err, auth)
+		return 0, b.guestError("list the guest's processes", err, auth)
 	}
 	for _, p := range procs {
 		if strings.Contains(strings.ToLower(p.CmdLine), strings.ToLower(guest.GuestLaunchPath)) {
@@ -71,10 +77,10 @@ func (b *backend) startLauncher(ctx context.Context, ops *govguest.OperationsMan
 	auth *types.NamePasswordAuthentication, bootstrap, launcher []byte) (int64, error) {
 	fm, err := ops.FileManager(ctx)
 	if err != nil {
-		return 0, b.guestError(err, auth)
+		return 0, b.guestError("reach the guest's file manager", err, auth)
 	}
 	if err := fm.MakeDirectory(ctx, auth, guest.GuestDir, true); err != nil && !fault.Is(err, &types.FileAlreadyExists{}) {
-		return 0, b.guestError(err, auth)
+		return 0, b.guestError("create folder "+guest.GuestDir+" in the guest", err, auth)
 	}
 	for _, f := range []struct {
 		path string
@@ -86,7 +92,7 @@ func (b *backend) startLauncher(ctx context.Context, ops *govguest.OperationsMan
 	}
 	pid, err := pm.StartProgram(ctx, auth, &types.GuestProgramSpec{ProgramPath: guest.GuestPowerShell, Arguments: guest.GuestLaunchArgs})
 	if err != nil {
-		return 0, b.guestError(err, auth)
+		return 0, b.guestError("start the launcher "+guest.GuestLaunchPath, err, auth)
 	}
 	return pid, nil
 }
@@ -96,21 +102,21 @@ func (b *backend) startLauncher(ctx context.Context, ops *govguest.OperationsMan
 func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *types.NamePasswordAuthentication, path string, data []byte) error {
 	raw, err := fm.InitiateFileTransferToGuest(ctx, auth, path, &types.GuestWindowsFileAttributes{}, int64(len(data)), true)
 	if err != nil {
-		return b.guestError(err, auth)
+		return b.guestError("start the copy of "+path+" into the guest", err, auth)
 	}
 	u, err := fm.TransferURL(ctx, raw)
 	if err != nil {
-		return b.sess.check(err)
+		return callError(subject{action: "read the transfer URL of " + path, vm: b.machine.Name}, b.sess.check(err))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), bytes.NewReader(data))
 	if err != nil {
-		return err
+		return fmt.Errorf("copy %s into the guest: %w", path, err)
 	}
 	req.ContentLength = int64(len(data))
 	req.Header.Set("Content-Type", "application/octet-stream")
 	res, err := b.sess.transferClient(u.Host).Do(req)
 	if err != nil {
-		return fmt.Errorf("copy %s into the guest through ESX host %s: %w", path, u.Host, err)
+		return fmt.Errorf("copy %s into the guest: %w", path, err) // names the ESX host
 	}
 	_ = res.Body.Close()
 	if res.StatusCode != http.StatusOK {
@@ -120,13 +126,13 @@ func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *ty
 }
 
 // guestError turns a refused guest login into a terminal error (retrying soon could lock the
-// account out); anything else is retried.
-func (b *backend) guestError(err error, auth *types.NamePasswordAuthentication) error {
+// account out); anything else is retried, with the guest operation's action in front.
+func (b *backend) guestError(action string, err error, auth *types.NamePasswordAuthentication) error {
 	if fault.Is(err, &types.InvalidGuestLogin{}) {
 		return hypervisor.Errorf(infrav1.GuestScriptNotStartedReason,
 			"the guest refused the login of user %q from spec.guestCredentialsRef: check the Secret", auth.Username)
 	}
-	return fmt.Errorf("guest operations: %w", b.sess.check(err))
+	return callError(subject{action: action, vm: b.machine.Name}, b.sess.check(err))
 }
 
 // transferClient is an HTTP client for guest file transfers to an ESX host: pinned to the

@@ -74,6 +74,13 @@ func (sess *Session) datacenter(ctx context.Context, name string) (*object.Datac
 	return dc, nil
 }
 
+// cached returns the references of a placement looked up before (nil: none), expired or not.
+func (c *placementCache) cached(w where) *resolved {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[w]
+}
+
 // forget drops cached references after vCenter said one of them no longer exists.
 func (sess *Session) forget() {
 	c := sess.places
@@ -115,7 +122,7 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 	r.Template = tmpl.Reference()
 	var props mo.VirtualMachine
 	if err := tmpl.Properties(ctx, r.Template, []string{"config.hardware.device", "snapshot"}, &props); err != nil {
-		return nil, sess.check(err)
+		return nil, callError(subject{action: fmt.Sprintf("read the devices of template %q", w.Template), template: w.Template}, sess.check(err))
 	}
 	if props.Config == nil {
 		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "template %q has no configuration (is it accessible?)", w.Template)
@@ -166,7 +173,7 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 		}
 		backing, err := net.EthernetCardBackingInfo(ctx)
 		if err != nil {
-			return nil, sess.check(err)
+			return nil, callError(subject{action: fmt.Sprintf("read the NIC backing of network %q", name)}, sess.check(err))
 		}
 		r.Backings = append(r.Backings, backing)
 	}
@@ -207,7 +214,7 @@ func notFound(what, name string, err error) error {
 	case errors.As(err, &mf):
 		return hypervisor.Errorf(infrav1.InvalidSpecReason, "%s %q matches several objects: give its inventory path", what, name)
 	}
-	return fmt.Errorf("look up %s %q: %w", what, name, err)
+	return callError(subject{action: fmt.Sprintf("look up %s %q", what, name)}, err)
 }
 
 // profileID finds a VM storage policy by name through the SPBM endpoint.

@@ -5,13 +5,9 @@ package vcenter
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,13 +16,11 @@ import (
 
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/session"
-	"github.com/vmware/govmomi/session/keepalive"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
@@ -229,110 +223,6 @@ func (s *Sessions) Close(ctx context.Context) {
 	s.mu.Unlock()
 	for _, sess := range all {
 		sess.logout(ctx)
-	}
-}
-
-func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error) {
-	u, err := soap.ParseURL(cred.Server)
-	if err != nil || u == nil {
-		return nil, &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("server %q: %v", cred.Server, err)}
-	}
-	sc := soap.NewClient(u, cred.Insecure)
-	if s.UserAgent != "" {
-		sc.UserAgent = s.UserAgent
-	}
-	t := sc.DefaultTransport()
-	t.MaxIdleConnsPerHost = max(s.MaxIdleConnsPerHost, 2)
-	t.MaxIdleConns = max(t.MaxIdleConns, t.MaxIdleConnsPerHost)
-	if cred.Thumbprint != "" {
-		// Verify the pinned certificate ourselves: govmomi would first try (and fail) a
-		// handshake against the system roots on every new connection.
-		t.TLSClientConfig.InsecureSkipVerify = true
-		t.TLSClientConfig.VerifyConnection = pinned(cred.Thumbprint, "vCenter")
-	}
-	if len(cred.CABundle) > 0 {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(cred.CABundle) {
-			return nil, &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: errors.New("caBundle holds no PEM certificate")}
-		}
-		t.TLSClientConfig.RootCAs = pool
-	}
-	dial := t.DialTLSContext
-	t.DialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := dial(ctx, network, addr)
-		if err == nil {
-			connectionsOpened.Inc()
-		}
-		return conn, err
-	}
-	// Responses are drained before their connection goes back to the pool; an XML decoder that
-	// stops at the envelope's end would otherwise leave bytes behind and cost a new TLS handshake.
-	sc.Client.Transport = drainingTransport{next: t}
-	vc, err := vim25.NewClient(ctx, sc)
-	if err != nil {
-		return nil, classifyLogin(err)
-	}
-	ka := keepalive.NewHandlerSOAP(sc, max(s.KeepAlive, time.Minute), nil)
-	var rt soap.RoundTripper = ka
-	if s.WrapTransport != nil {
-		rt = s.WrapTransport(rt)
-	}
-	vc.RoundTripper = metricsRoundTripper{next: rt}
-	if err := session.NewManager(vc).Login(ctx, url.UserPassword(cred.Username, cred.Password)); err != nil {
-		ka.Stop()
-		return nil, classifyLogin(err)
-	}
-	return &Session{Client: vc, pool: s, places: newPlacementCache(), stop: ka.Stop,
-		user: url.UserPassword(cred.Username, cred.Password), server: u.Host}, nil
-}
-
-// pinned verifies that a server's certificate has the thumbprint (SHA-1 or SHA-256).
-func pinned(thumbprint, server string) func(tls.ConnectionState) error {
-	want := strings.ToUpper(thumbprint)
-	return func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return fmt.Errorf("%s presented no certificate", server)
-		}
-		leaf := cs.PeerCertificates[0]
-		if want != soap.ThumbprintSHA256(leaf) && want != soap.ThumbprintSHA1(leaf) {
-			return fmt.Errorf("%s: thumbprint does not match %s", server, thumbprint)
-		}
-		return nil
-	}
-}
-
-// LoginError is a failed login with a condition reason.
-type LoginError struct {
-	Reason string
-	Err    error
-	// unreachable: vCenter did not answer (logingate backs off).
-	unreachable bool
-}
-
-func (e *LoginError) Error() string { return e.Err.Error() }
-func (e *LoginError) Unwrap() error { return e.Err }
-
-// LoginOutcome tells the login gate what a failed login says: refused credentials wait for their
-// Secret to change, an unreachable vCenter is tried again after a pause, an untrusted certificate
-// means the credentials were never sent.
-func (e *LoginError) LoginOutcome() logingate.Outcome {
-	switch {
-	case e.Reason == infrav1.AuthenticationFailedReason:
-		return logingate.Refused
-	case e.unreachable:
-		return logingate.Unreachable
-	}
-	return logingate.Untried
-}
-
-func classifyLogin(err error) error {
-	switch {
-	case fault.Is(err, &types.InvalidLogin{}):
-		return &LoginError{Reason: infrav1.AuthenticationFailedReason, Err: fmt.Errorf("vCenter refused the credentials: %w", err)}
-	case soap.IsCertificateUntrusted(err) || strings.Contains(err.Error(), "thumbprint does not match"):
-		return &LoginError{Reason: infrav1.TLSVerificationFailedReason, Err: fmt.Errorf("vCenter's certificate is not trusted (check thumbprint / caBundle): %w", err)}
-	default:
-		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("cannot reach vCenter: %w", err), unreachable: true}
 	}
 }
 

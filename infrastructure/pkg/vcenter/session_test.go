@@ -2,14 +2,10 @@ package vcenter
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
-	"net/url"
 	"testing"
 
-	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
-	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/test/leakcheck"
@@ -23,17 +19,7 @@ func TestSessionChurn(t *testing.T) {
 	if testing.Short() {
 		cycles = 100
 	}
-	model := simulator.VPX()
-	if err := model.Create(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(model.Remove)
-	model.Service.TLS = new(tls.Config)
-	model.Service.Listen = &url.URL{User: url.UserPassword("capwin", "pw")}
-	model.Map().SessionManager().ValidLogin = func(*types.Login) bool { return true }
-	srv := model.Service.NewServer()
-	t.Cleanup(srv.Close)
-	server := srv.URL.Scheme + "://" + srv.URL.Host + srv.URL.Path
+	server := startVcsim(t)
 
 	sessions := &Sessions{Gate: &logingate.Gate{}}
 	t.Cleanup(func() { sessions.Close(context.Background()) })

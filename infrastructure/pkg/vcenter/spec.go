@@ -77,7 +77,7 @@ func guestinfo(metadata, userData []byte) ([]types.BaseOptionValue, error) {
 	if userData != nil {
 		v, err := gzipBase64(userData)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("compress the bootstrap data: %w", err)
 		}
 		if len(v) > maxGuestinfo {
 			return nil, hypervisor.Errorf(infrav1.BootstrapDataTooLargeReason,
@@ -125,7 +125,7 @@ func nicChanges(spec *infrav1.VCenterMachineSpec, place *resolved) ([]types.Base
 			op = types.VirtualDeviceConfigSpecOperationAdd
 			c, err := object.EthernetCardTypes().CreateEthernetCard("vmxnet3", place.Backings[i])
 			if err != nil {
-				return nil, err
+				return nil, fmt.Errorf("add a vmxnet3 NIC for network %q: %w", dev.NetworkName, err)
 			}
 			card = c
 		}

@@ -2,15 +2,11 @@ package vcenter
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"net/url"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"github.com/vmware/govmomi/simulator"
-	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
@@ -19,26 +15,10 @@ import (
 // TestTaskSlotSweep: a slot held by a task whose end no reconcile saw (its object was deleted)
 // is freed once vCenter says the task is gone; while no sweep is due a full server refuses.
 func TestTaskSlotSweep(t *testing.T) {
-	model := simulator.VPX()
-	if err := model.Create(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(model.Remove)
-	model.Service.TLS = new(tls.Config)
-	model.Service.Listen = &url.URL{User: url.UserPassword("capwin", "pw")}
-	model.Map().SessionManager().ValidLogin = func(*types.Login) bool { return true }
-	srv := model.Service.NewServer()
-	t.Cleanup(srv.Close)
-
 	ctx := context.Background()
 	sessions := &Sessions{Gate: &logingate.Gate{}, MaxTasks: 1}
-	t.Cleanup(func() { sessions.Close(ctx) })
-	sess, err := sessions.Get(ctx, "ns/c", Credentials{Server: srv.URL.Scheme + "://" + srv.URL.Host + srv.URL.Path,
-		Username: "capwin", Password: "pw", Insecure: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &backend{sess: sess}
+	b := &backend{sess: vcsimSession(t, sessions, startVcsim(t))}
+	sess := b.sess
 	host := sess.host()
 	started := func(ref string) {
 		t.Helper()

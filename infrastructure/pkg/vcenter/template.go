@@ -2,6 +2,7 @@ package vcenter
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -12,6 +13,14 @@ import (
 // TemplateHardware reads the CPU count and memory of a VM template, for machine templates that
 // keep the template's sizes.
 func (p *Provider) TemplateHardware(ctx context.Context, vc *infrav1.VCenterCluster, spec *infrav1.VCenterMachineSpec) (cpus int32, memoryMiB int64, err error) {
+	cpus, memoryMiB, err = p.templateHardware(ctx, vc, spec)
+	if err != nil {
+		return 0, 0, callError(subject{action: fmt.Sprintf("read the CPU count and memory of template %q", spec.Template), template: spec.Template}, err)
+	}
+	return cpus, memoryMiB, nil
+}
+
+func (p *Provider) templateHardware(ctx context.Context, vc *infrav1.VCenterCluster, spec *infrav1.VCenterMachineSpec) (cpus int32, memoryMiB int64, err error) {
 	sess, err := p.session(ctx, vc)
 	if err != nil {
 		return 0, 0, err

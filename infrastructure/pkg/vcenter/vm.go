@@ -11,7 +11,6 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
@@ -55,7 +54,7 @@ func (b *backend) Find(ctx context.Context, s *hypervisor.Scope) (vm *hypervisor
 		vm, err = b.find(ctx, s)
 		return err
 	})
-	return vm, err
+	return vm, callError(b.on("find VM "+b.machine.Name), err)
 }
 
 func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM, error) {
@@ -77,7 +76,7 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	idx := object.NewSearchIndex(b.sess.Client)
 	ref, err := idx.FindByUuid(ctx, b.dc, want, true, ptr.To(true))
 	if err != nil {
-		return nil, b.sess.check(err)
+		return nil, callError(b.on("look up the VM with instance UUID "+want), b.sess.check(err))
 	}
 	via := "instance UUID " + want
 	// A machine moved by clusterctl has a new UID and may have lost its status, but kept its
@@ -86,7 +85,7 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	if ref == nil && st.VM.InstanceUUID == "" {
 		if bios := strings.TrimPrefix(*s.InfraMachine.GetProviderID(), "vsphere://"); bios != "" {
 			if ref, err = idx.FindByUuid(ctx, b.dc, bios, true, ptr.To(false)); err != nil {
-				return nil, b.sess.check(err)
+				return nil, callError(b.on("look up the VM with BIOS UUID "+bios), b.sess.check(err))
 			}
 			via = "spec.providerID"
 		}
@@ -100,41 +99,6 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 		return nil, err
 	}
 	return owned(s, vm, mark, via)
-}
-
-// ownerMark is the value of keyOwner for an object.
-func ownerMark(obj client.Object) string {
-	return obj.GetNamespace() + "/" + obj.GetName() + "/" + string(obj.GetUID())
-}
-
-// owned returns vm when it is the object's: its instance UUID is the object's UID (capwin cloned
-// it for this very object), or its owner mark names the object's namespace and name (the object
-// was re-created by clusterctl move with a new UID). Any other VM was found through a value the
-// user can write (status, spec.providerID) and is refused.
-func owned(s *hypervisor.Scope, vm *hypervisor.VM, mark, via string) (*hypervisor.VM, error) {
-	obj := s.InfraMachine
-	if strings.EqualFold(vm.Ref.InstanceUUID, string(obj.GetUID())) {
-		return vm, nil
-	}
-	if ns, name, ok := parseOwnerMark(mark); ok && ns == obj.GetNamespace() && name == obj.GetName() {
-		return vm, nil
-	}
-	why := "it has no " + keyOwner + " mark (capwin did not create it)"
-	if mark != "" {
-		why = fmt.Sprintf("its %s mark is %q, not this object's", keyOwner, mark)
-	}
-	return nil, hypervisor.NotOwned("VM %s (instance UUID %s), found by %s, is not this machine's: %s; capwin leaves it alone",
-		vm.Ref.ID, vm.Ref.InstanceUUID, via, why)
-}
-
-// parseOwnerMark returns the namespace and name of an owner mark (its UID is for people: a moved
-// object has a new one).
-func parseOwnerMark(mark string) (ns, name string, ok bool) {
-	parts := strings.Split(mark, "/")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
 }
 
 // settled reports whether a machine's VM is past the changes the watch is for (tasks, boot to
@@ -152,10 +116,10 @@ func settled(s *hypervisor.Scope) bool {
 func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*hypervisor.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
-		return nil, "", b.sess.check(err)
+		return nil, "", callError(b.on("read VM "+ref.Value), b.sess.check(err))
 	}
 	if err := unreadable(content); err != nil {
-		return nil, "", err
+		return nil, "", callError(b.on("read VM "+ref.Value), err)
 	}
 	if len(content) == 0 {
 		return nil, "", nil
@@ -269,62 +233,4 @@ func powerState(v any) hypervisor.PowerState {
 		return hypervisor.Suspended
 	}
 	return hypervisor.PoweredOff
-}
-
-// Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown. A task
-// that ended frees its slot (--vcenter-max-tasks). A session
-// vCenter ended meanwhile is replaced and the read made again: the task lives on in vCenter.
-func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hypervisor.Task, error) {
-	var content []types.ObjectContent
-	task := types.ManagedObjectReference{Type: "Task", Value: ref}
-	err := b.renewing(ctx, func() error {
-		err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, task, []string{"info.state", "info.error", "info.result"}, &content)
-		if err != nil {
-			return err
-		}
-		return unreadable(content)
-	})
-	if err != nil {
-		if fault.Is(err, &types.ManagedObjectNotFound{}) {
-			b.sess.pool.slots.ended(b.sess.host(), ref)
-			return hypervisor.Task{State: hypervisor.TaskUnknown}, nil
-		}
-		return hypervisor.Task{}, b.sess.check(err)
-	}
-	t := hypervisor.Task{State: hypervisor.TaskUnknown}
-	defer func() {
-		if t.State == hypervisor.TaskRunning {
-			b.sess.watch.task(b.machine, task) // started before this manager (re)started
-		} else {
-			b.sess.pool.slots.ended(b.sess.host(), ref)
-		}
-	}()
-	for _, oc := range content {
-		for _, p := range oc.PropSet {
-			switch v := p.Val.(type) {
-			case types.TaskInfoState:
-				t.State = taskState(v)
-			case types.ManagedObjectReference:
-				if v.Type == "VirtualMachine" {
-					t.VM.ID = v.Value
-				}
-			case types.LocalizedMethodFault:
-				t.Message = v.LocalizedMessage
-				if t.Message == "" && v.Fault != nil {
-					t.Message = strings.TrimPrefix(fmt.Sprintf("%T", v.Fault), "*types.")
-				}
-			}
-		}
-	}
-	return t, nil
-}
-
-func taskState(s types.TaskInfoState) hypervisor.TaskState {
-	switch s {
-	case types.TaskInfoStateSuccess:
-		return hypervisor.TaskSucceeded
-	case types.TaskInfoStateError:
-		return hypervisor.TaskFailed
-	}
-	return hypervisor.TaskRunning
 }

@@ -39,7 +39,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *hypervisor.Scope, p
 			return ctrl.Result{RequeueAfter: r.PollInterval}, nil
 		}
 		if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
-			return ctrl.Result{}, fmt.Errorf("release IP address claims: %w", err)
+			return ctrl.Result{}, err // names the action and the machine
 		}
 		controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer)
 		r.Recorder.Eventf(obj, nil, "Normal", "Deleted", "Delete", "VM deleted")
@@ -61,7 +61,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *hypervisor.Scope, p
 func (r *Reconciler) forget(ctx context.Context, s *hypervisor.Scope, reason, why string) error {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
-		return fmt.Errorf("release IP address claims: %w", err)
+		return err // names the action and the machine
 	}
 	controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer)
 	vm := st.VM.ID

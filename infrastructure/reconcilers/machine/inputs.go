@@ -32,7 +32,10 @@ func (r *Reconciler) computerName(ctx context.Context, s *hypervisor.Scope) (str
 	var err error
 	taken := r.namesTaken(ctx, s, &err)
 	name := guest.ComputerName(s.Machine.Name, taken)
-	return name, err
+	if err != nil {
+		return "", fmt.Errorf("choose the computer name of %s: list the machines of cluster %s: %w", s.Machine.Name, s.Cluster.Name, err)
+	}
+	return name, nil
 }
 
 // namesTaken reports whether another machine of this kind and cluster has a computer name; the

@@ -107,24 +107,23 @@ func (r *Reconciler) taskWait(s *hypervisor.Scope) time.Duration {
 	return min(max(age/5, first*r.TaskPollInterval), most*r.TaskPollInterval)
 }
 
-// hypervisorError shows a backend error on VMProvisioned. Terminal errors are looked at again
-// only slowly (the user must change something); others are returned so the controller retries
-// with backoff.
+// hypervisorError shows a backend error on VMProvisioned, with the action it failed in front of
+// its cause. Terminal errors are looked at again only slowly (the user must change something);
+// others are returned so the controller retries with backoff.
 func (r *Reconciler) hypervisorError(obj hypervisor.Object, err error) (ctrl.Result, error) {
 	var blocked *logingate.Blocked
 	if errors.As(err, &blocked) {
 		return r.blocked(obj, blocked)
 	}
+	reason := hypervisor.Reason(err)
+	waiting(obj, reason, err.Error())
 	var throttled *hypervisor.Throttled
 	if errors.As(err, &throttled) {
-		waiting(obj, infrav1.WaitingForTaskSlotReason, throttled.Message)
 		return ctrl.Result{RequeueAfter: r.TaskPollInterval}, nil
 	}
-	if e, ok := hypervisor.AsError(err); ok {
-		waiting(obj, e.Reason, e.Message)
-		r.Recorder.Eventf(obj, nil, "Warning", e.Reason, "Reconcile", "%s", e.Message)
+	if _, terminal := hypervisor.AsError(err); terminal {
+		r.Recorder.Eventf(obj, nil, "Warning", reason, "Reconcile", "%s", err.Error())
 		return ctrl.Result{RequeueAfter: 10 * r.PollInterval}, nil
 	}
-	waiting(obj, infrav1.HypervisorErrorReason, err.Error())
 	return ctrl.Result{}, err
 }

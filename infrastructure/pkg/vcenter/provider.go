@@ -1,0 +1,126 @@
+package vcenter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+)
+
+// Provider builds the vCenter backend of one reconcile from the VCenterCluster's server and
+// identity.
+type Provider struct {
+	Client   client.Client
+	Sessions *Sessions
+	// IdentityNamespace is the manager's namespace, where VCenterClusterIdentities' Secrets live.
+	IdentityNamespace string
+	// Secrets reads the login Secrets (credentials.NewCache); nil reads them through Client.
+	Secrets client.Reader
+}
+
+// Credentials reads a VCenterCluster's login (keys username, password) from its identity Secret
+// or VCenterClusterIdentity, once the cluster may use it: nothing is sent with a login the
+// cluster may not use.
+func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (Credentials, error) {
+	cred := Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
+	ref := vc.Spec.IdentityRef
+	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	if err != nil {
+		reason := infrav1.CredentialsNotFoundReason
+		if e := (*hypervisor.Error)(nil); errors.As(err, &e) {
+			reason = e.Reason
+		}
+		return cred, &LoginError{Reason: reason, Err: fmt.Errorf("read the login of VCenterCluster %s/%s: %w", vc.Namespace, vc.Name, err)}
+	}
+	cred.Username, cred.Password = string(secret.Data["username"]), string(secret.Data["password"])
+	cred.Secret = logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}
+	if cred.Username == "" || cred.Password == "" {
+		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason,
+			Err: fmt.Errorf("read the login of VCenterCluster %s/%s: Secret %s/%s needs the keys username and password", vc.Namespace, vc.Name, secret.Namespace, secret.Name)}
+	}
+	return cred, nil
+}
+
+// session returns the cached vCenter session of a VCenterCluster's server and identity.
+func (p *Provider) session(ctx context.Context, vc *infrav1.VCenterCluster) (*Session, error) {
+	cred, err := p.Credentials(ctx, vc)
+	if err != nil {
+		return nil, err
+	}
+	return p.Sessions.Get(ctx, vc.Namespace+"/"+vc.Name, cred)
+}
+
+// Release closes the vCenter session of a deleted VCenterCluster unless another cluster uses it.
+func (p *Provider) Release(cluster client.ObjectKey) {
+	p.Sessions.Release(cluster.Namespace + "/" + cluster.Name)
+}
+
+// Backend implements hypervisor.BackendFor.
+func (p *Provider) Backend(ctx context.Context, s *hypervisor.Scope) (hypervisor.Backend, error) {
+	vc, ok := s.InfraCluster.(*infrav1.VCenterCluster)
+	if !ok {
+		return nil, fmt.Errorf("cluster infrastructure is %T, not a VCenterCluster", s.InfraCluster)
+	}
+	vm, ok := s.InfraMachine.(*infrav1.VCenterMachine)
+	if !ok {
+		return nil, fmt.Errorf("machine is %T, not a VCenterMachine", s.InfraMachine)
+	}
+	sess, err := p.session(ctx, vc)
+	if err != nil {
+		return nil, err
+	}
+	w := placementFor(vc, vm, s.Machine.Spec.FailureDomain)
+	dc, err := sess.datacenter(ctx, w.Datacenter)
+	if err != nil {
+		return nil, err
+	}
+	relogin := func(ctx context.Context) (*Session, error) { return p.session(ctx, vc) }
+	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin,
+		machine: k8stypes.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}}, nil
+}
+
+// placementFor merges the machine's placement with its failure domain's (the domain wins).
+func placementFor(vc *infrav1.VCenterCluster, vm *infrav1.VCenterMachine, failureDomain string) where {
+	p := vm.Spec.Placement
+	for _, fd := range vc.Spec.FailureDomains {
+		if fd.Name == failureDomain && failureDomain != "" {
+			p = overlay(p, fd.Placement)
+		}
+	}
+	if p.Datacenter == "" {
+		p.Datacenter = vc.Spec.Datacenter
+	}
+	nets := make([]string, 0, len(vm.Spec.Network))
+	for _, n := range vm.Spec.Network {
+		nets = append(nets, n.NetworkName)
+	}
+	snapshot := ""
+	if vm.Spec.CloneMode == infrav1.LinkedClone {
+		snapshot = vm.Spec.Snapshot
+	}
+	return where{Datacenter: p.Datacenter, Template: vm.Spec.Template, Library: vm.Spec.ContentLibrary, Snapshot: snapshot, Folder: p.Folder,
+		Pool: p.ResourcePool, Datastore: p.Datastore, StoragePolicy: vm.Spec.StoragePolicy, Networks: strings.Join(nets, "\x00")}
+}
+
+func overlay(base, top infrav1.Placement) infrav1.Placement {
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{
+		{&base.Datacenter, top.Datacenter}, {&base.ResourcePool, top.ResourcePool},
+		{&base.Datastore, top.Datastore}, {&base.Folder, top.Folder},
+	} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	return base
+}
