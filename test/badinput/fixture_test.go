@@ -151,7 +151,7 @@ func validVCenterCluster() infrav1.VCenterClusterSpec {
 // validHyperVCluster is the simulated host with the namespace's login.
 func validHyperVCluster() infrav1.HyperVClusterSpec {
 	return infrav1.HyperVClusterSpec{VirtualSwitch: vswitch, Hosts: []infrav1.HyperVHost{{
-		Name: host.Name, Address: wsSrv.Host, Port: int32(wsSrv.Port),
+		Name: host.Name, Address: wsSrv.Host, Port: int32(wsSrv.Port), //nolint:gosec // G115: a TCP port, below 2^16
 		CredentialsRef: infrav1.SecretReference{Name: "login"}, CABundle: wsSrv.CACertPEM(),
 	}}}
 }

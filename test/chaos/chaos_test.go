@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ func TestChaosShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos soak: harness with two apiservers and a hypervisor simulator")
 	}
-	var out io.Writer = io.Discard
+	out := io.Discard
 	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
 		out = os.Stderr
 	}
@@ -52,9 +51,7 @@ func TestChaosShort(t *testing.T) {
 		t.FailNow()
 	}
 	sort.Slice(reports, func(i, j int) bool { return reports[i].Provider > reports[j].Provider })
-	var b strings.Builder
-	Print(&b, reports)
-	t.Log("\n" + b.String())
+	t.Log("\n" + Markdown(reports))
 	for _, r := range reports {
 		for _, v := range r.Violations {
 			t.Errorf("%s: %s", r.Provider, v)

@@ -8,14 +8,22 @@ import (
 	"time"
 )
 
-// Print writes the reports side by side as a Markdown table, then each report's violations.
-func Print(w io.Writer, reports []*Report) {
+// Print writes Markdown(reports) to w.
+func Print(w io.Writer, reports []*Report) error {
+	_, err := io.WriteString(w, Markdown(reports))
+	return err
+}
+
+// Markdown puts the reports side by side in a Markdown table, then lists each report's
+// violations.
+func Markdown(reports []*Report) string {
+	b := new(strings.Builder)
 	row := func(name string, cell func(r *Report) string) {
 		cells := []string{name}
 		for _, r := range reports {
 			cells = append(cells, cell(r))
 		}
-		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
 	row("", func(r *Report) string { return r.Provider })
 	row("---", func(*Report) string { return "---" })
@@ -55,9 +63,10 @@ func Print(w io.Writer, reports []*Report) {
 	})
 	for _, r := range reports {
 		for _, v := range r.Violations {
-			fmt.Fprintf(w, "\n%s: %s\n", r.Provider, v)
+			fmt.Fprintf(b, "\n%s: %s\n", r.Provider, v)
 		}
 	}
+	return b.String()
 }
 
 func yes(b bool) string {

@@ -75,8 +75,8 @@ func (s *soak) prepare(ctx context.Context) error {
 	if err := s.d.badCluster(ctx); err != nil {
 		return fmt.Errorf("bad-credential cluster: %w", err)
 	}
-	if err := s.h.CreateWorkers(ctx, harness.Workers{Name: Workers, Image: "ltsc2022", Replicas: int32(s.c.Machines),
-		MaxSurge: int32(max(1, s.c.Machines/10))}); err != nil {
+	n := int32(s.c.Machines) //nolint:gosec // G115: a machine count, far below 2^31
+	if err := s.h.CreateWorkers(ctx, harness.Workers{Name: Workers, Image: "ltsc2022", Replicas: n, MaxSurge: max(1, n/10)}); err != nil {
 		return err
 	}
 	if err := s.d.hostileMachine(ctx, Workers+"-ltsc2022"); err != nil {

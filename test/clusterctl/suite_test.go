@@ -51,7 +51,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: a temporary directory
 	kubeconfig = filepath.Join(dir, "kubeconfig")
 	if err := mgmt.Env.WriteAdminKubeconfig("clusterctl", kubeconfig); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeconfig:", err)

@@ -33,7 +33,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r := harness.Result{Provider: *provider, MinAvailableDuringRollout: -1, NodesWindowsBuild: map[string]int{}}
-	err := run(ctx, *provider, *logDir, harness.DemoOptions{Replicas: int32(*replicas), ScaleTo: int32(*scaleTo), Timeout: *timeout}, &r)
+	err := run(ctx, *provider, *logDir, harness.DemoOptions{Replicas: int32(*replicas), ScaleTo: int32(*scaleTo), Timeout: *timeout}, &r) //nolint:gosec // G115: machine counts, far below 2^31
 	if err != nil && len(r.Errors) == 0 {
 		r.Errors = append(r.Errors, err.Error())
 	}

@@ -44,7 +44,7 @@ func start(t *testing.T, provider string) *harness.Harness {
 			t.Fatal(err)
 		}
 	}
-	var out io.Writer = io.Discard
+	out := io.Discard
 	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
 		out = os.Stderr
 	}

@@ -83,7 +83,7 @@ func (d Discovery) ClusterInfoCA(ctx context.Context, read ClusterInfoReader) ([
 	}
 	cfg, err := clientcmd.Load([]byte(kubeconfig))
 	if err != nil || len(cfg.Clusters) != 1 {
-		return nil, fmt.Errorf("cluster-info's kubeconfig does not hold exactly one cluster (%v)", err)
+		return nil, fmt.Errorf("cluster-info's kubeconfig does not hold exactly one cluster (%v)", err) //nolint:errorlint // shown, not wrapped: err is nil when the kubeconfig loads but holds another number of clusters
 	}
 	var ca []byte
 	for _, c := range cfg.Clusters {

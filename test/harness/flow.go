@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -19,12 +18,6 @@ type Progress func(format string, args ...any)
 
 // Build is the node.kubernetes.io/windows-build of an image ("10.0.20348").
 func Build(image string) string { return fmt.Sprintf("10.0.%d", Images[image].Build) }
-
-// Workers returns the MachineDeployment's status counters (replicas, ready, up to date).
-func (h *Harness) machineDeployment(ctx context.Context, name string) (*clusterv1.MachineDeployment, error) {
-	md := &clusterv1.MachineDeployment{}
-	return md, h.Management.Client.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: name}, md)
-}
 
 // WaitWorkers waits until exactly n Machines exist and are Ready, n VMs exist and n Windows
 // Nodes of the image's build are Ready (counts over the whole Cluster, so call it when one
@@ -47,7 +40,7 @@ func (h *Harness) WaitApp(ctx context.Context, name string, n int, timeout time.
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("app %s: %d of %d pods running after %s (last error: %v)", name, got, n, timeout, err)
+			return fmt.Errorf("app %s: %d of %d pods running after %s (last error: %v)", name, got, n, timeout, err) //nolint:errorlint // shown, not wrapped: err is nil when the pods were listed but too few run
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -65,6 +58,3 @@ func (h *Harness) DeleteCluster(ctx context.Context, timeout time.Duration, p Pr
 		return client.IgnoreNotFound(err) == nil && err != nil && s.Machines == 0 && s.VMs == 0 && s.Files == 0 && s.Tokens == 0
 	}, func(s Snapshot) { p("  %s · files %d · bootstrap tokens %d", s, s.Files, s.Tokens) })
 }
-
-// isNoMatch reports whether err says a kind is not served.
-func isNoMatch(err error) bool { return meta.IsNoMatchError(err) }

@@ -64,7 +64,7 @@ func (h *Harness) infraClusterObjects() []client.Object {
 	if h.opts.Provider == HyperV {
 		spec := infrav1.HyperVClusterSpec{VirtualSwitch: VirtualSwitch}
 		for _, host := range h.HyperV {
-			spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: host.Name, Address: host.Server.Host, Port: int32(host.Server.Port),
+			spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: host.Name, Address: host.Server.Host, Port: int32(host.Server.Port), //nolint:gosec // G115: a TCP port, below 2^16
 				CredentialsRef: infrav1.SecretReference{Name: "hyperv-hosts"}, CABundle: host.Server.CACertPEM()})
 		}
 		return []client.Object{
@@ -155,7 +155,7 @@ func (w Workers) bootstrapSpec() bootstrapv1.WindowsConfigSpec {
 // whose Node does not appear within startup, or whose Node is not Ready for notReady, is
 // remediated (replaced by its MachineSet).
 func (h *Harness) CreateHealthCheck(ctx context.Context, workers string, startup, notReady time.Duration) error {
-	timeout := func(d time.Duration) *int32 { return ptr.To(int32(d / time.Second)) }
+	timeout := func(d time.Duration) *int32 { return ptr.To(int32(d / time.Second)) } //nolint:gosec // G115: a test's health check timeout in seconds, far below 2^31
 	return h.Management.Client.Create(ctx, &clusterv1.MachineHealthCheck{
 		ObjectMeta: metav1.ObjectMeta{Name: workers, Namespace: Namespace},
 		Spec: clusterv1.MachineHealthCheckSpec{

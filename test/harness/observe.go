@@ -141,7 +141,7 @@ func (h *Harness) WaitFor(ctx context.Context, what string, timeout time.Duratio
 		select {
 		case <-ctx.Done():
 			if !seen {
-				return good, fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), err)
+				return good, fmt.Errorf("%s: %w (last error: %w)", what, ctx.Err(), err)
 			}
 			return good, fmt.Errorf("%s: not reached in %s; last seen: %s\n%s", what, timeout, good, h.Describe(context.WithoutCancel(ctx)))
 		case <-time.After(200 * time.Millisecond):

@@ -52,7 +52,7 @@ func newCluster(t *testing.T, mutate func(*infrav1.HyperVClusterSpec)) *fixture 
 	envtest.PauseWhenDone(t, k8s, f.cluster)
 	spec := infrav1.HyperVClusterSpec{VirtualSwitch: vswitch}
 	for _, h := range hosts {
-		spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: h.Name, Address: h.srv.Host, Port: int32(h.srv.Port),
+		spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: h.Name, Address: h.srv.Host, Port: int32(h.srv.Port), //nolint:gosec // G115: a TCP port, below 2^16
 			CredentialsRef: infrav1.SecretReference{Name: "hosts"}, CABundle: h.srv.CACertPEM()})
 	}
 	if mutate != nil {

@@ -63,7 +63,8 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	out := map[string]any{"ok": err == nil}
 	if err != nil {
 		kind := hyperv.KindFailed
-		if e, ok := err.(*opError); ok {
+		var e *opError
+		if errors.As(err, &e) {
 			kind = e.kind
 		}
 		out["error"] = map[string]string{"kind": kind, "message": err.Error()}
@@ -208,7 +209,7 @@ func check(texts []string) {
 	}
 	dir, err := os.MkdirTemp("", "hypervsim-")
 	if err == nil {
-		defer os.RemoveAll(dir)
+		defer func() { _ = os.RemoveAll(dir) }() // best effort: a temporary directory
 	}
 	paths := make([]string, len(texts))
 	for i, t := range texts {

@@ -63,7 +63,7 @@ func Files(paths ...string) ([]Result, error) {
 	err = cmd.Run()
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return nil, fmt.Errorf("pscheck: %v: %s", err, stderr.String())
+		return nil, fmt.Errorf("pscheck: %w: %s", err, stderr.String())
 	}
 	var out []Result
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
@@ -78,7 +78,7 @@ func Source(name, text string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: a temporary directory
 	p := filepath.Join(dir, filepath.Base(name))
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 		return Result{}, err
@@ -125,7 +125,7 @@ func Calls(path string) ([]Call, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("pscheck --calls %s: %v: %s", path, err, stderr.String())
+		return nil, fmt.Errorf("pscheck --calls %s: %w: %s", path, err, stderr.String())
 	}
 	var out []Call
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {

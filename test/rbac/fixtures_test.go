@@ -25,7 +25,7 @@ func (s *suite) cluster(t *testing.T, ns, infraKind string) *clusterv1.Cluster {
 	u, err := url.Parse(s.env.Config.Host)
 	g.Expect(err).NotTo(HaveOccurred())
 	host, portStr, _ := net.SplitHostPort(u.Host)
-	port, _ := strconv.Atoi(portStr)
+	port, _ := strconv.ParseInt(portStr, 10, 32)
 	c := &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: ns},
 		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: host, Port: int32(port)}},

@@ -55,7 +55,7 @@ func (b *hypervBackend) cluster(ns string, owner metav1.OwnerReference) (conditi
 			OwnerReferences: []metav1.OwnerReference{owner}},
 		Spec: infrav1.HyperVClusterSpec{VirtualSwitch: "external",
 			CredentialsRef: infrav1.HyperVIdentityReference{Kind: infrav1.HyperVClusterIdentityKind, Name: "hosts"},
-			Hosts:          []infrav1.HyperVHost{{Name: b.host.Name, Address: b.srv.Host, Port: int32(b.srv.Port), CABundle: b.srv.CACertPEM()}}},
+			Hosts:          []infrav1.HyperVHost{{Name: b.host.Name, Address: b.srv.Host, Port: int32(b.srv.Port), CABundle: b.srv.CACertPEM()}}}, //nolint:gosec // G115: a TCP port, below 2^16
 	}
 	return hc, &hc.Status.Initialization
 }

@@ -94,7 +94,7 @@ func scrape(g Gomega, addr, token string) (int, string) {
 	}}
 	resp, err := c.Do(req)
 	g.Expect(err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	b, err := io.ReadAll(resp.Body)
 	g.Expect(err).NotTo(HaveOccurred())
 	return resp.StatusCode, string(b)

@@ -100,7 +100,10 @@ func start(t *testing.T) *suite {
 		cancel()
 		for _, m := range stopped {
 			select {
-			case <-m.done:
+			case err := <-m.done:
+				if err != nil {
+					t.Logf("%s stopped: %v", m.name, err)
+				}
 			case <-time.After(30 * time.Second):
 				t.Logf("%s did not stop within 30s", m.name)
 			}

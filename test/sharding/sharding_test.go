@@ -88,7 +88,7 @@ func TestSharding(t *testing.T) {
 // in-process controllers' logs.
 func start(t *testing.T) *harness.Harness {
 	t.Helper()
-	var out io.Writer = io.Discard
+	out := io.Discard
 	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
 		out = os.Stderr
 	}
@@ -114,7 +114,7 @@ func build(out string) error {
 	cmd := exec.Command("go", "build", "-o", out, "./infrastructure")
 	cmd.Dir = envtest.RepoRoot()
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./infrastructure: %v\n%s", err, b)
+		return fmt.Errorf("go build ./infrastructure: %w\n%s", err, b)
 	}
 	return nil
 }

@@ -50,7 +50,7 @@ func (e *Endpoint) Restart(ctx context.Context, down time.Duration) error {
 	if err != nil {
 		return err
 	}
-	e.live = &http.Server{Handler: e.first.Config.Handler, ErrorLog: log.New(io.Discard, "", 0)}
+	e.live = &http.Server{Handler: e.first.Config.Handler, ErrorLog: log.New(io.Discard, "", 0), ReadHeaderTimeout: 30 * time.Second}
 	go func(srv *http.Server) { _ = srv.Serve(tls.NewListener(l, e.first.TLS)) }(e.live)
 	return nil
 }

@@ -64,7 +64,7 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 func Heap() int64 {
 	s := []metrics.Sample{{Name: heapMetric}}
 	metrics.Read(s)
-	return int64(s[0].Value.Uint64())
+	return int64(s[0].Value.Uint64()) //nolint:gosec // G115: a heap size in bytes, far below 2^63
 }
 
 // LiveHeap collects garbage first, then reads Heap.

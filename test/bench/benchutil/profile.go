@@ -1,6 +1,7 @@
 package benchutil
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -8,19 +9,18 @@ import (
 
 // CPUProfile starts writing this process's CPU profile to path (nothing when path is empty);
 // the returned function stops it and closes the file.
-func CPUProfile(path string) (func(), error) {
+func CPUProfile(path string) (func() error, error) {
 	if path == "" {
-		return func() {}, nil
+		return func() error { return nil }, nil
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
+		return nil, errors.Join(err, f.Close())
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
 }
 
 // HeapProfile writes the live heap (after a GC) to path; nothing when path is empty.
@@ -28,13 +28,8 @@ func HeapProfile(path string) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	runtime.GC()
-	return pprof.Lookup("heap").WriteTo(f, 0)
+	return writeProfile(path, "heap", 0)
 }
 
 // goroutineDump writes the goroutines (grouped by stack, pprof's text form) to the file named
@@ -44,10 +39,17 @@ func goroutineDump(suffix string) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Create(path + suffix)
+	return writeProfile(path+suffix, "goroutine", 1)
+}
+
+// writeProfile writes the named pprof profile to path, in the form debug selects.
+func writeProfile(path, name string, debug int) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return pprof.Lookup("goroutine").WriteTo(f, 1)
+	if err := pprof.Lookup(name).WriteTo(f, debug); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	return f.Close()
 }

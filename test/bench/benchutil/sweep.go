@@ -70,7 +70,9 @@ func Sweep(counts []int, plotDir string, w io.Writer, skip ...string) ([]Run, er
 		}
 		runs = append(runs, r)
 	}
-	PrintSweep(w, runs)
+	if err := PrintSweep(w, runs); err != nil {
+		return runs, err
+	}
 	if plotDir != "" {
 		return runs, WritePlots(plotDir, runs)
 	}
@@ -78,19 +80,22 @@ func Sweep(counts []int, plotDir string, w io.Writer, skip ...string) ([]Run, er
 }
 
 // PrintSweep writes one row per run and phase.
-func PrintSweep(w io.Writer, runs []Run) {
+func PrintSweep(w io.Writer, runs []Run) error {
 	if len(runs) == 0 {
-		return
+		return nil
 	}
+	b := new(strings.Builder)
 	r0 := runs[0]
-	fmt.Fprintf(w, "\n%s, %s, %d machine workers, each count in a fresh process:\n\n", r0.Bench, r0.Mode, r0.Workers)
-	fmt.Fprintf(w, "| machines | phase | wall time | reconciles / VM | %s / VM | ... to provision | %s / VM | CPU ms / VM | peak RSS | peak Go heap | goroutines idle → after |\n", r0.Unit, r0.RequestUnit)
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintf(b, "\n%s, %s, %d machine workers, each count in a fresh process:\n\n", r0.Bench, r0.Mode, r0.Workers)
+	fmt.Fprintf(b, "| machines | phase | wall time | reconciles / VM | %s / VM | ... to provision | %s / VM | CPU ms / VM | peak RSS | peak Go heap | goroutines idle → after |\n", r0.Unit, r0.RequestUnit)
+	fmt.Fprintln(b, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range runs {
 		for _, p := range r.Phases {
-			fmt.Fprintf(w, "| %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %d → %d |\n", r.Machines, p.Name, secs(p.Wall), r.perVM(p.Reconciles),
+			fmt.Fprintf(b, "| %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %d → %d |\n", r.Machines, p.Name, secs(p.Wall), r.perVM(p.Reconciles),
 				r.perVM(Sum(p.Calls)), r.perVM(p.ToProvision()), r.perVM(Sum(p.Requests)), ms(p.CPU/time.Duration(r.Machines)),
 				MiB(p.PeakRSS), MiB(p.PeakHeap), r.IdleGoroutines, r.AfterGoroutines)
 		}
 	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -210,12 +209,12 @@ func sinceLast(events, causes []time.Time) []float64 {
 }
 
 // printBreakdown writes the table of one phase.
-func printBreakdown(w io.Writer, s *step, tl *timeline) {
+func printBreakdown(b *strings.Builder, s *step, tl *timeline) {
 	win := tl.window(s.start, s.start.Add(s.wall))
-	fmt.Fprintf(w, "%s (%s): per-machine breakdown — %d Machines created, %d deleted; seconds, from watch events seen by this process:\n\n",
+	fmt.Fprintf(b, "%s (%s): per-machine breakdown — %d Machines created, %d deleted; seconds, from watch events seen by this process:\n\n",
 		s.name, dur(s.wall), len(win.added), len(win.removed))
-	fmt.Fprintln(w, "| step | who | n | mean | p50 | p90 | max |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(b, "| step | who | n | mean | p50 | p90 | max |")
+	fmt.Fprintln(b, "|---|---|---|---|---|---|---|")
 	for _, sp := range win.spans() {
 		if len(sp.samples) == 0 {
 			continue
@@ -229,10 +228,10 @@ func printBreakdown(w io.Writer, s *step, tl *timeline) {
 		if strings.HasPrefix(name, "total") {
 			name = "**" + name + "**"
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %.2f | %.2f | %.2f | %.2f |\n", name, sp.who, len(sp.samples),
+		fmt.Fprintf(b, "| %s | %s | %d | %.2f | %.2f | %.2f | %.2f |\n", name, sp.who, len(sp.samples),
 			sum/float64(len(sp.samples)), quantile(sp.samples, 0.5), quantile(sp.samples, 0.9), sp.samples[len(sp.samples)-1])
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(b)
 }
 
 // quantile of sorted samples (nearest rank).

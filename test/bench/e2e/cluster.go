@@ -31,7 +31,7 @@ func (b *bench) waitCluster(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cluster not ready: %w (last error: %v)", ctx.Err(), err)
+			return fmt.Errorf("cluster not ready: %w (last error: %v)", ctx.Err(), err) //nolint:errorlint // shown, not wrapped: err is nil when the Cluster was read but is not ready yet
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	capwinmetrics "github.com/capwin/capwin/test/metrics"
-	"github.com/capwin/capwin/test/vcsim"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	capwinmetrics "github.com/capwin/capwin/test/metrics"
+	"github.com/capwin/capwin/test/vcsim"
 )
 
 // ctrlStat is one controller's work, from controller-runtime's metrics registry.

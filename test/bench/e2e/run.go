@@ -80,7 +80,9 @@ func run(ctx context.Context, c config) error {
 		r.failure = err
 	}
 	r.loadEnd = loadAverage()
-	r.print(os.Stdout)
+	if err := r.print(os.Stdout); err != nil && r.failure == nil {
+		return err
+	}
 	return r.failure
 }
 

@@ -65,7 +65,7 @@ func (b *bench) scenario(ctx context.Context, c config) error {
 	b.r.idle = memory()
 	n, m := c.machines, c.rolloutMachines
 	err := b.phase(ctx, fmt.Sprintf("create %d → Ready", n), n, true, func(st *step) error {
-		if err := h.CreateWorkers(ctx, harness.Workers{Name: createMD, Image: oldImage, Replicas: int32(n)}); err != nil {
+		if err := h.CreateWorkers(ctx, harness.Workers{Name: createMD, Image: oldImage, Replicas: int32(n)}); err != nil { //nolint:gosec // G115: a machine count, far below 2^31
 			return err
 		}
 		return b.waitWorkers(ctx, st, n, oldImage, func(s harness.Snapshot) int { return s.NodesReady[harness.Build(oldImage)] })
@@ -84,8 +84,8 @@ func (b *bench) scenario(ctx context.Context, c config) error {
 			return err
 		}
 		err = b.phase(ctx, fmt.Sprintf("create %d → Ready", m), m, false, func(st *step) error {
-			if err := h.CreateWorkers(ctx, harness.Workers{Name: rolloutMD, Image: oldImage, Replicas: int32(m),
-				MaxSurge: int32(c.maxSurge), MaxUnavailable: 0}); err != nil {
+			if err := h.CreateWorkers(ctx, harness.Workers{Name: rolloutMD, Image: oldImage, Replicas: int32(m), //nolint:gosec // G115: a machine count, far below 2^31
+				MaxSurge: int32(c.maxSurge), MaxUnavailable: 0}); err != nil { //nolint:gosec // G115: a machine count, far below 2^31
 				return err
 			}
 			return b.waitWorkers(ctx, st, m, oldImage, func(s harness.Snapshot) int { return s.NodesReady[harness.Build(oldImage)] })

@@ -108,7 +108,7 @@ func startHosts(ctx context.Context, n int) (*hostsProcess, error) {
 	p := &hostsProcess{cmd: cmd}
 	if err := json.Unmarshal(line, &p.hosts); err != nil || len(p.hosts) != n {
 		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("hosts printed %q: %v", line, err)
+		return nil, fmt.Errorf("hosts printed %q: %v", line, err) //nolint:errorlint // shown, not wrapped: err is nil when the JSON holds the wrong number of hosts
 	}
 	return p, nil
 }

@@ -146,7 +146,9 @@ func run(c config) error {
 	); err != nil {
 		return err
 	}
-	printReport(os.Stdout, c, r, sim.hosts, w.placement)
+	if err := printReport(os.Stdout, c, r, sim.hosts, w.placement); err != nil {
+		return err
+	}
 	if c.result != "" {
 		return r.Save(c.result)
 	}

@@ -57,7 +57,7 @@ func (w *workload) createCluster(ctx context.Context) error {
 	}
 	spec := infrav1.HyperVClusterSpec{VirtualSwitch: vswitch}
 	for _, h := range w.hosts {
-		spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: h.Name, Address: h.Host, Port: int32(h.Port),
+		spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: h.Name, Address: h.Host, Port: int32(h.Port), //nolint:gosec // G115: a TCP port, below 2^16
 			CredentialsRef: infrav1.SecretReference{Name: "hosts"}, CABundle: h.CA})
 	}
 	hc := &infrav1.HyperVCluster{

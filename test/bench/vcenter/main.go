@@ -67,10 +67,12 @@ func main() {
 			_, err = benchutil.Sweep(counts, c.plotDir, os.Stdout, "sweep", "plot-dir")
 		}
 	default:
-		var stop func()
+		var stop func() error
 		if stop, err = benchutil.CPUProfile(c.cpuProfile); err == nil {
 			err = run(c)
-			stop()
+			if serr := stop(); err == nil {
+				err = serr
+			}
 		}
 	}
 	if err != nil {

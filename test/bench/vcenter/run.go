@@ -108,7 +108,9 @@ func run(c config) error {
 	fmt.Printf("VCenterMachines on vcsim (VPX, separate process with the guests) through the VCenterMachine reconciler and %s\n", e.mode)
 	fmt.Printf("machines=%d  vcentermachine-concurrency=%d  guest-poll-interval=%s  task-poll-interval=%s  reconcile-interval=%s  GOMAXPROCS=%d\n",
 		c.machines, c.concurrency, c.guestPoll, c.taskPoll, c.reconcileInterval, runtime.GOMAXPROCS(0))
-	r.Print(os.Stdout)
+	if err := r.Print(os.Stdout); err != nil {
+		return err
+	}
 	fmt.Printf("TLS connections opened to vCenter: %d to create, %d to delete\n", r.Phases[0].Counters["dials"], r.Phases[1].Counters["dials"])
 	for _, p := range r.Phases {
 		fmt.Printf("vCenter watch, %s: %d woken reconciles changed the machine, %d found nothing to do\n",

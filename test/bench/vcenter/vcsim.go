@@ -53,7 +53,11 @@ func serveVCSim() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	defer endProfile()
+	defer func() {
+		if err := endProfile(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
 	guest(ctx, s.URL)
 }
 

@@ -38,7 +38,7 @@ func main() {
 	logs := flag.Bool("v", false, "print the controllers' logs")
 	flag.Parse()
 
-	var out io.Writer = io.Discard
+	out := io.Discard
 	if *logs {
 		out = os.Stderr
 	}
@@ -68,7 +68,10 @@ func main() {
 	}
 	fmt.Printf("\nchaos soak: %d machines per provider, %s of faults, seed %d, %s in all\n\n", c.Machines, c.Duration, c.Seed,
 		time.Since(begin).Round(time.Second))
-	chaos.Print(os.Stdout, reports)
+	if err := chaos.Print(os.Stdout, reports); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	for _, r := range reports {
 		if len(r.Violations) > 0 {
 			os.Exit(1)

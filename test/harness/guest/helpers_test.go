@@ -179,7 +179,7 @@ func audited(t *testing.T, path, verb, resource, name string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var users []string
 	s := bufio.NewScanner(f)
 	s.Buffer(nil, 1<<20)

@@ -98,7 +98,7 @@ func (s *script) joinPhases(parent context.Context, out func(string)) (phase str
 	}
 	cc := &upstreamv1beta4.ClusterConfiguration{}
 	if err := yaml.Unmarshal([]byte(kubeadmConfig.Data["ClusterConfiguration"]), cc); err != nil || cc.KubernetesVersion == "" {
-		return "preflight", fmt.Errorf("the kubeadm-config ConfigMap holds no ClusterConfiguration with a kubernetesVersion (%v)", err)
+		return "preflight", fmt.Errorf("the kubeadm-config ConfigMap holds no ClusterConfiguration with a kubernetesVersion (%v)", err) //nolint:errorlint // shown, not wrapped: err is nil when the YAML parses but has no kubernetesVersion
 	}
 	kubeletConfig, err := cms.Get(ctx, "kubelet-config", metav1.GetOptions{})
 	if err != nil {

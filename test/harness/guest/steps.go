@@ -20,7 +20,7 @@ func (s *script) do(ctx context.Context, name string) error {
 	case "preflight":
 		if int(s.g.cfg.Build) < doc.MinimumBuild {
 			// The script's own words (the provider shows them in a condition).
-			return fmt.Errorf("Windows build %d is older than the oldest supported build %d (Windows Server 2022)",
+			return fmt.Errorf("Windows build %d is older than the oldest supported build %d (Windows Server 2022)", //nolint:staticcheck // ST1005: the script's own words, which start with the name Windows
 				s.g.cfg.Build, doc.MinimumBuild)
 		}
 		s.log(fmt.Sprintf("Windows build %d; Kubernetes %s", s.g.cfg.Build, doc.KubernetesVersion))

@@ -14,12 +14,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 
-	addonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1"
+	addonsv1beta1 "sigs.k8s.io/cluster-api/api/addons/v1beta1" //nolint:staticcheck // SA1019: registered on purpose: CAPI still serves and converts this old API version
 	addonsv1 "sigs.k8s.io/cluster-api/api/addons/v1beta2"
-	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
-	ipamv1alpha1 "sigs.k8s.io/cluster-api/api/ipam/v1alpha1"
-	ipamv1beta1 "sigs.k8s.io/cluster-api/api/ipam/v1beta1"
-	runtimev1alpha1 "sigs.k8s.io/cluster-api/api/runtime/v1alpha1"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"      //nolint:staticcheck // SA1019: registered on purpose: CAPI still serves and converts this old API version
+	ipamv1alpha1 "sigs.k8s.io/cluster-api/api/ipam/v1alpha1"       //nolint:staticcheck // SA1019: registered on purpose: CAPI still serves and converts this old API version
+	ipamv1beta1 "sigs.k8s.io/cluster-api/api/ipam/v1beta1"         //nolint:staticcheck // SA1019: registered on purpose: CAPI still serves and converts this old API version
+	runtimev1alpha1 "sigs.k8s.io/cluster-api/api/runtime/v1alpha1" //nolint:staticcheck // SA1019: registered on purpose: CAPI still serves and converts this old API version
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 

@@ -100,7 +100,7 @@ func TestCertificates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	leaf := conn.ConnectionState().PeerCertificates[0]
 	if got, want := s.CertificateThumbprint(), thumbprint(leaf.Raw); got != want || len(got) != 3*sha256.Size-1 {
 		t.Errorf("thumbprint %q, want %q", got, want)

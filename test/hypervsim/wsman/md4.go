@@ -26,7 +26,7 @@ func md4(msg []byte) []byte {
 		a, b, c, d := h[0], h[1], h[2], h[3]
 
 		// Round 1: F(x, y, z) = x&y | ^x&z.
-		for i := 0; i < 16; i += 4 {
+		for _, i := range [4]int{0, 4, 8, 12} {
 			a = bits.RotateLeft32(a+md4F(b, c, d)+x[i], 3)
 			d = bits.RotateLeft32(d+md4F(a, b, c)+x[i+1], 7)
 			c = bits.RotateLeft32(c+md4F(d, a, b)+x[i+2], 11)

@@ -144,7 +144,7 @@ func rawPost(t *testing.T, c *http.Client, s *Server, body, authz string) (int, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, resp.Header
 }

@@ -60,7 +60,11 @@ func TestArguments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sh.Close()
+			defer func() {
+				if err := sh.Close(); err != nil {
+					t.Errorf("close the shell: %v", err)
+				}
+			}()
 			args := []string{"-File", `C:\a b\x.ps1`, "a&b<c>"}
 			cmd, err := sh.ExecuteWithContext(context.Background(), "powershell.exe", args...)
 			if err != nil {
@@ -180,7 +184,7 @@ func TestConcurrent(t *testing.T) {
 			command := fmt.Sprintf("cmd-%d", i)
 			var stdin []byte
 			if i%3 != 0 {
-				stdin = pattern(10<<10+i, byte(i))
+				stdin = pattern(10<<10+i, byte(i)) //nolint:gosec // G115: i < 20
 			}
 			out, err := run(c, command, stdin)
 			if err != nil {
