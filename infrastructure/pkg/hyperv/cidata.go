@@ -28,7 +28,7 @@ func configDrive(files map[string][]byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: the manager's own temp folder
 	content := filepath.Join(dir, "content")
 	if err := os.Mkdir(content, 0o700); err != nil {
 		return nil, err
@@ -42,11 +42,11 @@ func configDrive(files map[string][]byte) ([]byte, error) {
 		}
 	}
 	image := filepath.Join(dir, "cidata.iso")
-	f, err := os.Create(image)
+	f, err := os.Create(image) //nolint:gosec // a file in the temp folder made above
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // on the error paths; closed and checked below otherwise
 	fs, err := iso9660.Create(file.New(f, false), 0, 0, 2048, content)
 	if err != nil {
 		return nil, fmt.Errorf("create the ISO 9660 image: %w", err)
@@ -54,7 +54,10 @@ func configDrive(files map[string][]byte) ([]byte, error) {
 	if err := fs.Finalize(iso9660.FinalizeOptions{Joliet: true, RockRidge: true, VolumeIdentifier: ConfigDriveLabel}); err != nil {
 		return nil, fmt.Errorf("write the ISO 9660 image: %w", err)
 	}
-	return os.ReadFile(image)
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write the ISO 9660 image: %w", err)
+	}
+	return os.ReadFile(image) //nolint:gosec // the file written above
 }
 
 // ReadConfigDrive returns the root files of a config drive image (the simulated guest, tests).
@@ -63,16 +66,16 @@ func ReadConfigDrive(iso []byte) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // best effort: the manager's own temp folder
 	p := filepath.Join(dir, "cidata.iso")
 	if err := os.WriteFile(p, iso, 0o600); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(p)
+	f, err := os.Open(p) //nolint:gosec // the file written above, in the temp folder made above
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	fs, err := iso9660.Read(file.New(f, true), int64(len(iso)), 0, 2048)
 	if err != nil {
 		return nil, err

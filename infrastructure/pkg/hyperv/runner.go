@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,7 +62,7 @@ func EncodeCommand(script string) string {
 	u := utf16.Encode([]rune(script))
 	b := make([]byte, 2*len(u))
 	for i, r := range u {
-		b[2*i], b[2*i+1] = byte(r), byte(r>>8)
+		binary.LittleEndian.PutUint16(b[2*i:], r)
 	}
 	return base64.StdEncoding.EncodeToString(b)
 }

@@ -24,7 +24,7 @@ import (
 func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error) {
 	u, err := soap.ParseURL(cred.Server)
 	if err != nil || u == nil {
-		return nil, &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("log in to vCenter: server %q is not a URL: %v", cred.Server, err)}
+		return nil, &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("log in to vCenter: server %q is not a URL: %w", cred.Server, err)}
 	}
 	sc := soap.NewClient(u, cred.Insecure)
 	if s.UserAgent != "" {

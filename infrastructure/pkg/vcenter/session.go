@@ -154,7 +154,7 @@ func (s *Sessions) Get(ctx context.Context, holder string, cred Credentials) (*S
 	if cached := s.sessions[k]; cached != nil || !s.holders.Used(k) {
 		// Another login won the race (the key was closed and opened again meanwhile), or every
 		// holder was released while this one logged in: do not keep a second session.
-		go sess.logout(context.Background())
+		go sess.logout(context.WithoutCancel(ctx))
 		if cached != nil {
 			return cached, nil
 		}
