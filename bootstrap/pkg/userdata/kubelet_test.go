@@ -28,6 +28,26 @@ func TestKubeletArgs(t *testing.T) {
 	g.Expect(args[len(args)-1]).To(Equal("--max-pods=60"))
 }
 
+// removedKubeletFlags are kubelet flags that later kubelets no longer register: the kubelet
+// refuses to start with an unknown flag, so capwin must never pass one.
+var removedKubeletFlags = []string{
+	// Removed in v1.35 (kubeadm dropped it from kubeadm-flags.env on the upgrade to 1.35; the
+	// v1.36.3 kubelet's cmd/kubelet/app/options has no such flag). containerd's sandbox_image
+	// names the pause image.
+	"pod-infra-container-image",
+}
+
+func TestKubeletArgsHaveNoRemovedFlags(t *testing.T) {
+	g := NewWithT(t)
+	for _, in := range []Input{fullInput(FormatPowerShell), minimalInput(FormatCloudConfig)} {
+		for _, a := range kubeletArgs(&in) {
+			for _, removed := range removedKubeletFlags {
+				g.Expect(a).NotTo(HavePrefix("--"+removed+"="), "a v1.35+ kubelet does not start with --%s", removed)
+			}
+		}
+	}
+}
+
 func TestKubeletArgsWithoutTaintsOrLabels(t *testing.T) {
 	g := NewWithT(t)
 	in := minimalInput(FormatPowerShell)
