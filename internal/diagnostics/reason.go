@@ -55,7 +55,7 @@ func WhyNoNode(s *Story) string {
 		return fmt.Sprintf("the guest is rebooting during step %s; the script continues after the restart", b.Step)
 	case guestos.ReportSucceeded:
 		return fmt.Sprintf("the script reports success but no Node %q registered: check the kubelet service on the VM "+
-			`(Get-Service kubelet; C:\var\log\kubelet), the VM's clock, and that the Node name is not taken`, guestos.NodeName(st.ComputerName))
+			`(Get-Service kubelet), the VM's clock, and that the Node name is not taken`, guestos.NodeName(st.ComputerName))
 	}
 	msg := "the bootstrap script is at step " + b.Step
 	if hint := stepHints[b.Step]; hint != "" {

@@ -26,8 +26,6 @@ func kubeletArgs(in *Input) []string {
 		{Name: "bootstrap-kubeconfig", Value: `C:\etc\kubernetes\bootstrap-kubelet.conf`},
 		{Name: "kubeconfig", Value: `C:\etc\kubernetes\kubelet.conf`},
 		{Name: "container-runtime-endpoint", Value: in.Join.CRISocket},
-		{Name: "log-file", Value: `C:\var\log\kubelet\kubelet.log`},
-		{Name: "logtostderr", Value: "false"},
 	}
 	args = append(args, windowsKubeletFlags...)
 	if in.NodeName != "" {

@@ -35,6 +35,10 @@ var removedKubeletFlags = []string{
 	// v1.36.3 kubelet's cmd/kubelet/app/options has no such flag). containerd's sandbox_image
 	// names the pause image.
 	"pod-infra-container-image",
+	// klog's flags but -v and -vmodule are gone since v1.26 (kubernetes#112120: "Legacy klog
+	// flags are no longer available"); the v1.36.3 kubelet registers only v, vmodule and
+	// log-flush-frequency from k8s.io/component-base/logs.
+	"log-file", "logtostderr", "log-dir", "alsologtostderr",
 }
 
 func TestKubeletArgsHaveNoRemovedFlags(t *testing.T) {
