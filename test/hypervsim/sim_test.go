@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"github.com/capwin/capwin/test/metrics"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/test/hypervsim/wsman"
+	"github.com/capwin/capwin/test/metrics"
 )
 
 const parent = `C:\golden\win2022.vhdx`

@@ -3,7 +3,6 @@ package move_test
 import (
 	"context"
 	"fmt"
-	"github.com/capwin/capwin/test/vcsim"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,6 +32,7 @@ import (
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/harness"
 	"github.com/capwin/capwin/test/harness/management"
+	"github.com/capwin/capwin/test/vcsim"
 )
 
 const (

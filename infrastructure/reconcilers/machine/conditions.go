@@ -1,11 +1,11 @@
 package machine
 
 import (
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 func setProvisioned(o hypervisor.Object, status metav1.ConditionStatus, reason, msg string) {

@@ -3,13 +3,13 @@ package machine
 import (
 	"context"
 	"fmt"
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/ipam"
 )
 

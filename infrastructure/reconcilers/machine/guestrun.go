@@ -3,7 +3,6 @@ package machine
 import (
 	"context"
 	"fmt"
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // FormatPowerShell is the bootstrap format that a guest without cloudbase-init can run as it is.

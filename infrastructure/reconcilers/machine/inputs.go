@@ -3,7 +3,6 @@ package machine
 import (
 	"context"
 	"fmt"
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"net/netip"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/ipam"
 )
 

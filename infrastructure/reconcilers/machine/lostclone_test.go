@@ -1,7 +1,6 @@
 package machine_test
 
 import (
-	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 )
 
 // TestLostCreateRetried: a create intent whose VM never appeared (the manager stopped before the

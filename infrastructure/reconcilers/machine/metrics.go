@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -11,6 +10,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // Histograms of what the guests report, exported on the manager's /metrics. kind is the

@@ -1,7 +1,6 @@
 package machine_test
 
 import (
-	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/setup"
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
 // manualReconciler is a VCenterMachine reconciler that is not run by a manager: the test calls

@@ -3,7 +3,6 @@ package machine_test
 import (
 	"context"
 	"fmt"
-	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/apicount"
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
 // scaleFilter is the watch-filter value of the machines of TestSteadyStateRequests: no running

@@ -1,7 +1,6 @@
 package machine_test
 
 import (
-	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -14,6 +13,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
 // TestStateCountsOfOneShard: a manager with a watch filter counts only its shard's machines, so

@@ -3,7 +3,6 @@ package machine
 import (
 	"context"
 	"errors"
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +14,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/internal/guestos"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 

@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"testing"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // TestTaskReads follows the reads of one delete task: the first at a fifth of the task poll

@@ -2,7 +2,6 @@ package machine
 
 import (
 	"context"
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"sync"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 var (

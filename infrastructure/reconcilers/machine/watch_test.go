@@ -2,7 +2,6 @@ package machine_test
 
 import (
 	"context"
-	vcsimops "github.com/capwin/capwin/test/vcsim"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/metrics"
+	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
 // watchManager starts a second manager for the watch-filter value filter whose guest and task

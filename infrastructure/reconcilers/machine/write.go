@@ -2,12 +2,13 @@ package machine
 
 import (
 	"context"
-	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // writer writes what one reconcile changed on its machine with as few requests as it can: the

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/capwin/capwin/test/vcsim"
 	"os"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/harness"
+	"github.com/capwin/capwin/test/vcsim"
 )
 
 // The settings of the run: the task poll interval as the e2e tests set it, the managers' default

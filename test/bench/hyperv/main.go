@@ -14,7 +14,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	capwinmetrics "github.com/capwin/capwin/test/metrics"
 	"io"
 	"os"
 	"time"
@@ -30,6 +29,7 @@ import (
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/bench/benchutil"
 	"github.com/capwin/capwin/test/envtest"
+	capwinmetrics "github.com/capwin/capwin/test/metrics"
 )
 
 type config struct {

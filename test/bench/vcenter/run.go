@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	capwinmetrics "github.com/capwin/capwin/test/metrics"
-	"github.com/capwin/capwin/test/vcsim"
 	"io"
 	"os"
 	"runtime"
@@ -21,6 +19,8 @@ import (
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/bench/benchutil"
+	capwinmetrics "github.com/capwin/capwin/test/metrics"
+	"github.com/capwin/capwin/test/vcsim"
 )
 
 // callTimer sums the time of the workers' vSphere calls (Sessions.WrapTransport: inside the call
