@@ -190,6 +190,16 @@ type Containerd struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	PauseImage string `json:"pauseImage,omitempty"`
+
+	// registries configure how containerd reaches registries: mirrors, private CAs and
+	// credentials for node-level pulls. Each entry becomes containerd's hosts.toml under
+	// C:\Program Files\containerd\certs.d; host folders baked into the image for other
+	// registries are kept. The pause image is pulled through these settings too.
+	// +optional
+	// +listType=map
+	// +listMapKey=host
+	// +kubebuilder:validation:MaxItems=32
+	Registries []Registry `json:"registries,omitempty"`
 }
 
 // CNIPlugin names a Windows CNI that the node is prepared for.

@@ -54,6 +54,10 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("containerd configuration: %w", err)
 	}
+	hosts, err := registryHostFiles(in.Registries)
+	if err != nil {
+		return nil, fmt.Errorf("containerd registries: %w", err)
+	}
 	dir := in.Binaries.Directory
 	doc := &Document{
 		Version:           1,
@@ -80,6 +84,7 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 			ConfigPath: containerDir + `\config.toml`,
 			Config:     containerd,
 			Register:   in.Binaries.Containerd != nil,
+			Hosts:      hosts,
 		},
 		Firewall: firewall(in.CNI),
 		Kubelet:  DocKubelet{Binary: dir + `\kubelet.exe`, Args: kubeletArgs(in)},

@@ -36,6 +36,22 @@ type criPlugin struct {
 	SandboxImage string       `toml:"sandbox_image"`
 	Containerd   criContainer `toml:"containerd"`
 	CNI          criCNI       `toml:"cni"`
+	Registry     criRegistry  `toml:"registry"`
+}
+
+// criRegistry points containerd at the hosts.toml folders; configs holds static credentials.
+type criRegistry struct {
+	ConfigPath string                       `toml:"config_path"`
+	Configs    map[string]criRegistryConfig `toml:"configs,omitempty"`
+}
+
+type criRegistryConfig struct {
+	Auth criAuth `toml:"auth"`
+}
+
+type criAuth struct {
+	Username string `toml:"username"`
+	Password string `toml:"password"`
 }
 
 type criContainer struct {
@@ -79,6 +95,10 @@ func renderContainerdConfig(in *Input) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	auth, err := registryAuth(in.Registries)
+	if err != nil {
+		return "", err
+	}
 	runtimes := map[string]criRuntime{RuntimeProcess: {RuntimeType: "io.containerd.runhcs.v1"}}
 	if in.HyperVIsolation {
 		runtimes[RuntimeHypervisor] = criRuntime{RuntimeType: "io.containerd.runhcs.v1", Options: &runhcsOptions{SandboxIsolation: 1}}
@@ -95,7 +115,8 @@ func renderContainerdConfig(in *Input) (string, error) {
 				DefaultRuntimeName: RuntimeProcess,
 				Runtimes:           runtimes,
 			},
-			CNI: criCNI{BinDir: cniBinDir, ConfDir: cniConfDir},
+			CNI:      criCNI{BinDir: cniBinDir, ConfDir: cniConfDir},
+			Registry: criRegistry{ConfigPath: CertsDir, Configs: auth},
 		}},
 	}
 	out, err := toml.Marshal(cfg)

@@ -82,6 +82,9 @@ type DocContainerd struct {
 	Config     string `json:"config"`
 	// Register makes containerd a service from a freshly downloaded archive.
 	Register bool `json:"register"`
+	// Hosts are the hosts.toml and CA files of the configured registries, under the config's
+	// config_path; other host folders there are left alone.
+	Hosts []DocFile `json:"hosts,omitempty"`
 }
 
 // FirewallRule opens one inbound port.

@@ -3,6 +3,7 @@ package userdata
 import (
 	"bytes"
 	"compress/gzip"
+	_ "embed"
 	"encoding/base64"
 )
 
@@ -48,6 +49,26 @@ func fullInput(format Format) Input {
 		PreJoinCommands:    []string{"Write-Output 'before' # ünïcode"},
 		PostJoinCommands:   []string{"Write-Output 'after'"},
 		DefenderExclusions: true,
+		Registries:         testRegistries(),
+	}
+}
+
+// testCA signs no certificate: containerd only has to load it.
+//
+//go:embed testdata/registry-ca.pem
+var testCA string
+
+// testRegistries cover every registry setting: ordered mirrors with their own CA, path and
+// credentials, a private registry with a port, Docker Hub credentials and a _default mirror.
+func testRegistries() []Registry {
+	return []Registry{
+		{Host: "registry.k8s.io", Mirrors: []Mirror{
+			{URL: "https://mirror.corp.example:5000", Access: Access{CA: testCA, Username: "puller", Password: "pa'ss\"w$(0)rd"}},
+			{URL: "http://cache.corp.example/v2/k8s", Capabilities: []string{"pull"}, OverridePath: true},
+		}},
+		{Host: "registry.corp.example:5000", Access: Access{CA: testCA, Username: "robot$ci", Password: "secret"}},
+		{Host: "docker.io", Access: Access{Username: "hub-user", Password: "hub-token"}},
+		{Host: "_default", Mirrors: []Mirror{{URL: "https://proxy.corp.example", Access: Access{InsecureSkipVerify: true}}}},
 	}
 }
 

@@ -28,7 +28,9 @@ type Input struct {
 	Taints            []Taint
 	KubeletExtraArgs  []Arg
 	// PauseImage is the sandbox image written into containerd's config.
-	PauseImage      string
+	PauseImage string
+	// Registries are containerd's registry hosts, with CA data and credentials resolved.
+	Registries      []Registry
 	HyperVIsolation bool
 	CNI             CNI
 	Binaries        Binaries
@@ -105,4 +107,29 @@ type File struct {
 	Encoding string
 	Content  string
 	Append   bool
+}
+
+// Registry is how containerd reaches one registry ("_default": every registry without an entry).
+type Registry struct {
+	Host    string
+	Mirrors []Mirror
+	// Access is for the registry itself.
+	Access Access
+}
+
+// Mirror is an endpoint tried before the registry. Capabilities are "pull" and "resolve"
+// (empty: both).
+type Mirror struct {
+	URL          string
+	Capabilities []string
+	OverridePath bool
+	Access       Access
+}
+
+// Access is the TLS and credentials of one endpoint: CA is PEM data; an empty Username means
+// no credentials.
+type Access struct {
+	CA                 string
+	InsecureSkipVerify bool
+	Username, Password string
 }

@@ -299,6 +299,21 @@ function Step-Containerd {
     if ($changed) {
         [IO.File]::WriteAllText($config.configPath, $config.config)
     }
+    # The config may hold registry credentials: only SYSTEM (containerd) and Administrators read it.
+    $code = Invoke-Native 'icacls.exe' @($config.configPath, '/inheritance:r', '/grant:r', '*S-1-5-18:F', '/grant:r', '*S-1-5-32-544:F')
+    if ($code -ne 0) {
+        throw "icacls on $($config.configPath) exited with code $code"
+    }
+    # Registry folders (hosts.toml and CA files); folders of other registries are left alone.
+    foreach ($file in (Get-List $config 'hosts')) {
+        $bytes = [Convert]::FromBase64String($file.content)
+        if ((Test-Path $file.path) -and ([Convert]::ToBase64String([IO.File]::ReadAllBytes($file.path)) -eq $file.content)) {
+            continue
+        }
+        New-Item -ItemType Directory -Force -Path (Split-Path -Parent $file.path) | Out-Null
+        [IO.File]::WriteAllBytes($file.path, $bytes)
+        $changed = $true
+    }
     if (-not (Get-Service -Name 'containerd' -ErrorAction SilentlyContinue)) {
         if (-not $config.register) {
             throw 'containerd is not installed: use an image with containerd or set spec.binaries.containerd'

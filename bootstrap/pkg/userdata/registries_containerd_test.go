@@ -1,0 +1,177 @@
+package userdata
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"iter"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	srvconfig "github.com/containerd/containerd/v2/cmd/containerd/server/config"
+	"github.com/containerd/containerd/v2/core/remotes/docker"
+	dockerconfig "github.com/containerd/containerd/v2/core/remotes/docker/config"
+	_ "github.com/containerd/containerd/v2/plugins/cri/images" // the CRI image plugin: its config type and its migration of version 2 files
+	"github.com/containerd/plugin"
+	"github.com/containerd/plugin/registry"
+)
+
+// criImages is the part of containerd's CRI image config this test reads (its JSON names).
+type criImages struct {
+	PinnedImages map[string]string `json:"pinned_images"`
+	Registry     struct {
+		ConfigPath string `json:"configPath"`
+		Configs    map[string]struct {
+			Auth *struct {
+				Username string `json:"username"`
+				Password string `json:"password"`
+			} `json:"auth"`
+		} `json:"configs"`
+	} `json:"registry"`
+}
+
+// TestContainerdResolvesRegistries loads the rendered config.toml and hosts folders with
+// containerd's own code (the config loader with the CRI image plugin's migration to the current
+// config version, and the hosts.toml resolver the CRI uses for every pull) and checks where each
+// registry's pulls go, with which CA, capabilities and credentials.
+func TestContainerdResolvesRegistries(t *testing.T) {
+	ctx := context.Background()
+	_, doc := render(t, fullInput(FormatPowerShell))
+	root := t.TempDir() // stands for C:\Program Files\containerd
+	onNode := func(p string) string {
+		rel, ok := strings.CutPrefix(p, containerDir+`\`)
+		if !ok {
+			t.Fatalf("%s is not under %s", p, containerDir)
+		}
+		return filepath.Join(root, filepath.FromSlash(strings.ReplaceAll(rel, `\`, "/")))
+	}
+	writeNodeFile(t, onNode(doc.Containerd.ConfigPath), []byte(doc.Containerd.Config))
+	for _, f := range doc.Containerd.Hosts {
+		data, _ := base64.StdEncoding.DecodeString(f.Content)
+		writeNodeFile(t, onNode(f.Path), data)
+	}
+
+	images := loadCRIImages(ctx, t, onNode(doc.Containerd.ConfigPath))
+	if images.PinnedImages["sandbox"] != "registry.k8s.io/pause:3.10" {
+		t.Errorf("sandbox image %q: the pause image is not pulled through the CRI image service", images.PinnedImages["sandbox"])
+	}
+	if images.Registry.ConfigPath != CertsDir {
+		t.Fatalf("config_path %q, want %q", images.Registry.ConfigPath, CertsDir)
+	}
+	resolve := dockerconfig.ConfigureHosts(ctx, dockerconfig.HostOptions{HostDir: dockerconfig.HostDirFromRoot(onNode(images.Registry.ConfigPath))})
+	creds := func(host string) string {
+		if a := images.Registry.Configs[host].Auth; a != nil {
+			return a.Username + ":" + a.Password
+		}
+		return ""
+	}
+	pull, resolveCap := docker.HostCapabilityPull, docker.HostCapabilityResolve
+	all := pull | resolveCap | docker.HostCapabilityPush | docker.HostCapabilityReferrers
+	for _, tc := range []struct {
+		registry string
+		want     []endpoint
+	}{
+		{"registry.k8s.io", []endpoint{
+			{"https://mirror.corp.example:5000/v2", pull | resolveCap, true, false, `puller:pa'ss"w$(0)rd`},
+			{"http://cache.corp.example/v2/k8s", pull, false, false, ""},
+			{"https://registry.k8s.io/v2", all, false, false, ""},
+		}},
+		{"registry.corp.example:5000", []endpoint{{"https://registry.corp.example:5000/v2", all, true, false, "robot$ci:secret"}}},
+		// Credentials only: no folder of its own, so _default's mirror comes first.
+		{"docker.io", []endpoint{
+			{"https://proxy.corp.example/v2", pull | resolveCap, false, true, ""},
+			{"https://registry-1.docker.io/v2", all, false, false, "hub-user:hub-token"},
+		}},
+		{"quay.io", []endpoint{
+			{"https://proxy.corp.example/v2", pull | resolveCap, false, true, ""},
+			{"https://quay.io/v2", all, false, false, ""},
+		}},
+	} {
+		hosts, err := resolve(tc.registry)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.registry, err)
+		}
+		var got []endpoint
+		for _, h := range hosts {
+			tls := h.Client.Transport.(*http.Transport).TLSClientConfig
+			got = append(got, endpoint{
+				url: h.Scheme + "://" + h.Host + h.Path, caps: h.Capabilities,
+				ownCA: tls != nil && tls.RootCAs != nil && trusts(tls.RootCAs), skipVerify: tls != nil && tls.InsecureSkipVerify,
+				creds: creds(h.Host),
+			})
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s resolves to\n  %+v\nwant\n  %+v", tc.registry, got, tc.want)
+		}
+	}
+}
+
+// endpoint is one host containerd tries for a pull, in order.
+type endpoint struct {
+	url               string
+	caps              docker.HostCapabilities
+	ownCA, skipVerify bool
+	creds             string
+}
+
+// loadCRIImages loads config.toml as containerd 2.x does and decodes the CRI image plugin's part
+// into the plugin's own config type.
+func loadCRIImages(ctx context.Context, t *testing.T, path string) criImages {
+	t.Helper()
+	plugins := func() iter.Seq[plugin.Registration] {
+		return slices.Values(registry.Graph(func(*plugin.Registration) bool { return false }))
+	}
+	cfg := srvconfig.Config{Version: 3}
+	if err := srvconfig.LoadConfigWithPlugins(ctx, path, plugins, &cfg); err != nil {
+		t.Fatalf("containerd cannot load the rendered config: %v", err)
+	}
+	var reg *plugin.Registration
+	for _, r := range registry.Graph(func(*plugin.Registration) bool { return false }) {
+		if r.URI() == "io.containerd.cri.v1.images" {
+			reg = &r
+		}
+	}
+	if reg == nil {
+		t.Fatal("the CRI image plugin is not registered")
+	}
+	decoded, err := cfg.Decode(ctx, reg.URI(), reg.Config)
+	if err != nil {
+		t.Fatalf("decode the CRI image config: %v", err)
+	}
+	raw, err := json.Marshal(decoded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out criImages
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// trusts says whether pool holds the test CA (a self-signed CA verifies against a pool with it).
+func trusts(pool *x509.CertPool) bool {
+	block, _ := pem.Decode([]byte(testCA))
+	ca, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return false
+	}
+	_, err = ca.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	return err == nil
+}
+
+func writeNodeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
