@@ -87,6 +87,12 @@ func validateProxy(p bootstrapv1.Proxy, path *field.Path) field.ErrorList {
 	return errs
 }
 
+// specWarnings are the admission warnings of a spec: settings that work but weaken the node.
+func specWarnings(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) []string {
+	return append(downloadWarnings(spec.Binaries, path.Child("binaries")),
+		registryWarnings(spec.Containerd.Registries, path.Child("containerd", "registries"))...)
+}
+
 // downloadWarnings point out downloads over plain http.
 func downloadWarnings(b bootstrapv1.Binaries, path *field.Path) []string {
 	var out []string

@@ -52,5 +52,5 @@ func validateConfig(c *bootstrapv1.WindowsConfig) (admission.Warnings, error) {
 	if errs := ValidateSpec(&c.Spec, path); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(bootstrapv1.GroupVersion.WithKind("WindowsConfig").GroupKind(), c.Name, errs)
 	}
-	return downloadWarnings(c.Spec.Binaries, path.Child("binaries")), nil
+	return specWarnings(&c.Spec, path), nil
 }

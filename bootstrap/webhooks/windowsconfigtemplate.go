@@ -42,7 +42,7 @@ func (w *WindowsConfigTemplate) ValidateCreate(_ context.Context, t *bootstrapv1
 	if errs := ValidateSpec(&t.Spec.Template.Spec, path); len(errs) > 0 {
 		return nil, templateInvalid(t, errs)
 	}
-	return downloadWarnings(t.Spec.Template.Spec.Binaries, path.Child("binaries")), nil
+	return specWarnings(&t.Spec.Template.Spec, path), nil
 }
 
 // ValidateUpdate rejects any change of spec.template.spec (defaults aside). An unchanged spec is

@@ -26,6 +26,11 @@ const (
 	ClusterCANotAvailableReason = "ClusterCANotAvailable"
 	// FileSecretNotAvailableReason: a file's contentFrom Secret or key is missing.
 	FileSecretNotAvailableReason = "FileSecretNotAvailable"
+	// RegistryReferenceNotAvailableReason: a registry's CA Secret/ConfigMap or credentials Secret
+	// is missing, lacks its key, or holds no valid data (the message names it, never its content).
+	RegistryReferenceNotAvailableReason = "RegistryReferenceNotAvailable"
+	// InsecureRegistryReason (a Warning event): a registry endpoint's certificate is not verified.
+	InsecureRegistryReason = "InsecureRegistry"
 	// InvalidSpecReason: the spec breaks a rule of the admission webhook (stored while the webhook
 	// was not running); no bootstrap token or data is made until it is corrected.
 	InvalidSpecReason = "InvalidSpec"

@@ -4,37 +4,17 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
-	"iter"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	srvconfig "github.com/containerd/containerd/v2/cmd/containerd/server/config"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
-	dockerconfig "github.com/containerd/containerd/v2/core/remotes/docker/config"
-	_ "github.com/containerd/containerd/v2/plugins/cri/images" // the CRI image plugin: its config type and its migration of version 2 files
-	"github.com/containerd/plugin"
-	"github.com/containerd/plugin/registry"
-)
 
-// criImages is the part of containerd's CRI image config this test reads (its JSON names).
-type criImages struct {
-	PinnedImages map[string]string `json:"pinned_images"`
-	Registry     struct {
-		ConfigPath string `json:"configPath"`
-		Configs    map[string]struct {
-			Auth *struct {
-				Username string `json:"username"`
-				Password string `json:"password"`
-			} `json:"auth"`
-		} `json:"configs"`
-	} `json:"registry"`
-}
+	"github.com/capwin/capwin/test/containerdcfg"
+)
 
 // TestContainerdResolvesRegistries loads the rendered config.toml and hosts folders with
 // containerd's own code (the config loader with the CRI image plugin's migration to the current
@@ -57,19 +37,15 @@ func TestContainerdResolvesRegistries(t *testing.T) {
 		writeNodeFile(t, onNode(f.Path), data)
 	}
 
-	images := loadCRIImages(ctx, t, onNode(doc.Containerd.ConfigPath))
-	if images.PinnedImages["sandbox"] != "registry.k8s.io/pause:3.10" {
-		t.Errorf("sandbox image %q: the pause image is not pulled through the CRI image service", images.PinnedImages["sandbox"])
+	images, err := containerdcfg.Load(ctx, onNode(doc.Containerd.ConfigPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if images.SandboxImage() != "registry.k8s.io/pause:3.10" {
+		t.Errorf("sandbox image %q: the pause image is not pulled through the CRI image service", images.SandboxImage())
 	}
 	if images.Registry.ConfigPath != CertsDir {
 		t.Fatalf("config_path %q, want %q", images.Registry.ConfigPath, CertsDir)
-	}
-	resolve := dockerconfig.ConfigureHosts(ctx, dockerconfig.HostOptions{HostDir: dockerconfig.HostDirFromRoot(onNode(images.Registry.ConfigPath))})
-	creds := func(host string) string {
-		if a := images.Registry.Configs[host].Auth; a != nil {
-			return a.Username + ":" + a.Password
-		}
-		return ""
 	}
 	pull, resolveCap := docker.HostCapabilityPull, docker.HostCapabilityResolve
 	all := pull | resolveCap | docker.HostCapabilityPush | docker.HostCapabilityReferrers
@@ -93,18 +69,13 @@ func TestContainerdResolvesRegistries(t *testing.T) {
 			{"https://quay.io/v2", all, false, false, ""},
 		}},
 	} {
-		hosts, err := resolve(tc.registry)
+		hosts, err := containerdcfg.Resolve(ctx, images, onNode(images.Registry.ConfigPath), tc.registry)
 		if err != nil {
-			t.Fatalf("%s: %v", tc.registry, err)
+			t.Fatal(err)
 		}
 		var got []endpoint
 		for _, h := range hosts {
-			tls := h.Client.Transport.(*http.Transport).TLSClientConfig
-			got = append(got, endpoint{
-				url: h.Scheme + "://" + h.Host + h.Path, caps: h.Capabilities,
-				ownCA: tls != nil && tls.RootCAs != nil && trusts(tls.RootCAs), skipVerify: tls != nil && tls.InsecureSkipVerify,
-				creds: creds(h.Host),
-			})
+			got = append(got, endpoint{url: h.URL, caps: h.Capabilities, ownCA: h.RootCAs != nil && trusts(h.RootCAs), skipVerify: h.SkipVerify, creds: h.Credentials})
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s resolves to\n  %+v\nwant\n  %+v", tc.registry, got, tc.want)
@@ -118,41 +89,6 @@ type endpoint struct {
 	caps              docker.HostCapabilities
 	ownCA, skipVerify bool
 	creds             string
-}
-
-// loadCRIImages loads config.toml as containerd 2.x does and decodes the CRI image plugin's part
-// into the plugin's own config type.
-func loadCRIImages(ctx context.Context, t *testing.T, path string) criImages {
-	t.Helper()
-	plugins := func() iter.Seq[plugin.Registration] {
-		return slices.Values(registry.Graph(func(*plugin.Registration) bool { return false }))
-	}
-	cfg := srvconfig.Config{Version: 3}
-	if err := srvconfig.LoadConfigWithPlugins(ctx, path, plugins, &cfg); err != nil {
-		t.Fatalf("containerd cannot load the rendered config: %v", err)
-	}
-	var reg *plugin.Registration
-	for _, r := range registry.Graph(func(*plugin.Registration) bool { return false }) {
-		if r.URI() == "io.containerd.cri.v1.images" {
-			reg = &r
-		}
-	}
-	if reg == nil {
-		t.Fatal("the CRI image plugin is not registered")
-	}
-	decoded, err := cfg.Decode(ctx, reg.URI(), reg.Config)
-	if err != nil {
-		t.Fatalf("decode the CRI image config: %v", err)
-	}
-	raw, err := json.Marshal(decoded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out criImages
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // trusts says whether pool holds the test CA (a self-signed CA verifies against a pool with it).

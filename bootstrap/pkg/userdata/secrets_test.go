@@ -10,7 +10,8 @@ import (
 
 // TestScriptKeepsSecretsPrivate reads the script's syntax tree: the directories that hold the
 // join token, the kubelet's kubeconfigs and keys are limited to SYSTEM and Administrators before
-// anything is written to them, and the join configuration (it holds the token) is removed even
+// anything is written to them, containerd's config (registry credentials) is limited the same
+// way, and the join configuration (it holds the token) is removed even
 // when kubeadm fails or throws.
 func TestScriptKeepsSecretsPrivate(t *testing.T) {
 	calls, err := pscheck.Calls(filepath.Join("ps", "bootstrap.ps1"))
@@ -41,6 +42,12 @@ func TestScriptKeepsSecretsPrivate(t *testing.T) {
 	}
 	if preflight, _ := pscheck.Find(calls, in("Step-Preflight", "Protect-Directory")); !slices.Equal(preflight.Args, []string{"$dir"}) {
 		t.Errorf("preflight does not protect $Data.paths.private")
+	}
+
+	// containerd's config may hold registry credentials.
+	acl, _ := pscheck.Find(calls, in("Step-Containerd", "Invoke-Native"))
+	if want := "@($config.configPath, '/inheritance:r', '/grant:r', '*S-1-5-18:F', '/grant:r', '*S-1-5-32-544:F')"; !slices.Equal(acl.Args, []string{"'icacls.exe'", want}) {
+		t.Errorf("Step-Containerd runs %v, want icacls.exe %s (only SYSTEM and Administrators read config.toml)", acl.Args, want)
 	}
 
 	write, _ := pscheck.Find(calls, in("Step-Join", "[IO.File]::WriteAllText"))

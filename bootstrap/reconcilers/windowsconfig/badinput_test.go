@@ -68,6 +68,18 @@ var badConfigRows = []struct {
 	{"empty command", func(s *spec) { s.PreJoinCommands = []string{"  "} }, "preJoinCommands[0]"},
 	{"NTP server twice", func(s *spec) { s.NTP.Servers = []string{"pool.ntp.org", "POOL.ntp.org"} }, "ntp.servers[1]"},
 	{"blank time zone", func(s *spec) { s.Timezone = " " }, "timezone"},
+	{"registry port out of range", registry(bootstrapv1.Registry{Host: "registry.corp:70000"}), "containerd.registries[0].host"},
+	{"inline CA that is no PEM", registry(bootstrapv1.Registry{Host: "docker.io", RegistryAccess: bootstrapv1.RegistryAccess{CA: &bootstrapv1.CABundle{Content: "not a certificate"}}}), "containerd.registries[0].ca.content"},
+	{"two credentials for one mirror host", func(s *spec) {
+		mirror := func(secret string) []bootstrapv1.RegistryMirror {
+			return []bootstrapv1.RegistryMirror{{URL: "https://mirror.corp", RegistryAccess: bootstrapv1.RegistryAccess{Credentials: &bootstrapv1.SecretName{Name: secret}}}}
+		}
+		s.Containerd.Registries = []bootstrapv1.Registry{{Host: "docker.io", Mirrors: mirror("a")}, {Host: "quay.io", Mirrors: mirror("b")}}
+	}, "containerd.registries[1].mirrors[0].credentials.name"},
+}
+
+func registry(r bootstrapv1.Registry) func(*spec) {
+	return func(s *spec) { s.Containerd.Registries = []bootstrapv1.Registry{r} }
 }
 
 // TestConfigTheWebhookWouldRejectIsRefused stores (this suite runs without webhooks) each row as

@@ -22,6 +22,8 @@ type JoinParams struct {
 	KubernetesVersion string
 	// Files are the resolved contents of spec.files, index-aligned with spec.files.
 	Files []string
+	// Registries are the resolved references of spec.containerd.registries.
+	Registries RegistryRefs
 }
 
 // BuildInput maps a WindowsConfig spec and the cluster's join parameters to the renderer's model.
@@ -44,6 +46,7 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		Labels:             nodeLabels(spec.NodeRegistration.Labels, p.KubernetesVersion),
 		Taints:             taints(spec.NodeRegistration.Taints),
 		PauseImage:         spec.Containerd.PauseImage,
+		Registries:         registries(spec.Containerd.Registries, p.Registries),
 		HyperVIsolation:    spec.HyperVIsolation,
 		CNI:                cni(spec.CNI),
 		Binaries:           binaries(spec.Binaries),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -84,9 +85,11 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	}
 	files, err := r.resolveFiles(ctx, cfg)
 	if err != nil {
-		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.FileSecretNotAvailableReason, err.Error())
-		r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, bootstrapv1.FileSecretNotAvailableReason, "Render", "%s", err.Error())
-		return ctrl.Result{RequeueAfter: waitRequeue}, nil
+		return r.referenceMissing(cfg, bootstrapv1.FileSecretNotAvailableReason, err), nil
+	}
+	regs, err := r.resolveRegistries(ctx, cfg)
+	if err != nil {
+		return r.referenceMissing(cfg, bootstrapv1.RegistryReferenceNotAvailableReason, err), nil
 	}
 	remote, res, err := r.remoteClient(ctx, s)
 	if remote == nil {
@@ -107,7 +110,7 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	}
 	in := BuildInput(&cfg.Spec, JoinParams{
 		Endpoint: c.Spec.ControlPlaneEndpoint.String(), Token: token, CAHash: caHash,
-		KubernetesVersion: s.Machine.Spec.Version, Files: files,
+		KubernetesVersion: s.Machine.Spec.Version, Files: files, Registries: regs,
 	})
 	data, err := userdata.Render(in)
 	if err != nil {
@@ -125,6 +128,10 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 	r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeNormal, "DataSecretCreated", "Render",
 		"Bootstrap data (%s) written to Secret %s", in.Format, cfg.Name)
+	if insecure := insecureEndpoints(cfg.Spec.Containerd.Registries); len(insecure) > 0 {
+		r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeWarning, bootstrapv1.InsecureRegistryReason, "Render",
+			"containerd does not verify the certificates of %s (insecureSkipVerify): anyone on the network path can serve this node's images", strings.Join(insecure, ", "))
+	}
 	return ctrl.Result{RequeueAfter: r.recheckAfter(deadline)}, nil
 }
 
@@ -203,6 +210,14 @@ func (r *Reconciler) keepTokenFresh(ctx context.Context, s *scope) (ctrl.Result,
 	r.Recorder.Eventf(s.Config, s.Machine, corev1.EventTypeNormal, "BootstrapTokenRecreated", "Render",
 		"Bootstrap token %s expired before the node joined; bootstrap data re-rendered with a new token", id)
 	return r.generate(ctx, s)
+}
+
+// referenceMissing reports a Secret or ConfigMap the spec references that cannot be used yet; the
+// message names it and never holds its content.
+func (r *Reconciler) referenceMissing(cfg *bootstrapv1.WindowsConfig, reason string, err error) ctrl.Result {
+	setDataSecretCondition(cfg, metav1.ConditionFalse, reason, err.Error())
+	r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, reason, "Render", "%s", err.Error())
+	return ctrl.Result{RequeueAfter: waitRequeue}
 }
 
 // revokeToken deletes the token of a joined node from the workload cluster (once; the data

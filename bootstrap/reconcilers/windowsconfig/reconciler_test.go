@@ -373,3 +373,50 @@ func TestMovedJoinedMachineGetsNoNewToken(t *testing.T) {
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the revoked token stays revoked: %v", err)
 	}, 3*time.Second, 200*time.Millisecond).Should(Succeed())
 }
+
+// TestRegistriesFromSecretAndConfigMap: a registry whose CA comes from a ConfigMap and whose
+// credentials come from a Secret waits, with a condition naming what is missing (never a value),
+// until both exist; then the data holds the hosts.toml folder, the CA and containerd's
+// credentials, and an insecure mirror is announced by a Warning event.
+func TestRegistriesFromSecretAndConfigMap(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	ca, err := os.ReadFile("testdata/ca.crt")
+	g.Expect(err).NotTo(HaveOccurred())
+	o := readyCluster()
+	o.spec.Containerd.Registries = []bootstrapv1.Registry{{
+		Host: "registry.corp.example:5000",
+		Mirrors: []bootstrapv1.RegistryMirror{{URL: "https://cache.corp.example",
+			RegistryAccess: bootstrapv1.RegistryAccess{InsecureSkipVerify: true}}},
+		RegistryAccess: bootstrapv1.RegistryAccess{
+			CA:          &bootstrapv1.CABundle{ConfigMap: &bootstrapv1.ConfigMapKey{Name: "corp-ca", Key: "ca.pem"}},
+			Credentials: &bootstrapv1.SecretName{Name: "corp-pull"},
+		},
+	}}
+	f := newFixture(t, o)
+	c := f.waitReason(t, bootstrapv1.RegistryReferenceNotAvailableReason)
+	g.Expect(c.Message).To(ContainSubstring("corp-ca"))
+
+	g.Expect(k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "corp-ca", Namespace: f.ns},
+		Data: map[string]string{"ca.pem": string(ca)}})).To(Succeed())
+	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "corp-pull", Namespace: f.ns},
+		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte("robot"), "password": []byte("pull-s3cr3t")}})).To(Succeed())
+	doc := dataDocument(g, f.dataSecret(t).Data["value"])
+	g.Expect(doc.Containerd.Config).To(ContainSubstring(`config_path = 'C:\Program Files\containerd\certs.d'`))
+	g.Expect(doc.Containerd.Config).To(ContainSubstring("password = 'pull-s3cr3t'"))
+	files := map[string]string{}
+	for _, h := range doc.Containerd.Hosts {
+		content, err := base64.StdEncoding.DecodeString(h.Content)
+		g.Expect(err).NotTo(HaveOccurred())
+		files[h.Path] = string(content)
+	}
+	dir := `C:\Program Files\containerd\certs.d\registry.corp.example_5000_\`
+	g.Expect(files).To(HaveKeyWithValue(dir+"ca.crt", string(ca)))
+	g.Expect(files).To(HaveKeyWithValue(dir+"hosts.toml", ContainSubstring(`[host."https://cache.corp.example"]`)))
+	g.Eventually(func(g Gomega) []string {
+		return warningEvents(g, f, bootstrapv1.InsecureRegistryReason)
+	}).Should(ConsistOf(ContainSubstring("registry registry.corp.example:5000 mirror https://cache.corp.example")))
+	for _, msg := range append(warningEvents(g, f, bootstrapv1.RegistryReferenceNotAvailableReason), f.get(g).Status.Conditions[0].Message) {
+		g.Expect(msg).NotTo(ContainSubstring("pull-s3cr3t"))
+	}
+}
