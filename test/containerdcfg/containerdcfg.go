@@ -21,6 +21,7 @@ import (
 	_ "github.com/containerd/containerd/v2/plugins/cri/images" // the CRI image plugin: its config type and its migration of version 2 files
 	"github.com/containerd/plugin"
 	"github.com/containerd/plugin/registry"
+	"github.com/distribution/reference"
 )
 
 // criImagesURI is the CRI image plugin of containerd 2.x (version 2 files name it
@@ -105,4 +106,14 @@ func Resolve(ctx context.Context, images Images, certsDir, host string) ([]Endpo
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// RegistryOf is the registry host of an image reference, as the CRI normalizes it
+// ("pause:3.10" is docker.io's).
+func RegistryOf(image string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return "", fmt.Errorf("image %q: %w", image, err)
+	}
+	return reference.Domain(named), nil
 }

@@ -122,8 +122,17 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g.Expect(h.DeployApp(ctx, pin("ltsc2022"))).To(Succeed())
 	g.Expect(h.WaitApp(ctx, app, 2, stepTimeout)).To(Succeed())
 
-	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2})).To(Succeed())
+	// win25's nodes are set up as a company would: registry mirror with its CA and credentials.
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2, Bootstrap: enterpriseWorkers(t, h)})).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.26100") }, stepTimeout, time.Second).Should(Equal(5)) // 3 of "win" + 2
+	g.Eventually(func(g Gomega) {
+		machines := machinesOf(t, h, "win25")
+		g.Expect(machines).To(HaveLen(2))
+		for _, m := range machines {
+			g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue(), "machine %s has a Node", m.Name)
+			checkEnterpriseNode(g, h, m.Status.NodeRef.Name)
+		}
+	}, 30*time.Second, 500*time.Millisecond).Should(Succeed())
 	g.Expect(h.DeployApp(ctx, pin("ltsc2025"))).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		byNode, n, err := h.AppPods(ctx, app)
@@ -135,7 +144,7 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	}, stepTimeout, time.Second).Should(Succeed())
 	g.Expect(h.ScaleWorkers(ctx, "win22", 0)).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.20348") + len(machinesOf(t, h, "win22")) }, stepTimeout, time.Second).Should(BeZero())
-	p("4. side by side: app moved to win25 by windows-build; win22 scaled to 0")
+	p("4. side by side: win25 pulls through the company mirror (CA, credentials); app moved to win25 by windows-build; win22 scaled to 0")
 }
 
 // remediation: of MachineDeployment "flaky", the first guest never joins and the second fails

@@ -114,6 +114,18 @@ func (g *Guests) Running() []string {
 	return names
 }
 
+// ByNode returns the running guest whose Node has the name (nil if none).
+func (g *Guests) ByNode(node string) *guest.Guest {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.running {
+		if r.NodeName() == node {
+			return r.Guest
+		}
+	}
+	return nil
+}
+
 // Booted is how many guests have booted since the harness started.
 func (g *Guests) Booted() int {
 	g.mu.Lock()

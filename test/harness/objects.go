@@ -99,6 +99,8 @@ type Workers struct {
 	MaxSurge, MaxUnavailable int32
 	// HyperVIsolation prepares the nodes for Hyper-V isolated pods (RuntimeClass windows-hyperv).
 	HyperVIsolation bool
+	// Bootstrap changes the bootstrap template's spec (e.g. registries, the format).
+	Bootstrap func(*bootstrapv1.WindowsConfigSpec)
 }
 
 // CreateWorkers creates the Windows bootstrap template, the machine template of the image and
@@ -144,11 +146,15 @@ func (h *Harness) CreateWorkers(ctx context.Context, w Workers) error {
 const HyperVIsolationLabel = "capwin.io/hyperv-isolation"
 
 func (w Workers) bootstrapSpec() bootstrapv1.WindowsConfigSpec {
-	if !w.HyperVIsolation {
-		return bootstrapv1.WindowsConfigSpec{}
+	var spec bootstrapv1.WindowsConfigSpec
+	if w.HyperVIsolation {
+		spec = bootstrapv1.WindowsConfigSpec{HyperVIsolation: true,
+			NodeRegistration: bootstrapv1.NodeRegistration{Labels: map[string]string{HyperVIsolationLabel: "true"}}}
 	}
-	return bootstrapv1.WindowsConfigSpec{HyperVIsolation: true,
-		NodeRegistration: bootstrapv1.NodeRegistration{Labels: map[string]string{HyperVIsolationLabel: "true"}}}
+	if w.Bootstrap != nil {
+		w.Bootstrap(&spec)
+	}
+	return spec
 }
 
 // CreateHealthCheck creates a MachineHealthCheck for a MachineDeployment's Machines: a Machine

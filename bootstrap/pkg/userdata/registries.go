@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -32,6 +33,10 @@ type hostEntry struct {
 	OverridePath bool     `toml:"override_path,omitempty"`
 }
 
+// registryHost is a registry host as image names spell it (or _default); it names a folder, so
+// it can never hold a path separator or "..".
+var registryHost = regexp.MustCompile(`^(_default|[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?)$`)
+
 // HostDirectory is the folder of a registry under CertsDir: containerd looks up "host:port" as
 // "host_port_" first (the only spelling that works on Windows, whose file names have no ':').
 func HostDirectory(host string) string {
@@ -46,6 +51,9 @@ func HostDirectory(host string) string {
 func registryHostFiles(regs []Registry) ([]DocFile, error) {
 	var out []DocFile
 	for _, r := range regs {
+		if !registryHost.MatchString(r.Host) || strings.Contains(r.Host, "..") {
+			return nil, fmt.Errorf("registry host %q is not a host name[:port] or _default", r.Host)
+		}
 		if len(r.Mirrors) == 0 && r.Access.CA == "" && !r.Access.InsecureSkipVerify {
 			continue // credentials only: a folder baked into the image for this host is kept
 		}

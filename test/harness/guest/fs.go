@@ -47,3 +47,16 @@ func (f *fileSystem) remove(path string) {
 	defer f.mu.Unlock()
 	delete(f.files, fold(path))
 }
+
+// under returns the files below a folded directory prefix (ending in a backslash), by folded path.
+func (f *fileSystem) under(prefix string) map[string][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string][]byte{}
+	for path, data := range f.files {
+		if strings.HasPrefix(path, prefix) {
+			out[path] = append([]byte(nil), data...)
+		}
+	}
+	return out
+}

@@ -69,6 +69,7 @@ type Guest struct {
 	nodeName       string
 	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
+	sandboxPull    ImagePull
 	closers        []func() // close the kubelet's connections on Stop
 }
 

@@ -3,6 +3,7 @@ package guest_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -103,6 +104,9 @@ type node struct {
 	endpoint string
 	timezone string
 	users    []userdata.User
+	// registries, when set, replace the default (none) and the pause image comes from pause.
+	registries []userdata.Registry
+	pause      string
 }
 
 // render returns the user data capwin's bootstrap provider would render for n, as the
@@ -117,7 +121,8 @@ func render(t *testing.T, n node) []byte {
 		},
 		Labels:           map[string]string{"capwin.io/pool": n.name},
 		Taints:           []userdata.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}},
-		PauseImage:       "registry.k8s.io/pause:3.10",
+		PauseImage:       cmp.Or(n.pause, "registry.k8s.io/pause:3.10"),
+		Registries:       n.registries,
 		HyperVIsolation:  n.hyperV,
 		CNI:              userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
 		Binaries:         userdata.Binaries{Directory: `C:\k`},

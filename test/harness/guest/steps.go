@@ -54,6 +54,14 @@ func (s *script) do(ctx context.Context, name string) error {
 		if old, ok := s.g.fs.read(c.ConfigPath); !ok || string(old) != c.Config {
 			s.g.fs.write(c.ConfigPath, []byte(c.Config))
 		}
+		for _, f := range c.Hosts {
+			data, err := base64.StdEncoding.DecodeString(f.Content)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f.Path, err)
+			}
+			s.g.fs.write(f.Path, data)
+		}
+		return s.startContainerd(ctx, c.Directory)
 	case "files":
 		return s.writeFiles()
 	case "preJoin":
