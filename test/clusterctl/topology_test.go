@@ -35,7 +35,8 @@ func TestTopology(t *testing.T) {
 	ns := namespace(ctx, t, "topology")
 	key := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAbc test@example"
 	tmpl, err := generate(ctx, localRepo(t, map[string]string{"WINDOWS_NUM_CPUS": "6", "CONTROL_PLANE_MEMORY_MIB": "16384",
-		"WINDOWS_SSH_AUTHORIZED_KEYS": "['" + key + "']"}), kubeconfig, ns, "windows-topology", false)
+		"WINDOWS_SSH_AUTHORIZED_KEYS":   "['" + key + "']",
+		"WINDOWS_CONTAINERD_REGISTRIES": "[{host: registry.k8s.io, mirrors: [{url: 'https://mirror.corp.example'}]}]"}), kubeconfig, ns, "windows-topology", false)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	var cluster *unstructured.Unstructured
@@ -66,13 +67,15 @@ func TestTopology(t *testing.T) {
 		g.Expect(vc.Spec.ControlPlaneEndpoint.Host).To(Equal("10.0.0.10"))
 	}, time.Minute).Should(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
-	// The flavor's size and SSH variables reach the class's templates through its variables.
+	// The flavor's size, SSH and registry variables reach the class's templates through its variables.
 	g.Eventually(func(g Gomega) {
 		vm, boot := windowsTemplates(ctx, g, ns)
 		g.Expect(vm.Spec.Template.Spec.NumCPUs).To(BeEquivalentTo(6))
 		g.Expect(vm.Spec.Template.Spec.DiskGiB).To(BeEquivalentTo(80))
 		users, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "users")
 		g.Expect(users).To(ConsistOf(map[string]any{"name": "capwin", "groups": []any{"Administrators"}, "sshAuthorizedKeys": []any{key}}))
+		registries, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "containerd", "registries")
+		g.Expect(registries).To(ConsistOf(map[string]any{"host": "registry.k8s.io", "mirrors": []any{map[string]any{"url": "https://mirror.corp.example"}}}))
 		var cps infrav1.VCenterMachineTemplateList
 		g.Expect(mgmt.Client.List(ctx, &cps, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterTopologyOwnedLabel: ""})).To(Succeed())
 		memory := map[int64]bool{}
