@@ -26,6 +26,7 @@ func ValidateSpec(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) field.E
 	errs = append(errs, validateCNI(spec.CNI, path.Child("cni"))...)
 	errs = append(errs, validateBinaries(spec.Binaries, path.Child("binaries"))...)
 	errs = append(errs, validateProxy(spec.Proxy, path.Child("proxy"))...)
+	errs = append(errs, validateActiveDirectory(spec.ActiveDirectory, path.Child("activeDirectory"))...)
 	errs = append(errs, validateRegistries(spec.Containerd.Registries, path.Child("containerd", "registries"))...)
 	errs = append(errs, validateUsers(spec.Users, path.Child("users"))...)
 	errs = append(errs, validateFiles(spec.Files, path.Child("files"))...)

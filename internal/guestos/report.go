@@ -27,7 +27,7 @@ const (
 
 // BootstrapSteps are bootstrap.ps1's steps in the order it runs them (its $Steps table).
 var BootstrapSteps = []string{
-	"preflight", "proxy", "time", "users", "features", "downloads", "containerd", "firewall",
+	"preflight", "proxy", "time", "domain", "users", "features", "downloads", "containerd", "firewall",
 	"defender", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
 }
 

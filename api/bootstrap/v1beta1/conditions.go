@@ -29,6 +29,9 @@ const (
 	// RegistryReferenceNotAvailableReason: a registry's CA Secret/ConfigMap or credentials Secret
 	// is missing, lacks its key, or holds no valid data (the message names it, never its content).
 	RegistryReferenceNotAvailableReason = "RegistryReferenceNotAvailable"
+	// DomainCredentialsNotAvailableReason: the activeDirectory credentials Secret is missing or
+	// lacks username or password (the message names it, never its content).
+	DomainCredentialsNotAvailableReason = "DomainCredentialsNotAvailable"
 	// InsecureRegistryReason (a Warning event): a registry endpoint's certificate is not verified.
 	InsecureRegistryReason = "InsecureRegistry"
 	// InvalidSpecReason: the spec breaks a rule of the admission webhook (stored while the webhook

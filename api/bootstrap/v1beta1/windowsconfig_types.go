@@ -67,6 +67,12 @@ type WindowsConfigSpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9 ()+.,_-]+$`
 	Timezone string `json:"timezone,omitempty"`
 
+	// activeDirectory joins the node to a domain before it joins the cluster (a reboot follows the
+	// domain join). The computer name is the one the infrastructure provider sets (at most 15
+	// characters). Deleting the Machine does not remove the computer account from the domain.
+	// +optional
+	ActiveDirectory *ActiveDirectory `json:"activeDirectory,omitempty"`
+
 	// users are local users to create, with SSH keys for OpenSSH server.
 	// +optional
 	// +listType=map

@@ -126,6 +126,9 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 	// Windows ids), and its users plugin writes every key to <home>\.ssh\authorized_keys, which
 	// OpenSSH ignores for administrators.
 	doc.AdminKeys = adminKeys(in.Users)
+	if d := in.Domain; d != nil {
+		doc.Domain = &DocDomain{Name: d.Name, OrganizationalUnit: d.OrganizationalUnit, DNSServers: d.DNSServers, Username: d.Username, Password: d.Password}
+	}
 	if in.Timezone != "" || len(in.NTPServers) > 0 {
 		doc.Time = &DocTime{Timezone: in.Timezone, NTPServers: in.NTPServers}
 	}

@@ -19,6 +19,7 @@ type Document struct {
 	Features   []string       `json:"features"`
 	Proxy      *DocProxy      `json:"proxy,omitempty"`
 	Time       *DocTime       `json:"time,omitempty"`
+	Domain     *DocDomain     `json:"domain,omitempty"`
 	Users      []User         `json:"users,omitempty"`
 	AdminKeys  []string       `json:"adminKeys,omitempty"`
 	Downloads  []DocDownload  `json:"downloads,omitempty"`
@@ -64,6 +65,17 @@ type DocProxy struct {
 type DocTime struct {
 	Timezone   string   `json:"timezone,omitempty"`
 	NTPServers []string `json:"ntpServers,omitempty"`
+}
+
+// DocDomain is the Active Directory join (Add-Computer), followed by a restart. The password is
+// never logged; the document is kept only in the state directory (SYSTEM and Administrators)
+// while the script waits for a restart.
+type DocDomain struct {
+	Name               string   `json:"name"`
+	OrganizationalUnit string   `json:"organizationalUnit,omitempty"`
+	DNSServers         []string `json:"dnsServers,omitempty"`
+	Username           string   `json:"username"`
+	Password           string   `json:"password"`
 }
 
 // DocDownload is a file fetched and checked before use. Extract is the directory a .tar.gz

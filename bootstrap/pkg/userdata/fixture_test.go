@@ -50,6 +50,8 @@ func fullInput(format Format) Input {
 		PostJoinCommands:   []string{"Write-Output 'after'"},
 		DefenderExclusions: true,
 		Registries:         testRegistries(),
+		Domain: &Domain{Name: "corp.example.com", OrganizationalUnit: "OU=Kubernetes,DC=corp,DC=example,DC=com",
+			DNSServers: []string{"10.0.0.53"}, Username: `CORP\svc-join`, Password: "j0in'$(x)"},
 	}
 }
 

@@ -32,6 +32,7 @@ func FuzzRender(f *testing.F) {
 		in.Timezone = timezone
 		in.Users = []User{{Name: user, SSHAuthorizedKeys: []string{argValue}}}
 		in.KubeletExtraArgs = []Arg{{Name: "max-pods", Value: argValue}}
+		in.Domain = &Domain{Name: "corp.example.com", OrganizationalUnit: labelValue, Username: user, Password: argValue}
 		out, err := Render(in)
 		if err != nil {
 			if strings.TrimSpace(command) == "" || strings.Contains(err.Error(), "not valid UTF-8") ||
@@ -79,6 +80,9 @@ func checkRoundTrip(t *testing.T, doc *Document, in *Input, content, command str
 	}
 	if d := doc.Downloads[0]; d.URL != in.Binaries.Kubelet.URL {
 		t.Fatalf("download URL changed: %q -> %q", in.Binaries.Kubelet.URL, d.URL)
+	}
+	if d := doc.Domain; d == nil || d.Username != in.Domain.Username || d.Password != in.Domain.Password || d.OrganizationalUnit != in.Domain.OrganizationalUnit {
+		t.Fatalf("domain join changed: %+v -> %+v", in.Domain, doc.Domain)
 	}
 	if !strings.Contains(doc.Join.Config, "effect: NoSchedule") {
 		t.Fatalf("taint missing from the JoinConfiguration")

@@ -37,6 +37,8 @@ type Input struct {
 	Proxy           Proxy
 	NTPServers      []string
 	Timezone        string
+	// Domain joins the node to Active Directory before the cluster join (nil: no domain).
+	Domain *Domain
 	Users           []User
 	Files           []File
 	// PreJoinCommands and PostJoinCommands are user PowerShell, each kept in its own file.
@@ -131,5 +133,14 @@ type Mirror struct {
 type Access struct {
 	CA                 string
 	InsecureSkipVerify bool
+	Username, Password string
+}
+
+// Domain is an Active Directory domain join: the credentials are those of an account allowed to
+// join computers (to the OU).
+type Domain struct {
+	Name               string
+	OrganizationalUnit string
+	DNSServers         []string
 	Username, Password string
 }

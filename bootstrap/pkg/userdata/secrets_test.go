@@ -3,6 +3,7 @@ package userdata
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/capwin/capwin/test/pscheck"
@@ -48,6 +49,17 @@ func TestScriptKeepsSecretsPrivate(t *testing.T) {
 	acl, _ := pscheck.Find(calls, in("Step-Containerd", "Invoke-Native"))
 	if want := "@($config.configPath, '/inheritance:r', '/grant:r', '*S-1-5-18:F', '/grant:r', '*S-1-5-32-544:F')"; !slices.Equal(acl.Args, []string{"'icacls.exe'", want}) {
 		t.Errorf("Step-Containerd runs %v, want icacls.exe %s (only SYSTEM and Administrators read config.toml)", acl.Args, want)
+	}
+
+	// The domain join password is used in memory only: never logged, never written to a file.
+	for _, c := range calls {
+		if c.Function == "Step-Domain" && slices.ContainsFunc(c.Args, func(a string) bool { return strings.Contains(a, "$domain.password") }) &&
+			c.Name != "ConvertTo-SecureString" {
+			t.Errorf("Step-Domain passes the password to %s (line %d)", c.Name, c.Line)
+		}
+	}
+	if secure, _ := pscheck.Find(calls, in("Step-Domain", "ConvertTo-SecureString")); !slices.Contains(secure.Args, "$domain.password") {
+		t.Error("Step-Domain does not turn the password into a SecureString")
 	}
 
 	write, _ := pscheck.Find(calls, in("Step-Join", "[IO.File]::WriteAllText"))

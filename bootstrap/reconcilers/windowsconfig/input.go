@@ -24,6 +24,8 @@ type JoinParams struct {
 	Files []string
 	// Registries are the resolved references of spec.containerd.registries.
 	Registries RegistryRefs
+	// DomainCredentials are the resolved spec.activeDirectory.credentials.
+	DomainCredentials userdata.Access
 }
 
 // BuildInput maps a WindowsConfig spec and the cluster's join parameters to the renderer's model.
@@ -56,6 +58,10 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		PreJoinCommands:    spec.PreJoinCommands,
 		PostJoinCommands:   spec.PostJoinCommands,
 		DefenderExclusions: *spec.DefenderExclusions,
+	}
+	if ad := spec.ActiveDirectory; ad != nil {
+		in.Domain = &userdata.Domain{Name: ad.Domain, OrganizationalUnit: ad.OrganizationalUnit, DNSServers: ad.DNSServers,
+			Username: p.DomainCredentials.Username, Password: p.DomainCredentials.Password}
 	}
 	for _, a := range spec.NodeRegistration.KubeletExtraArgs {
 		in.KubeletExtraArgs = append(in.KubeletExtraArgs, userdata.Arg{Name: a.Name, Value: a.Value})

@@ -91,6 +91,12 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	if err != nil {
 		return r.referenceMissing(cfg, bootstrapv1.RegistryReferenceNotAvailableReason, err), nil
 	}
+	var domain userdata.Access
+	if ad := cfg.Spec.ActiveDirectory; ad != nil {
+		if domain, err = r.credentials(ctx, cfg.Namespace, ad.Credentials.Name); err != nil {
+			return r.referenceMissing(cfg, bootstrapv1.DomainCredentialsNotAvailableReason, fmt.Errorf("activeDirectory credentials: %w", err)), nil
+		}
+	}
 	remote, res, err := r.remoteClient(ctx, s)
 	if remote == nil {
 		return res, err
@@ -110,7 +116,7 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	}
 	in := BuildInput(&cfg.Spec, JoinParams{
 		Endpoint: c.Spec.ControlPlaneEndpoint.String(), Token: token, CAHash: caHash,
-		KubernetesVersion: s.Machine.Spec.Version, Files: files, Registries: regs,
+		KubernetesVersion: s.Machine.Spec.Version, Files: files, Registries: regs, DomainCredentials: domain,
 	})
 	data, err := userdata.Render(in)
 	if err != nil {

@@ -420,3 +420,26 @@ func TestRegistriesFromSecretAndConfigMap(t *testing.T) {
 		g.Expect(msg).NotTo(ContainSubstring("pull-s3cr3t"))
 	}
 }
+
+// TestDomainJoinCredentials: the activeDirectory credentials Secret is read from the config's
+// namespace; while it is missing the config says so by name; once it exists the data carries
+// the domain join.
+func TestDomainJoinCredentials(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	o := readyCluster()
+	o.spec.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: "corp.example.com",
+		OrganizationalUnit: "OU=Kubernetes,DC=corp,DC=example,DC=com", Credentials: bootstrapv1.SecretName{Name: "domain-join"}}
+	f := newFixture(t, o)
+	c := f.waitReason(t, bootstrapv1.DomainCredentialsNotAvailableReason)
+	g.Expect(c.Message).To(ContainSubstring("domain-join"))
+
+	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "domain-join", Namespace: f.ns},
+		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(`CORP\svc-join`), "password": []byte("j0in-s3cr3t")}})).To(Succeed())
+	doc := dataDocument(g, f.dataSecret(t).Data["value"])
+	g.Expect(doc.Domain).To(Equal(&userdata.DocDomain{Name: "corp.example.com", OrganizationalUnit: "OU=Kubernetes,DC=corp,DC=example,DC=com",
+		Username: `CORP\svc-join`, Password: "j0in-s3cr3t"}))
+	for _, cond := range f.get(g).Status.Conditions {
+		g.Expect(cond.Message).NotTo(ContainSubstring("j0in-s3cr3t"))
+	}
+}

@@ -48,6 +48,8 @@ type Config struct {
 	// Hostname is the computer name (from the hypervisor's metadata); it is the node name when
 	// the user data names none. Default: "win-" + Address with dashes.
 	Hostname string
+	// Domain is the Active Directory domain the guest's network reaches (nil: none).
+	Domain *DomainController
 	// CPUs and MemoryMiB are the VM's size as the kubelet reports it (default 2 and 4096).
 	CPUs, MemoryMiB int
 }

@@ -107,6 +107,7 @@ type node struct {
 	// registries, when set, replace the default (none) and the pause image comes from pause.
 	registries []userdata.Registry
 	pause      string
+	domain     *userdata.Domain
 }
 
 // render returns the user data capwin's bootstrap provider would render for n, as the
@@ -123,6 +124,7 @@ func render(t *testing.T, n node) []byte {
 		Taints:           []userdata.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}},
 		PauseImage:       cmp.Or(n.pause, "registry.k8s.io/pause:3.10"),
 		Registries:       n.registries,
+		Domain:           n.domain,
 		HyperVIsolation:  n.hyperV,
 		CNI:              userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
 		Binaries:         userdata.Binaries{Directory: `C:\k`},

@@ -62,6 +62,7 @@ type script struct {
 	step        string
 	features    map[string]bool // installed Windows features
 	kubeletArgs []string        // the kubelet service's command line (registered by the kubelet step)
+	domain      string          // the Active Directory domain the computer is a member of
 }
 
 // bootstrap is cloudbase-init handing the user data over, and the script run(s) after it.

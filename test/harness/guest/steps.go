@@ -28,6 +28,8 @@ func (s *script) do(ctx context.Context, name string) error {
 		if doc.Time != nil && doc.Time.Timezone != "" {
 			return s.g.setTimezone(doc.Time.Timezone)
 		}
+	case "domain":
+		return s.joinDomain()
 	case "users":
 		for _, u := range doc.Users {
 			if len(u.SSHAuthorizedKeys) > 0 {

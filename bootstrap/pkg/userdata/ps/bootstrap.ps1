@@ -193,6 +193,39 @@ function Step-Time {
     }
 }
 
+# Step-Domain joins the Active Directory domain and restarts; after the restart the computer is
+# a member and the step ends. The join account's password is used in memory only.
+function Step-Domain {
+    $domain = Get-Field $Data 'domain'
+    if ($null -eq $domain) {
+        return
+    }
+    $system = Get-CimInstance -ClassName Win32_ComputerSystem
+    if ($system.PartOfDomain -and ($system.Domain -eq $domain.name)) {
+        Write-Log "the computer is a member of $($domain.name)"
+        return
+    }
+    $servers = Get-List $domain 'dnsServers'
+    if ($servers.Count -gt 0) {
+        foreach ($adapter in @(Get-NetAdapter -Physical | Where-Object { $_.Status -eq 'Up' })) {
+            Set-DnsClientServerAddress -InterfaceIndex $adapter.ifIndex -ServerAddresses $servers
+        }
+    }
+    $password = ConvertTo-SecureString -String $domain.password -AsPlainText -Force
+    $credential = New-Object System.Management.Automation.PSCredential ($domain.username, $password)
+    $join = @{ DomainName = $domain.name; Credential = $credential; Force = $true }
+    $ou = Get-Field $domain 'organizationalUnit'
+    if ($ou) {
+        $join['OUPath'] = $ou
+    }
+    try {
+        Add-Computer @join
+    } catch {
+        throw "joining domain $($domain.name) was refused: $($_.Exception.Message)"
+    }
+    Request-Reboot "joined domain $($domain.name) as $env:COMPUTERNAME"
+}
+
 function Write-Keys {
     param([string]$Path, [string[]]$Keys, [string]$Owner)
     New-Item -ItemType Directory -Force -Path (Split-Path -Parent $Path) | Out-Null
@@ -464,6 +497,7 @@ $Steps = [ordered]@{
     'preflight'  = { Step-Preflight }
     'proxy'      = { Step-Proxy }
     'time'       = { Step-Time }
+    'domain'     = { Step-Domain }
     'users'      = { Step-Users }
     'features'   = { Step-Features }
     'downloads'  = { Step-Downloads }

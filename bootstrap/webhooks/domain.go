@@ -1,0 +1,86 @@
+package webhooks
+
+import (
+	"net/netip"
+	"strings"
+	"unicode"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+)
+
+// validateActiveDirectory checks what the schema cannot: the OU is a distinguished name inside
+// the domain, the DNS servers are IP addresses, the Secret name is one.
+func validateActiveDirectory(ad *bootstrapv1.ActiveDirectory, path *field.Path) field.ErrorList {
+	if ad == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if ad.OrganizationalUnit != "" {
+		if problem := ouProblem(ad.OrganizationalUnit, ad.Domain); problem != "" {
+			errs = append(errs, field.Invalid(path.Child("organizationalUnit"), ad.OrganizationalUnit, problem))
+		}
+	}
+	for i, s := range ad.DNSServers {
+		if _, err := netip.ParseAddr(s); err != nil {
+			errs = append(errs, field.Invalid(path.Child("dnsServers").Index(i), s, "must be an IPv4 or IPv6 address"))
+		}
+	}
+	errs = append(errs, duplicates(ad.DNSServers, strings.ToLower, path.Child("dnsServers"), "", "")...)
+	for _, msg := range validation.IsDNS1123Subdomain(ad.Credentials.Name) {
+		errs = append(errs, field.Invalid(path.Child("credentials", "name"), ad.Credentials.Name, "Secret name: "+msg))
+	}
+	return errs
+}
+
+// ouProblem checks a distinguished name like OU=Kubernetes,OU=Servers,DC=corp,DC=example,DC=com:
+// OU and CN parts first, then the domain's DC parts, in the domain's order.
+func ouProblem(dn, domain string) string {
+	if strings.ContainsFunc(dn, unicode.IsControl) {
+		return "must not contain control characters"
+	}
+	var dcs []string
+	for _, part := range splitDN(dn) {
+		attr, value, ok := strings.Cut(part, "=")
+		attr = strings.ToUpper(strings.TrimSpace(attr))
+		switch {
+		case !ok || strings.TrimSpace(value) == "":
+			return "must be a distinguished name such as OU=Kubernetes,DC=corp,DC=example,DC=com (part " + part + " has no value)"
+		case attr == "DC":
+			dcs = append(dcs, strings.TrimSpace(value))
+		case attr != "OU" && attr != "CN":
+			return "parts must be OU=, CN= or DC= (found " + attr + "=)"
+		case len(dcs) > 0:
+			return "the OU= and CN= parts come before the DC= parts"
+		}
+	}
+	if !strings.EqualFold(strings.Join(dcs, "."), domain) {
+		return "its DC= parts must spell the domain " + domain + " (DC=" + strings.ReplaceAll(domain, ".", ",DC=") + ")"
+	}
+	return ""
+}
+
+// splitDN splits a distinguished name at the commas that are not escaped with a backslash.
+func splitDN(dn string) []string {
+	var parts []string
+	var cur strings.Builder
+	escaped := false
+	for _, r := range dn {
+		switch {
+		case escaped:
+			escaped = false
+			cur.WriteRune(r)
+		case r == '\\':
+			escaped = true
+			cur.WriteRune(r)
+		case r == ',':
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteRune(r)
+		}
+	}
+	return append(parts, cur.String())
+}
