@@ -27,6 +27,9 @@ type Input struct {
 	Labels            map[string]string
 	Taints            []Taint
 	KubeletExtraArgs  []Arg
+	// KubeletConfiguration is a JSON object of KubeletConfiguration fields that kubeadm join
+	// merges over the cluster's kubelet-config (a merge patch); nil for none.
+	KubeletConfiguration []byte
 	// PauseImage is the sandbox image written into containerd's config.
 	PauseImage      string
 	HyperVIsolation bool
