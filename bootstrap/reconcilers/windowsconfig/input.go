@@ -54,6 +54,9 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		PostJoinCommands:   spec.PostJoinCommands,
 		DefenderExclusions: *spec.DefenderExclusions,
 	}
+	if spec.KubeletConfiguration != nil {
+		in.KubeletConfiguration = spec.KubeletConfiguration.Raw
+	}
 	for _, a := range spec.NodeRegistration.KubeletExtraArgs {
 		in.KubeletExtraArgs = append(in.KubeletExtraArgs, userdata.Arg{Name: a.Name, Value: a.Value})
 	}
