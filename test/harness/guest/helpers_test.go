@@ -103,6 +103,8 @@ type node struct {
 	endpoint string
 	timezone string
 	users    []userdata.User
+	// kubeletConfig is a JSON object of KubeletConfiguration fields ("" for none).
+	kubeletConfig string
 }
 
 // render returns the user data capwin's bootstrap provider would render for n, as the
@@ -115,17 +117,18 @@ func render(t *testing.T, n node) []byte {
 			APIServerEndpoint: n.endpoint, Token: n.token, CACertHashes: []string{n.caHash},
 			CRISocket: "npipe:////./pipe/containerd-containerd",
 		},
-		Labels:           map[string]string{"capwin.io/pool": n.name},
-		Taints:           []userdata.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}},
-		PauseImage:       "registry.k8s.io/pause:3.10",
-		HyperVIsolation:  n.hyperV,
-		CNI:              userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
-		Binaries:         userdata.Binaries{Directory: `C:\k`},
-		Files:            []userdata.File{{Path: `C:\k\hello.txt`, Content: "hello\n"}},
-		PreJoinCommands:  []string{"Write-Output before"},
-		PostJoinCommands: []string{"Write-Output after"},
-		Timezone:         n.timezone,
-		Users:            n.users,
+		Labels:               map[string]string{"capwin.io/pool": n.name},
+		Taints:               []userdata.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}},
+		PauseImage:           "registry.k8s.io/pause:3.10",
+		HyperVIsolation:      n.hyperV,
+		CNI:                  userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
+		Binaries:             userdata.Binaries{Directory: `C:\k`},
+		Files:                []userdata.File{{Path: `C:\k\hello.txt`, Content: "hello\n"}},
+		PreJoinCommands:      []string{"Write-Output before"},
+		PostJoinCommands:     []string{"Write-Output after"},
+		Timezone:             n.timezone,
+		Users:                n.users,
+		KubeletConfiguration: []byte(n.kubeletConfig),
 	})
 	if err != nil {
 		t.Fatal(err)
