@@ -2,12 +2,14 @@ package guest
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -34,7 +36,8 @@ func (g *Guest) loadKubeletConfig(path string) (*kubeletv1beta1.KubeletConfigura
 // resources are the node's capacity and allocatable as the kubelet computes them from its
 // configuration: pods from maxPods (and podsPerCore); allocatable is capacity less
 // systemReserved, kubeReserved and the hard eviction thresholds (memory.available for memory,
-// nodefs.available for ephemeral storage).
+// nodefs.available for ephemeral storage; the defaults only where evictionHard is unset, or
+// merged under it with mergeDefaultEvictionSettings).
 func (k *kubelet) resources() (capacity, allocatable corev1.ResourceList) {
 	cfg, vm := k.config, k.g.cfg
 	pods := int64(cfg.MaxPods)
@@ -51,8 +54,16 @@ func (k *kubelet) resources() (capacity, allocatable corev1.ResourceList) {
 		corev1.ResourceEphemeralStorage: resource.MustParse("40Gi"),
 	}
 	eviction := cfg.EvictionHard
-	if eviction == nil {
+	switch {
+	case eviction == nil:
 		eviction = windowsEvictionHard
+	case ptr.Deref(cfg.MergeDefaultEvictionSettings, false):
+		eviction = maps.Clone(eviction)
+		for signal, value := range windowsEvictionHard {
+			if _, ok := eviction[signal]; !ok {
+				eviction[signal] = value
+			}
+		}
 	}
 	signals := map[corev1.ResourceName]string{corev1.ResourceMemory: "memory.available", corev1.ResourceEphemeralStorage: "nodefs.available"}
 	allocatable = corev1.ResourceList{}

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 )
 
 // TestResources: the Node's capacity and allocatable follow the kubelet's configuration, with
@@ -29,6 +30,12 @@ func TestResources(t *testing.T) {
 			corev1.ResourcePods: {"80", "80"}, corev1.ResourceMemory: {"8Gi", "5Gi"}, corev1.ResourceEphemeralStorage: {"40Gi", "18Gi"},
 			corev1.ResourceCPU: {"4", "2500m"},
 		}},
+		{"defaults merged under a threshold", kubeletv1beta1.KubeletConfiguration{MergeDefaultEvictionSettings: ptr.To(true),
+			EvictionHard: map[string]string{"memory.available": "1Gi"}}, map[corev1.ResourceName][2]string{
+			corev1.ResourceMemory: {"8Gi", "7Gi"}, corev1.ResourceEphemeralStorage: {"40Gi", "36Gi"},
+		}},
+		{"a threshold without the defaults", kubeletv1beta1.KubeletConfiguration{EvictionHard: map[string]string{"memory.available": "1Gi"}},
+			map[corev1.ResourceName][2]string{corev1.ResourceEphemeralStorage: {"40Gi", "40Gi"}}},
 		{"never below zero", kubeletv1beta1.KubeletConfiguration{SystemReserved: map[string]string{"cpu": "8"}}, map[corev1.ResourceName][2]string{
 			corev1.ResourceCPU: {"4", "0"},
 		}},
