@@ -10,9 +10,9 @@ import (
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 )
 
-func kubeletConfig(json string) spec {
+func kubeletConfig(patch string) spec {
 	return func(s *bootstrapv1.WindowsConfigSpec) {
-		s.KubeletConfiguration = &runtime.RawExtension{Raw: []byte(json)}
+		s.KubeletConfiguration = &runtime.RawExtension{Raw: []byte(patch)}
 	}
 }
 
