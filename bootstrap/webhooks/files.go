@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
 
 func validateFiles(files []bootstrapv1.File, path *field.Path) field.ErrorList {
@@ -20,6 +21,9 @@ func validateFiles(files []bootstrapv1.File, path *field.Path) field.ErrorList {
 		paths = append(paths, f.Path)
 		if problem := windowsPathProblem(f.Path); problem != "" {
 			errs = append(errs, field.Invalid(p.Child("path"), f.Path, problem))
+		}
+		if pathKey(f.Path) == pathKey(userdata.KubeletPatchPath) {
+			errs = append(errs, field.Forbidden(p.Child("path"), "capwin writes spec.kubeletConfiguration to this file; set the kubelet's fields there"))
 		}
 		switch {
 		case f.Content == nil && f.ContentFrom == nil:

@@ -23,6 +23,7 @@ func ValidateSpec(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) field.E
 			[]string{string(bootstrapv1.FormatCloudConfig), string(bootstrapv1.FormatPowerShell)}))
 	}
 	errs = append(errs, validateNodeRegistration(&spec.NodeRegistration, path.Child("nodeRegistration"))...)
+	errs = append(errs, validateKubeletConfiguration(spec, path)...)
 	errs = append(errs, validateCNI(spec.CNI, path.Child("cni"))...)
 	errs = append(errs, validateBinaries(spec.Binaries, path.Child("binaries"))...)
 	errs = append(errs, validateProxy(spec.Proxy, path.Child("proxy"))...)

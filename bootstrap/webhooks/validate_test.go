@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -295,13 +297,15 @@ func TestDefaultSpecIsIdempotentAndKeepsValues(t *testing.T) {
 	g.Expect(*s.DefenderExclusions).To(BeFalse(), "an explicit false is kept")
 }
 
-// FuzzValidateSpec: arbitrary paths, labels and kubelet flags never panic the validator. Without
+// FuzzValidateSpec: arbitrary paths, labels, kubelet flags and kubelet configuration never panic
+// the validator. Without
 // -fuzz only the seeds run.
 func FuzzValidateSpec(f *testing.F) {
 	f.Add(`C:\k\a.txt`, "app", "web", "max-pods", "60")
 	f.Add(`\\?\`, "kubernetes.io/", "", "-", "\"")
 	f.Add("C:", "a/b/c", "\x00", "node-labels", "\n")
 	f.Add("C:\\\xff\\\u00b9", "node-role.kubernetes.io/x", "H4sI", "", "")
+	f.Add(`C:\k\a.txt`, "maxPods", `{"logging": {"options": {"json": {"x": 1}}}, "shutdownGracePeriodByPodPriority": [{"y": 2}]}`, "max-pods", "7")
 	f.Fuzz(func(t *testing.T, path, key, value, arg, argValue string) {
 		s := &bootstrapv1.WindowsConfigSpec{
 			Files: []bootstrapv1.File{{Path: path, Content: ptr.To(value), Encoding: bootstrapv1.EncodingGzipBase64}, {Path: value, Content: ptr.To(path)}},
@@ -314,6 +318,13 @@ func FuzzValidateSpec(f *testing.F) {
 			Proxy:    bootstrapv1.Proxy{HTTPProxy: key, NoProxy: []string{value}},
 			Users:    []bootstrapv1.User{{Name: arg, SSHAuthorizedKeys: []string{value}}},
 		}
+		// The kubelet configuration: value itself when it is JSON, else an object built of the inputs.
+		kubelet := []byte(value)
+		if !json.Valid(kubelet) {
+			kubelet, _ = json.Marshal(map[string]any{key: argValue, "evictionHard": map[string]string{key: value},
+				"systemReserved": map[string]string{arg: value}, "logging": map[string]string{key: value}})
+		}
+		s.KubeletConfiguration = &runtime.RawExtension{Raw: kubelet}
 		for _, err := range ValidateSpec(s, field.NewPath("spec")) {
 			if err.Field == "" || err.Error() == "" {
 				t.Fatalf("error without field or message: %#v", err)

@@ -5,6 +5,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -151,6 +152,20 @@ func buildOf(t *testing.T, h *harness.Harness, node string) string {
 		return ""
 	}
 	return n.Labels[corev1.LabelWindowsBuild]
+}
+
+// nodeResources describes the Nodes of a MachineDeployment's Machines as their kubelets report
+// them: "<capacity pods> pods, <allocatable memory>" (nil while a Machine has no Node).
+func nodeResources(t *testing.T, h *harness.Harness, md string) []string {
+	var out []string
+	for _, m := range machinesOf(t, h, md) {
+		n := &corev1.Node{}
+		if err := h.WorkloadClient.Get(t.Context(), client.ObjectKey{Name: m.Status.NodeRef.Name}, n); err != nil {
+			return nil
+		}
+		out = append(out, fmt.Sprintf("%s pods, %s", n.Status.Capacity.Pods(), n.Status.Allocatable.Memory()))
+	}
+	return out
 }
 
 func envDuration(key string, def time.Duration) time.Duration {

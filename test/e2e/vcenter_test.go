@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/test/harness"
 	"github.com/capwin/capwin/test/harness/guest"
@@ -108,12 +109,14 @@ func TestVCenter(t *testing.T) {
 
 // sideBySide: MachineDeployment "win22" (ltsc2022) runs a process-isolated ltsc2022 app pinned
 // by node.kubernetes.io/windows-build; "win25" (ltsc2025) comes up beside it; the app switches
-// image and selector and moves; then win22 is scaled to 0.
+// image and selector and moves; then win22 is scaled to 0. Each has kubelet settings of its own
+// (spec.kubeletConfiguration, win22 in the powershell format), which its Nodes show.
 func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	const app = "legacy"
-	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win22", Image: "ltsc2022", Replicas: 2})).To(Succeed())
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win22", Image: "ltsc2022", Replicas: 2, Format: bootstrapv1.FormatPowerShell,
+		KubeletConfiguration: `{"maxPods": 60, "systemReserved": {"memory": "1Gi"}}`})).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.20348") }, stepTimeout, time.Second).Should(Equal(2))
 	pin := func(image string) harness.App {
 		return harness.App{Name: app, Replicas: 2, NodeSelector: map[string]string{corev1.LabelWindowsBuild: harness.Build(image)},
@@ -122,9 +125,16 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g.Expect(h.DeployApp(ctx, pin("ltsc2022"))).To(Succeed())
 	g.Expect(h.WaitApp(ctx, app, 2, stepTimeout)).To(Succeed())
 
-	// win25's nodes are set up as a company would: registry mirror with its CA and credentials.
-	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2, Bootstrap: enterpriseWorkers(t, h)})).To(Succeed())
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2, KubeletConfiguration: `{"maxPods": 50}`,
+		Bootstrap: enterpriseWorkers(t, h)})).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.26100") }, stepTimeout, time.Second).Should(Equal(5)) // 3 of "win" + 2
+	// 4 GiB VMs; the Windows kubelet's default hard eviction threshold is 500Mi of memory.
+	for md, want := range map[string][]string{
+		"win22": {"60 pods, 2572Mi", "60 pods, 2572Mi"}, "win25": {"50 pods, 3596Mi", "50 pods, 3596Mi"},
+		"win": {"110 pods, 3596Mi", "110 pods, 3596Mi", "110 pods, 3596Mi"},
+	} {
+		g.Eventually(func() []string { return nodeResources(t, h, md) }, 30*time.Second, time.Second).Should(ConsistOf(want), md)
+	}
 	g.Eventually(func(g Gomega) {
 		machines := machinesOf(t, h, "win25")
 		g.Expect(machines).To(HaveLen(2))

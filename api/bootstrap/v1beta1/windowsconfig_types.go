@@ -2,6 +2,7 @@ package v1beta1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Format is the shape of the bootstrap data.
@@ -32,6 +33,21 @@ type WindowsConfigSpec struct {
 	// nodeRegistration configures how the node registers with the cluster (kubeadm join).
 	// +optional
 	NodeRegistration NodeRegistration `json:"nodeRegistration,omitempty,omitzero"`
+
+	// kubeletConfiguration sets KubeletConfiguration (kubelet.config.k8s.io/v1beta1) fields on
+	// this node, e.g. maxPods, systemReserved, kubeReserved, evictionHard, evictionSoft (with
+	// evictionSoftGracePeriod), imageGCHighThresholdPercent and imageGCLowThresholdPercent.
+	// kubeadm join merges it over the cluster's kubelet-config ConfigMap as a JSON merge patch of
+	// its kubeletconfiguration target: a map merges key by key, any other field is replaced.
+	// Each field is checked against the kubelet's own types and an unknown one is refused by name;
+	// so are the fields capwin sets from other fields or on the kubelet's command line (which
+	// would win over the file), those Windows does not support (cgroups, swap, sysctls), and a
+	// field also set by a flag in nodeRegistration.kubeletExtraArgs.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:MaxProperties=128
+	KubeletConfiguration *runtime.RawExtension `json:"kubeletConfiguration,omitempty"`
 
 	// containerd configures the container runtime.
 	// +optional

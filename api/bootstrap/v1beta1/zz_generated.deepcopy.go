@@ -517,6 +517,11 @@ func (in *WindowsConfigList) DeepCopyObject() runtime.Object {
 func (in *WindowsConfigSpec) DeepCopyInto(out *WindowsConfigSpec) {
 	*out = *in
 	in.NodeRegistration.DeepCopyInto(&out.NodeRegistration)
+	if in.KubeletConfiguration != nil {
+		in, out := &in.KubeletConfiguration, &out.KubeletConfiguration
+		*out = new(runtime.RawExtension)
+		(*in).DeepCopyInto(*out)
+	}
 	in.Containerd.DeepCopyInto(&out.Containerd)
 	out.CNI = in.CNI
 	in.Binaries.DeepCopyInto(&out.Binaries)

@@ -30,7 +30,9 @@ func TestRenderExample(t *testing.T) {
 	g.Expect(doc.Time.Timezone).To(Equal("UTC"))
 	g.Expect(doc.NodeName).To(Equal("win-x"))
 	g.Expect(doc.Join.Config).To(ContainSubstring(strings.TrimSpace(string(pin))))
-	g.Expect(doc.Kubelet.Args).To(ContainElements("--max-pods=60", "--register-with-taints=os=windows:NoSchedule"))
+	g.Expect(doc.Kubelet.Args).To(ContainElements("--v=2", "--register-with-taints=os=windows:NoSchedule"))
+	g.Expect(doc.Join.Config).To(ContainSubstring(`directory: C:\var\lib\capwin\kubeadm-patches`))
+	g.Expect(string(u.CloudConfig)).To(ContainSubstring(`path: C:\var\lib\capwin\kubeadm-patches\kubeletconfiguration+merge.json`))
 }
 
 func TestRenderPowerShellGzip(t *testing.T) {
@@ -57,6 +59,7 @@ func TestRenderErrors(t *testing.T) {
 	}
 	iana := writeConfig(t, dir, "iana.yaml", "timezone: Europe/Berlin\n")
 	vni := writeConfig(t, dir, "vni.yaml", "cni:\n    plugin: flannel\n    vxlanVNI: 4097\n")
+	kubelet := writeConfig(t, dir, "kubelet.yaml", "kubeletConfiguration:\n    maxPods: 60\n    fooBar: 1\n")
 	cases := map[string]struct {
 		args []string
 		want string
@@ -65,6 +68,7 @@ func TestRenderErrors(t *testing.T) {
 		// accepted both).
 		"IANA time zone": {[]string{"-f", iana, "--api-server", "a:1", "--ca-file", caFile}, `spec.timezone: Invalid value: "Europe/Berlin": spec.timezone in body should match`},
 		"CEL rule":       {[]string{"-f", vni, "--api-server", "a:1", "--ca-file", caFile}, "spec.cni: Invalid value: flannel on Windows requires vxlanVNI 4096"},
+		"kubelet field":  {[]string{"-f", kubelet, "--api-server", "a:1", "--ca-file", caFile}, "spec.kubeletConfiguration.fooBar: Forbidden: unknown field"},
 		"no file":        {[]string{"--api-server", "a:1"}, "-f and --api-server are required"},
 		"no CA":          {[]string{"-f", other, "--api-server", "a:1"}, "neither WindowsConfig nor WindowsConfigTemplate"},
 		"invalid":        {[]string{"-f", bad, "--api-server", "a:1", "--ca-file", caFile}, "spec.files[0].path"},

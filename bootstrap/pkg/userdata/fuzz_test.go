@@ -3,6 +3,7 @@ package userdata
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // FuzzRender feeds arbitrary values into every field that reaches the guest and checks that
 // (1) the code around the one data literal is byte-identical to the static script, (2) the
 // literal holds only base64 characters, so no value can end it, and (3) every value comes back
-// unchanged from the data document or the cloud-config part.
+// unchanged from the data document or the cloud-config part (the kubelet patch included).
 func FuzzRender(f *testing.F) {
 	f.Add(false, "win-a1", "app", "iis", "content\n", "Write-Output 1", "http://proxy:3128", "UTC", "capi", "60")
 	f.Add(true, "x'; Remove-Item C:\\ -Recurse #", "k", "v'\"`$()", "'@\n\"@\n", "'; exit 1 #", "http://a'b", "W. Europe Standard Time", "u", "--x=\"")
@@ -33,6 +34,7 @@ func FuzzRender(f *testing.F) {
 		in.Users = []User{{Name: user, SSHAuthorizedKeys: []string{argValue}}}
 		in.KubeletExtraArgs = []Arg{{Name: "max-pods", Value: argValue}}
 		in.Domain = &Domain{Name: "corp.example.com", OrganizationalUnit: labelValue, Username: user, Password: argValue}
+		in.KubeletConfiguration, _ = json.Marshal(map[string]any{"providerID": argValue, "featureGates": map[string]bool{labelKey: true}})
 		out, err := Render(in)
 		if err != nil {
 			if strings.TrimSpace(command) == "" || strings.Contains(err.Error(), "not valid UTF-8") ||
@@ -54,6 +56,9 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkRoundTrip(t, doc, &in, content, command)
+		if files := nodeFiles(t, u, doc); files[KubeletPatchPath] != string(in.KubeletConfiguration) {
+			t.Fatalf("kubelet patch changed: %s -> %q", in.KubeletConfiguration, files[KubeletPatchPath])
+		}
 		if (timezone != "") != (doc.Time != nil) || doc.Time != nil && doc.Time.Timezone != timezone {
 			t.Fatalf("time zone %q came back as %+v", timezone, doc.Time)
 		}
@@ -68,8 +73,13 @@ func checkRoundTrip(t *testing.T, doc *Document, in *Input, content, command str
 	if doc.NodeName != in.NodeName {
 		t.Fatalf("node name %q came back as %q", in.NodeName, doc.NodeName)
 	}
-	last := doc.Files[len(doc.Files)-1]
-	if got, _ := base64.StdEncoding.DecodeString(last.Content); !bytes.Equal(got, []byte(content)) {
+	appended := doc.Files[0]
+	for _, f := range doc.Files {
+		if f.Append {
+			appended = f
+		}
+	}
+	if got, _ := base64.StdEncoding.DecodeString(appended.Content); !bytes.Equal(got, []byte(content)) {
 		t.Fatalf("file content changed: %q -> %q", content, got)
 	}
 	if got, _ := base64.StdEncoding.DecodeString(doc.PreJoin[0].Content); string(got) != "\uFEFF"+command {

@@ -30,6 +30,9 @@ func joinConfig(in *Input) (string, error) {
 			},
 		},
 	}
+	if len(in.KubeletConfiguration) > 0 {
+		cfg.Patches = &upstreamv1beta4.Patches{Directory: KubeadmPatchesDir}
+	}
 	cfg.APIVersion = upstreamv1beta4.GroupVersion.String()
 	cfg.Kind = "JoinConfiguration"
 	out, err := yaml.Marshal(&cfg)

@@ -27,6 +27,9 @@ type Input struct {
 	Labels            map[string]string
 	Taints            []Taint
 	KubeletExtraArgs  []Arg
+	// KubeletConfiguration is a JSON object of KubeletConfiguration fields that kubeadm join
+	// merges over the cluster's kubelet-config (a merge patch); nil for none.
+	KubeletConfiguration []byte
 	// PauseImage is the sandbox image written into containerd's config.
 	PauseImage string
 	// Registries are containerd's registry hosts, with CA data and credentials resolved.
@@ -39,8 +42,8 @@ type Input struct {
 	Timezone        string
 	// Domain joins the node to Active Directory before the cluster join (nil: no domain).
 	Domain *Domain
-	Users           []User
-	Files           []File
+	Users  []User
+	Files  []File
 	// PreJoinCommands and PostJoinCommands are user PowerShell, each kept in its own file.
 	PreJoinCommands    []string
 	PostJoinCommands   []string

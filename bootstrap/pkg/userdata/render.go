@@ -40,6 +40,9 @@ func renderFormat(in Input) ([]byte, error) {
 	if err := check(&in); err != nil {
 		return nil, err
 	}
+	if err := withKubeletPatch(&in); err != nil {
+		return nil, err
+	}
 	switch in.Format {
 	case FormatPowerShell:
 		doc, err := buildDocument(&in, ModeStandalone)

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,6 +52,12 @@ var badConfigRows = []struct {
 		s.NodeRegistration.Taints = &[]bootstrapv1.Taint{{Key: "a", Effect: "NoSchedule"}, {Key: "a", Value: "b", Effect: "NoSchedule"}}
 	}, "nodeRegistration.taints[1]"},
 	{"kubelet flag capwin sets", kubeletArg("node-labels", "a=b"), "nodeRegistration.kubeletExtraArgs[0].name"},
+	{"unknown kubelet configuration field", func(s *spec) {
+		s.KubeletConfiguration = &runtime.RawExtension{Raw: []byte(`{"maxPods": 60, "fooBar": 1}`)}
+	}, "kubeletConfiguration.fooBar"},
+	{"kubelet configuration Windows lacks", func(s *spec) {
+		s.KubeletConfiguration = &runtime.RawExtension{Raw: []byte(`{"cgroupDriver": "systemd"}`)}
+	}, "kubeletConfiguration.cgroupDriver"},
 	{"kubelet flag value with a quote", kubeletArg("v", `2" --x`), "nodeRegistration.kubeletExtraArgs[0].value"},
 	{"download URL with credentials", func(s *spec) {
 		sha := strings.Repeat("a", 64)

@@ -63,6 +63,9 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		in.Domain = &userdata.Domain{Name: ad.Domain, OrganizationalUnit: ad.OrganizationalUnit, DNSServers: ad.DNSServers,
 			Username: p.DomainCredentials.Username, Password: p.DomainCredentials.Password}
 	}
+	if spec.KubeletConfiguration != nil {
+		in.KubeletConfiguration = spec.KubeletConfiguration.Raw
+	}
 	for _, a := range spec.NodeRegistration.KubeletExtraArgs {
 		in.KubeletExtraArgs = append(in.KubeletExtraArgs, userdata.Arg{Name: a.Name, Value: a.Value})
 	}

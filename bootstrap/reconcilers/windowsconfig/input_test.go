@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
@@ -69,6 +70,13 @@ func TestBuildInput(t *testing.T) {
 				b := in.Binaries
 				if b.Directory != `D:\kube` || b.Kubelet.SHA256 != "aa" || b.Kubeadm.URL != "https://x/kubeadm.exe" || b.Containerd != nil {
 					t.Fatalf("binaries = %+v", b)
+				}
+			}},
+		{"kubelet configuration is handed on as the JSON it is", bootstrapv1.WindowsConfigSpec{
+			KubeletConfiguration: &runtime.RawExtension{Raw: []byte(`{"maxPods":60}`)}}, params,
+			func(t *testing.T, in userdata.Input) {
+				if string(in.KubeletConfiguration) != `{"maxPods":60}` {
+					t.Fatalf("kubelet configuration = %s", in.KubeletConfiguration)
 				}
 			}},
 		{"defender exclusions can be turned off", bootstrapv1.WindowsConfigSpec{DefenderExclusions: ptr.To(false)}, params,

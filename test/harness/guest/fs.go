@@ -1,6 +1,7 @@
 package guest
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -58,5 +59,23 @@ func (f *fileSystem) under(prefix string) map[string][]byte {
 			out[path] = append([]byte(nil), data...)
 		}
 	}
+	return out
+}
+
+// walk returns the paths (folded) of the files below dir, sub-folders included, in the order
+// filepath.Walk visits them: depth first, names in lexical order.
+func (f *fileSystem) walk(dir string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prefix := strings.TrimSuffix(fold(dir), `\`) + `\`
+	var out []string
+	for path := range f.files {
+		if strings.HasPrefix(path, prefix) {
+			out = append(out, path)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		return slices.Compare(strings.Split(a, `\`), strings.Split(b, `\`))
+	})
 	return out
 }

@@ -60,6 +60,7 @@ func TestGuest(t *testing.T) {
 		t.Run("ltsc2019 is refused", f.testOldBuild)
 		t.Run("never joins", f.testNeverJoin)
 		t.Run("process and Hyper-V isolation", f.testIsolation)
+		t.Run("kubelet configuration patch in both formats", f.testKubeletConfiguration)
 	})
 	t.Run("many idle guests", f.testManyGuests)
 }

@@ -108,6 +108,8 @@ type node struct {
 	registries []userdata.Registry
 	pause      string
 	domain     *userdata.Domain
+	// kubeletConfig is a JSON object of KubeletConfiguration fields ("" for none).
+	kubeletConfig string
 }
 
 // render returns the user data capwin's bootstrap provider would render for n, as the
@@ -120,19 +122,20 @@ func render(t *testing.T, n node) []byte {
 			APIServerEndpoint: n.endpoint, Token: n.token, CACertHashes: []string{n.caHash},
 			CRISocket: "npipe:////./pipe/containerd-containerd",
 		},
-		Labels:           map[string]string{"capwin.io/pool": n.name},
-		Taints:           []userdata.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}},
-		PauseImage:       cmp.Or(n.pause, "registry.k8s.io/pause:3.10"),
-		Registries:       n.registries,
-		Domain:           n.domain,
-		HyperVIsolation:  n.hyperV,
-		CNI:              userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
-		Binaries:         userdata.Binaries{Directory: `C:\k`},
-		Files:            []userdata.File{{Path: `C:\k\hello.txt`, Content: "hello\n"}},
-		PreJoinCommands:  []string{"Write-Output before"},
-		PostJoinCommands: []string{"Write-Output after"},
-		Timezone:         n.timezone,
-		Users:            n.users,
+		Labels:               map[string]string{"capwin.io/pool": n.name},
+		Taints:               []userdata.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}},
+		PauseImage:           cmp.Or(n.pause, "registry.k8s.io/pause:3.10"),
+		Registries:           n.registries,
+		Domain:               n.domain,
+		HyperVIsolation:      n.hyperV,
+		CNI:                  userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
+		Binaries:             userdata.Binaries{Directory: `C:\k`},
+		Files:                []userdata.File{{Path: `C:\k\hello.txt`, Content: "hello\n"}},
+		PreJoinCommands:      []string{"Write-Output before"},
+		PostJoinCommands:     []string{"Write-Output after"},
+		Timezone:             n.timezone,
+		Users:                n.users,
+		KubeletConfiguration: []byte(n.kubeletConfig),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -115,9 +115,15 @@ func (s *script) joinPhases(parent context.Context, out func(string)) (phase str
 		return "kubelet-start", fmt.Errorf("cannot get Node %q: %w", name, err)
 	}
 
+	config := []byte(kubeletConfig.Data["kubelet"])
+	if jc.Patches != nil && jc.Patches.Directory != "" {
+		if config, err = s.patchKubeletConfig(config, jc.Patches.Directory, out); err != nil {
+			return "kubelet-start", err
+		}
+	}
 	s.g.fs.write(caPath, ca)
 	out(fmt.Sprintf("[kubelet-start] Writing kubelet configuration to file %q", flags.Config))
-	s.g.fs.write(flags.Config, []byte(kubeletConfig.Data["kubelet"]))
+	s.g.fs.write(flags.Config, config)
 	boot, err := bootstrapKubeconfig(server, ca, token)
 	if err != nil {
 		return "kubelet-start", err

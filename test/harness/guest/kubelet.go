@@ -11,11 +11,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/capwin/capwin/test/guestjoin"
 )
@@ -23,7 +23,6 @@ import (
 // What the simulated Windows reports about itself.
 const (
 	containerRuntimeVersion = "containerd://1.7.27"
-	maxPods                 = 110
 	// nodeStatusReportInterval is the kubelet's nodeStatusReportFrequency: with Leases, an
 	// unchanged status is written only this often.
 	nodeStatusReportInterval = 5 * time.Minute
@@ -35,6 +34,8 @@ type kubelet struct {
 	name    string
 	version string
 	flags   guestjoin.KubeletFlags
+	// config is the kubelet's --config file as it read it at start.
+	config  *kubeletv1beta1.KubeletConfiguration
 	client  kubernetes.Interface
 	nodeUID types.UID
 	pods    podNetwork
@@ -49,6 +50,10 @@ type kubelet struct {
 // startKubelet does the TLS bootstrap and the registration within ctx (kubeadm join's
 // deadline), then keeps the Lease and the Pods of the node going until the guest stops.
 func (g *Guest) startKubelet(ctx context.Context, name, version string, flags guestjoin.KubeletFlags) error {
+	config, err := g.loadKubeletConfig(flags.Config)
+	if err != nil {
+		return err
+	}
 	cfg, err := g.tlsBootstrap(ctx, name, flags)
 	if err != nil {
 		return err
@@ -60,7 +65,7 @@ func (g *Guest) startKubelet(ctx context.Context, name, version string, flags gu
 		return err
 	}
 	g.keep(closeConns)
-	k := &kubelet{g: g, name: name, version: version, flags: flags, client: cs, pods: newPodNetwork(),
+	k := &kubelet{g: g, name: name, version: version, flags: flags, config: config, client: cs, pods: newPodNetwork(),
 		machineID: string(uuid.NewUUID()), bootID: string(uuid.NewUUID())}
 	// The kubelet retries registration until it succeeds; rejections by admission or
 	// authorisation will not change, so they end the join at once.
@@ -135,12 +140,7 @@ func (k *kubelet) labels() map[string]string {
 // status is the kubelet's node status; conditions keep their transition times when unchanged.
 func (k *kubelet) status(old *corev1.NodeStatus) corev1.NodeStatus {
 	cfg := k.g.cfg
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewQuantity(int64(cfg.CPUs), resource.DecimalSI),
-		corev1.ResourceMemory:           *resource.NewQuantity(int64(cfg.MemoryMiB)<<20, resource.BinarySI),
-		corev1.ResourcePods:             *resource.NewQuantity(maxPods, resource.DecimalSI),
-		corev1.ResourceEphemeralStorage: resource.MustParse("40Gi"),
-	}
+	capacity, allocatable := k.resources()
 	now := metav1.Now()
 	condition := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
 		c := corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
@@ -156,7 +156,7 @@ func (k *kubelet) status(old *corev1.NodeStatus) corev1.NodeStatus {
 	build := int(cfg.Build)
 	return corev1.NodeStatus{
 		Capacity:    capacity,
-		Allocatable: capacity,
+		Allocatable: allocatable,
 		Conditions: []corev1.NodeCondition{
 			condition(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
 			condition(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),

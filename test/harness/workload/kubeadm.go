@@ -27,7 +27,7 @@ const (
 )
 
 // kubeletConfiguration is the part of kubelet.config.k8s.io/v1beta1 KubeletConfiguration that
-// kubeadm init writes into kubelet-config (k8s.io/kubelet is not a dependency of this module).
+// kubeadm init writes into kubelet-config (the simulated join and kubelet read it with k8s.io/kubelet).
 type kubeletConfiguration struct {
 	APIVersion     string   `json:"apiVersion"`
 	Kind           string   `json:"kind"`
