@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -12,15 +13,16 @@ import (
 	"github.com/capwin/capwin/test/harness"
 )
 
-// The company registry of the enterprise workers: a mirror of registry.k8s.io (where the pause
-// image comes from) with the company's CA and pull credentials.
+// The enterprise workers join the harness's Active Directory domain and use the company
+// registry: a mirror of registry.k8s.io (where the pause image comes from) with the company's CA
+// and pull credentials.
 const (
 	mirrorURL    = "https://mirror.corp.example"
 	pullUser     = "svc-k8s-pull"
 	pullPassword = "pull-p4ss" //nolint:gosec // G101: a test credential that must reach the node's containerd
 )
 
-// enterpriseWorkers stores the CA ConfigMap and the credentials Secret in the workload's
+// enterpriseWorkers stores the CA ConfigMap and the registry and domain credentials Secrets in the workload's
 // namespace and returns the bootstrap settings that use them.
 func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.WindowsConfigSpec) {
 	g := NewWithT(t)
@@ -31,7 +33,11 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 		Data: map[string]string{"ca.pem": string(ca)}})).To(Succeed())
 	g.Expect(c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "corp-pull", Namespace: harness.Namespace},
 		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(pullUser), "password": []byte(pullPassword)}})).To(Succeed())
+	g.Expect(c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "domain-join", Namespace: harness.Namespace},
+		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(harness.DomainJoinUser), "password": []byte(h.Guests.Domain.Password)}})).To(Succeed())
 	return func(s *bootstrapv1.WindowsConfigSpec) {
+		s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: harness.DomainName, OrganizationalUnit: harness.DomainOU,
+			DNSServers: []string{harness.DomainDNS}, Credentials: bootstrapv1.SecretName{Name: "domain-join"}}
 		s.Containerd.Registries = []bootstrapv1.Registry{{Host: "registry.k8s.io", Mirrors: []bootstrapv1.RegistryMirror{{
 			URL: mirrorURL,
 			RegistryAccess: bootstrapv1.RegistryAccess{
@@ -42,7 +48,7 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 	}
 }
 
-// checkEnterpriseNode: the node's containerd (containerd's own resolver on the files the
+// checkEnterpriseNode: the node joined the domain (its computer account is in the OU), and its containerd (containerd's own resolver on the files the
 // bootstrap wrote) pulls the pause image from the mirror first, trusting the company CA and
 // sending the pull credentials, and from registry.k8s.io after it.
 func checkEnterpriseNode(g Gomega, h *harness.Harness, node string) {
@@ -55,4 +61,5 @@ func checkEnterpriseNode(g Gomega, h *harness.Harness, node string) {
 	g.Expect(pull.Endpoints[0].RootCAs).NotTo(BeNil(), "the mirror's CA")
 	g.Expect(pull.Endpoints[0].Credentials).To(Equal(pullUser + ":" + pullPassword))
 	g.Expect(pull.Endpoints[1].URL).To(Equal("https://registry.k8s.io/v2"))
+	g.Expect(h.Guests.Domain.Accounts()).To(HaveKeyWithValue(strings.ToUpper(node), harness.DomainOU), "computer account of %s", node)
 }

@@ -21,6 +21,9 @@ type Guests struct {
 	// HeartbeatInterval and JoinTimeout are handed to every guest booted from now on.
 	heartbeat, joinTimeout time.Duration
 
+	// Domain is the Active Directory domain every guest's network reaches.
+	Domain *guest.DomainController
+
 	mu      sync.Mutex
 	running map[string]*runningGuest
 	faults  func(vmName string) guest.Faults
@@ -34,8 +37,22 @@ type runningGuest struct {
 }
 
 func newGuests(ctx context.Context, log logr.Logger, heartbeat, joinTimeout time.Duration) *Guests {
-	return &Guests{ctx: ctx, log: log, heartbeat: heartbeat, joinTimeout: joinTimeout,
+	return &Guests{ctx: ctx, log: log, heartbeat: heartbeat, joinTimeout: joinTimeout, Domain: NewDomain(),
 		running: map[string]*runningGuest{}, nextIP: map[string]int{}}
+}
+
+// The harness's Active Directory domain: its DNS server, the account allowed to join computers
+// and the OU for Kubernetes nodes.
+const (
+	DomainName     = "corp.example.com"
+	DomainDNS      = "10.0.0.53"
+	DomainJoinUser = `CORP\svc-k8s-join`
+	DomainOU       = "OU=Kubernetes,OU=Servers,DC=corp,DC=example,DC=com"
+)
+
+// NewDomain is the harness's domain controller with the join account's password.
+func NewDomain() *guest.DomainController {
+	return &guest.DomainController{Name: DomainName, Address: DomainDNS, Username: DomainJoinUser, Password: "Domain-j0in!", OUs: []string{DomainOU}}
 }
 
 // SetFaults decides the faults of guests booted from now on, by VM name (nil = none).
@@ -76,7 +93,7 @@ func (g *Guests) boot(key, vmName, hostname string, userData []byte, build uint1
 	}
 	g.log.V(1).Info("guest boots", "vm", vmName, "build", build, "address", address, "faults", faults)
 	g.running[key] = &runningGuest{vmName: vmName, Guest: guest.Boot(g.ctx, guest.Config{
-		UserData: userData, Hostname: hostname, Build: build, Address: address, Channel: ch, Faults: faults,
+		UserData: userData, Hostname: hostname, Build: build, Address: address, Channel: ch, Faults: faults, Domain: g.Domain,
 		HeartbeatInterval: g.heartbeat, JoinTimeout: g.joinTimeout, Log: g.log.WithValues("vm", vmName),
 	})}
 	g.booted++

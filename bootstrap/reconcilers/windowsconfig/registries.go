@@ -123,7 +123,7 @@ func (r *Reconciler) secretKey(ctx context.Context, ns, name, key string) ([]byt
 
 // registries maps the spec's registries to the renderer's model with the resolved references.
 func registries(regs []bootstrapv1.Registry, refs RegistryRefs) []userdata.Registry {
-	out := make([]userdata.Registry, 0, len(regs))
+	var out []userdata.Registry
 	for _, r := range regs {
 		reg := userdata.Registry{Host: r.Host, Access: access(r.RegistryAccess, refs)}
 		for _, m := range r.Mirrors {
