@@ -18,6 +18,16 @@ func validateActiveDirectory(ad *bootstrapv1.ActiveDirectory, path *field.Path) 
 		return nil
 	}
 	var errs field.ErrorList
+	empty := ad.Domain == "" && ad.Credentials == nil && ad.OrganizationalUnit == "" && len(ad.DNSServers) == 0
+	if empty {
+		return nil // {}: no domain join
+	}
+	if ad.Domain == "" {
+		errs = append(errs, field.Required(path.Child("domain"), "the domain's DNS name ({} means no domain join)"))
+	}
+	if ad.Credentials == nil {
+		return append(errs, field.Required(path.Child("credentials"), "a Secret with the join account's username and password"))
+	}
 	if ad.OrganizationalUnit != "" {
 		if problem := ouProblem(ad.OrganizationalUnit, ad.Domain); problem != "" {
 			errs = append(errs, field.Invalid(path.Child("organizationalUnit"), ad.OrganizationalUnit, problem))

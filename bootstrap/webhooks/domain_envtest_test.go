@@ -17,7 +17,7 @@ func TestActiveDirectoryAdmission(t *testing.T) {
 	ad := func(domain, ou string, dns ...string) func(*bootstrapv1.WindowsConfigSpec) {
 		return func(s *bootstrapv1.WindowsConfigSpec) {
 			s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: domain, OrganizationalUnit: ou, DNSServers: dns,
-				Credentials: bootstrapv1.SecretName{Name: "domain-join"}}
+				Credentials: &bootstrapv1.SecretName{Name: "domain-join"}}
 		}
 	}
 	for i, tc := range []struct {
@@ -27,6 +27,13 @@ func TestActiveDirectoryAdmission(t *testing.T) {
 	}{
 		{"domain, OU and DNS servers", ad("corp.example.com", `OU=Kubernetes\, Windows,OU=Servers,DC=corp,DC=example,DC=com`, "10.0.0.53", "fd00::53"), "", ""},
 		{"default container", ad("CORP.example.com", ""), "", ""},
+		{"empty: no domain join", func(s *bootstrapv1.WindowsConfigSpec) { s.ActiveDirectory = &bootstrapv1.ActiveDirectory{} }, "", ""},
+		{"OU without a domain (CEL)", func(s *bootstrapv1.WindowsConfigSpec) {
+			s.ActiveDirectory = &bootstrapv1.ActiveDirectory{OrganizationalUnit: "OU=K8s,DC=corp,DC=com"}
+		}, "spec.activeDirectory", "set domain and credentials"},
+		{"domain without credentials (CEL)", func(s *bootstrapv1.WindowsConfigSpec) {
+			s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: "corp.example.com"}
+		}, "spec.activeDirectory", "set domain and credentials"},
 		{"NetBIOS name (CRD)", ad("CORP", ""), "spec.activeDirectory.domain", "should match"},
 		{"OU that is no DN", ad("corp.example.com", "Kubernetes nodes"), "spec.activeDirectory.organizationalUnit", "distinguished name"},
 		{"OU in another domain", ad("corp.example.com", "OU=K8s,DC=example,DC=com"), "spec.activeDirectory.organizationalUnit", "must spell the domain corp.example.com"},

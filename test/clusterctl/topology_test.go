@@ -49,6 +49,11 @@ func TestTopology(t *testing.T) {
 		g.Expect(apply(ctx, &objs[i])).To(Succeed(), "%s %s", objs[i].GetKind(), objs[i].GetName())
 	}
 	g.Expect(cluster).NotTo(BeNil(), "the flavor renders a Cluster")
+	// The domain join has no clusterctl variable in this flavor: the operator sets the Cluster's.
+	vars, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "topology", "variables")
+	vars = append(vars, map[string]any{"name": "windowsActiveDirectory",
+		"value": map[string]any{"domain": "corp.example.com", "credentials": map[string]any{"name": "domain-join"}}})
+	g.Expect(unstructured.SetNestedSlice(cluster.Object, vars, "spec", "topology", "variables")).To(Succeed())
 	// The Cluster webhook checks the topology variables against the ClusterClass's status.
 	g.Eventually(func(g Gomega) {
 		var cc clusterv1.ClusterClass
@@ -67,7 +72,7 @@ func TestTopology(t *testing.T) {
 		g.Expect(vc.Spec.ControlPlaneEndpoint.Host).To(Equal("10.0.0.10"))
 	}, time.Minute).Should(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
-	// The flavor's size, SSH and registry variables reach the class's templates through its variables.
+	// The flavor's size, SSH, registry and domain variables reach the class's templates through its variables.
 	g.Eventually(func(g Gomega) {
 		vm, boot := windowsTemplates(ctx, g, ns)
 		g.Expect(vm.Spec.Template.Spec.NumCPUs).To(BeEquivalentTo(6))
@@ -76,6 +81,8 @@ func TestTopology(t *testing.T) {
 		g.Expect(users).To(ConsistOf(map[string]any{"name": "capwin", "groups": []any{"Administrators"}, "sshAuthorizedKeys": []any{key}}))
 		registries, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "containerd", "registries")
 		g.Expect(registries).To(ConsistOf(map[string]any{"host": "registry.k8s.io", "mirrors": []any{map[string]any{"url": "https://mirror.corp.example"}}}))
+		ad, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "activeDirectory")
+		g.Expect(ad).To(Equal(map[string]any{"domain": "corp.example.com", "credentials": map[string]any{"name": "domain-join"}}))
 		var cps infrav1.VCenterMachineTemplateList
 		g.Expect(mgmt.Client.List(ctx, &cps, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterTopologyOwnedLabel: ""})).To(Succeed())
 		memory := map[int64]bool{}

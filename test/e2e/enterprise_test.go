@@ -37,7 +37,7 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(harness.DomainJoinUser), "password": []byte(h.Guests.Domain.Password)}})).To(Succeed())
 	return func(s *bootstrapv1.WindowsConfigSpec) {
 		s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: harness.DomainName, OrganizationalUnit: harness.DomainOU,
-			DNSServers: []string{harness.DomainDNS}, Credentials: bootstrapv1.SecretName{Name: "domain-join"}}
+			DNSServers: []string{harness.DomainDNS}, Credentials: &bootstrapv1.SecretName{Name: "domain-join"}}
 		s.Containerd.Registries = []bootstrapv1.Registry{{Host: "registry.k8s.io", Mirrors: []bootstrapv1.RegistryMirror{{
 			URL: mirrorURL,
 			RegistryAccess: bootstrapv1.RegistryAccess{

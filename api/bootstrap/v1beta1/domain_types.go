@@ -1,14 +1,16 @@
 package v1beta1
 
 // ActiveDirectory joins the node to an Active Directory domain before it joins the cluster, so
-// that containers can run as a group Managed Service Account (gMSA).
+// that containers can run as a group Managed Service Account (gMSA). An empty object ({}, what
+// the cluster templates pass when no domain is set) means no domain join.
+// +kubebuilder:validation:XValidation:rule="has(self.domain) == has(self.credentials) && (has(self.domain) || (!has(self.organizationalUnit) && !has(self.dnsServers)))",message="activeDirectory: set domain and credentials ({} means no domain join)"
 type ActiveDirectory struct {
 	// domain is the DNS name of the domain, e.g. corp.example.com.
-	// +required
+	// +optional
 	// +kubebuilder:validation:MinLength=3
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+$`
-	Domain string `json:"domain"`
+	Domain string `json:"domain,omitempty"`
 
 	// organizationalUnit is the distinguished name of the OU the computer account is created in,
 	// e.g. OU=Kubernetes,DC=corp,DC=example,DC=com. Unset: the domain's default Computers
@@ -32,6 +34,6 @@ type ActiveDirectory struct {
 	// user@domain) and password (type kubernetes.io/basic-auth) of an account allowed to join
 	// computers to the domain (in the OU). Use an account with only that right: the password is
 	// part of the node's bootstrap data.
-	// +required
-	Credentials SecretName `json:"credentials"`
+	// +optional
+	Credentials *SecretName `json:"credentials,omitempty"`
 }

@@ -86,7 +86,9 @@ type WindowsConfigSpec struct {
 	// activeDirectory joins the node to a domain before it joins the cluster (a reboot follows the
 	// domain join). The computer name is the one the infrastructure provider sets (at most 15
 	// characters). Deleting the Machine does not remove the computer account from the domain.
+	// null (what the cluster templates pass by default) means no domain join.
 	// +optional
+	// +nullable
 	ActiveDirectory *ActiveDirectory `json:"activeDirectory,omitempty"`
 
 	// users are local users to create, with SSH keys for OpenSSH server.

@@ -79,11 +79,11 @@ var badConfigRows = []struct {
 	{"inline CA that is no PEM", registry(bootstrapv1.Registry{Host: "docker.io", RegistryAccess: bootstrapv1.RegistryAccess{CA: &bootstrapv1.CABundle{Content: "not a certificate"}}}), "containerd.registries[0].ca.content"},
 	{"OU outside the domain", func(s *spec) {
 		s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: "corp.example.com", OrganizationalUnit: "OU=K8s,DC=other,DC=com",
-			Credentials: bootstrapv1.SecretName{Name: "join"}}
+			Credentials: &bootstrapv1.SecretName{Name: "join"}}
 	}, "activeDirectory.organizationalUnit"},
 	{"DNS server that is no IP", func(s *spec) {
 		s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: "corp.example.com", DNSServers: []string{"dc1.corp"},
-			Credentials: bootstrapv1.SecretName{Name: "join"}}
+			Credentials: &bootstrapv1.SecretName{Name: "join"}}
 	}, "activeDirectory.dnsServers[0]"},
 	{"two credentials for one mirror host", func(s *spec) {
 		mirror := func(secret string) []bootstrapv1.RegistryMirror {

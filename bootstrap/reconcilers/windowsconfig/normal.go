@@ -92,7 +92,7 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 		return r.referenceMissing(cfg, bootstrapv1.RegistryReferenceNotAvailableReason, err), nil
 	}
 	var domain userdata.Access
-	if ad := cfg.Spec.ActiveDirectory; ad != nil {
+	if ad := cfg.Spec.ActiveDirectory; ad != nil && ad.Credentials != nil {
 		if domain, err = r.credentials(ctx, cfg.Namespace, ad.Credentials.Name); err != nil {
 			return r.referenceMissing(cfg, bootstrapv1.DomainCredentialsNotAvailableReason, fmt.Errorf("activeDirectory credentials: %w", err)), nil
 		}

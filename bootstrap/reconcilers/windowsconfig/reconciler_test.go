@@ -429,7 +429,7 @@ func TestDomainJoinCredentials(t *testing.T) {
 	g := NewWithT(t)
 	o := readyCluster()
 	o.spec.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: "corp.example.com",
-		OrganizationalUnit: "OU=Kubernetes,DC=corp,DC=example,DC=com", Credentials: bootstrapv1.SecretName{Name: "domain-join"}}
+		OrganizationalUnit: "OU=Kubernetes,DC=corp,DC=example,DC=com", Credentials: &bootstrapv1.SecretName{Name: "domain-join"}}
 	f := newFixture(t, o)
 	c := f.waitReason(t, bootstrapv1.DomainCredentialsNotAvailableReason)
 	g.Expect(c.Message).To(ContainSubstring("domain-join"))
