@@ -31,7 +31,7 @@ const (
 	RegistryReferenceNotAvailableReason = "RegistryReferenceNotAvailable"
 	// DomainCredentialsNotAvailableReason: the activeDirectory credentials Secret is missing or
 	// lacks username or password (the message names it, never its content).
-	DomainCredentialsNotAvailableReason = "DomainCredentialsNotAvailable"
+	DomainCredentialsNotAvailableReason = "DomainCredentialsNotAvailable" //nolint:gosec // G101: a condition reason, not a credential
 	// InsecureRegistryReason (a Warning event): a registry endpoint's certificate is not verified.
 	InsecureRegistryReason = "InsecureRegistry"
 	// InvalidSpecReason: the spec breaks a rule of the admission webhook (stored while the webhook

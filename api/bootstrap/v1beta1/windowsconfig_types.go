@@ -89,7 +89,7 @@ type WindowsConfigSpec struct {
 	// null (what the cluster templates pass by default) means no domain join.
 	// +optional
 	// +nullable
-	ActiveDirectory *ActiveDirectory `json:"activeDirectory,omitempty"`
+	ActiveDirectory *ActiveDirectory `json:"activeDirectory,omitempty"` //nolint:kubeapilinter // nonullable: clusterctl's variable defaults cannot spell {}, so the templates pass null for "no domain join"
 
 	// users are local users to create, with SSH keys for OpenSSH server.
 	// +optional

@@ -80,11 +80,11 @@ func (r *Reconciler) caData(ctx context.Context, ns string, ca *bootstrapv1.CABu
 	} else {
 		cm := &corev1.ConfigMap{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ca.ConfigMap.Name}, cm); err != nil {
-			return "", fmt.Errorf("ConfigMap %s/%s: %w", ns, ca.ConfigMap.Name, err)
+			return "", fmt.Errorf("the ConfigMap %s/%s: %w", ns, ca.ConfigMap.Name, err)
 		}
 		v, ok := cm.Data[ca.ConfigMap.Key]
 		if !ok {
-			return "", fmt.Errorf("ConfigMap %s/%s has no key %q", ns, ca.ConfigMap.Name, ca.ConfigMap.Key)
+			return "", fmt.Errorf("the ConfigMap %s/%s has no key %q", ns, ca.ConfigMap.Name, ca.ConfigMap.Key)
 		}
 		data = v
 	}
@@ -104,7 +104,7 @@ func (r *Reconciler) credentials(ctx context.Context, ns, name string) (userdata
 		return userdata.Access{}, err
 	}
 	if len(user) == 0 || strings.ContainsAny(string(user), "\r\n") || strings.ContainsAny(string(password), "\r\n") {
-		return userdata.Access{}, fmt.Errorf("Secret %s/%s: username must be set and neither key may hold a line break", ns, name)
+		return userdata.Access{}, fmt.Errorf("the Secret %s/%s: username must be set and neither key may hold a line break", ns, name)
 	}
 	return userdata.Access{Username: string(user), Password: string(password)}, nil
 }
@@ -112,11 +112,11 @@ func (r *Reconciler) credentials(ctx context.Context, ns, name string) (userdata
 func (r *Reconciler) secretKey(ctx context.Context, ns, name, key string) ([]byte, error) {
 	sec := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sec); err != nil {
-		return nil, fmt.Errorf("Secret %s/%s: %w", ns, name, err)
+		return nil, fmt.Errorf("the Secret %s/%s: %w", ns, name, err)
 	}
 	v, ok := sec.Data[key]
 	if !ok {
-		return nil, fmt.Errorf("Secret %s/%s has no key %q", ns, name, key)
+		return nil, fmt.Errorf("the Secret %s/%s has no key %q", ns, name, key)
 	}
 	return v, nil
 }

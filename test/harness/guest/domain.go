@@ -36,10 +36,10 @@ func (dc *DomainController) Accounts() map[string]string {
 func (dc *DomainController) join(computer string, d *userdata.DocDomain) error {
 	if !strings.EqualFold(d.Username, dc.Username) && !strings.EqualFold(d.Username, dc.Name+`\`+dc.Username) ||
 		d.Password != dc.Password {
-		return fmt.Errorf("Computer '%s' failed to join domain '%s' from its current workgroup 'WORKGROUP' with following error message: The user name or password is incorrect.", computer, d.Name) //nolint:staticcheck // ST1005: Add-Computer's own words
+		return fmt.Errorf("Computer '%s' failed to join domain '%s' from its current workgroup 'WORKGROUP' with following error message: The user name or password is incorrect.", computer, d.Name) //nolint:revive,staticcheck // Add-Computer's own words
 	}
 	if d.OrganizationalUnit != "" && !containsFold(dc.OUs, d.OrganizationalUnit) {
-		return fmt.Errorf("Computer '%s' failed to join domain '%s' from its current workgroup 'WORKGROUP' with following error message: The system cannot find the file specified.", computer, d.Name) //nolint:staticcheck // ST1005: Add-Computer's own words
+		return fmt.Errorf("Computer '%s' failed to join domain '%s' from its current workgroup 'WORKGROUP' with following error message: The system cannot find the file specified.", computer, d.Name) //nolint:revive,staticcheck // Add-Computer's own words
 	}
 	dc.mu.Lock()
 	defer dc.mu.Unlock()
@@ -74,7 +74,7 @@ func (s *script) joinDomain() error {
 	reachable := dc != nil && strings.EqualFold(dc.Name, d.Name) && (len(d.DNSServers) == 0 || containsFold(d.DNSServers, dc.Address))
 	computer := strings.ToUpper(s.g.cfg.Hostname)
 	if !reachable {
-		return fmt.Errorf("joining domain %s was refused: Computer '%s' failed to join domain '%s' from its current workgroup 'WORKGROUP' with following error message: The specified domain either does not exist or could not be contacted.", d.Name, computer, d.Name)
+		return fmt.Errorf("joining domain %s was refused: Computer '%s' failed to join domain '%s' from its current workgroup 'WORKGROUP' with following error message: The specified domain either does not exist or could not be contacted.", d.Name, computer, d.Name) //nolint:revive,staticcheck // Add-Computer's own words
 	}
 	if err := dc.join(computer, d); err != nil {
 		return fmt.Errorf("joining domain %s was refused: %w", d.Name, err)
