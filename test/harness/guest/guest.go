@@ -74,7 +74,7 @@ type Guest struct {
 	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
 	sandboxPull    ImagePull
-	disks          []Disk // the data disks' state (the disks step changes it)
+	disks          []Disk   // the data disks' state (the disks step changes it)
 	closers        []func() // close the kubelet's connections on Stop
 }
 
