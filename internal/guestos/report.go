@@ -27,8 +27,8 @@ const (
 
 // BootstrapSteps are bootstrap.ps1's steps in the order it runs them (its $Steps table).
 var BootstrapSteps = []string{
-	"preflight", "proxy", "time", "domain", "users", "features", "downloads", "containerd", "firewall",
-	"defender", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
+	"preflight", "proxy", "time", "domain", "users", "features", "downloads", "disks", "containerd",
+	"firewall", "defender", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
 }
 
 // StepIndex is the position of a step in BootstrapSteps, -1 for a name the script does not have.

@@ -30,6 +30,9 @@ const criImagesURI = "io.containerd.cri.v1.images"
 
 // Images is the part of the CRI image config read here (the plugin's JSON names).
 type Images struct {
+	// Root and State are containerd's own directories (config.toml's root and state).
+	Root         string            `json:"-"`
+	State        string            `json:"-"`
 	PinnedImages map[string]string `json:"pinned_images"`
 	Registry     struct {
 		ConfigPath string `json:"configPath"`
@@ -76,7 +79,11 @@ func Load(ctx context.Context, path string) (Images, error) {
 	if err != nil {
 		return out, err
 	}
-	return out, json.Unmarshal(raw, &out)
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return out, err
+	}
+	out.Root, out.State = cfg.Root, cfg.State
+	return out, nil
 }
 
 // Endpoint is one host containerd tries for a pull, in order.

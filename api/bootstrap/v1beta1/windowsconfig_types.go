@@ -83,6 +83,13 @@ type WindowsConfigSpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9 ()+.,_-]+$`
 	Timezone string `json:"timezone,omitempty"`
 
+	// disks are data disks the node initializes, formats and mounts before containerd starts
+	// (the disks themselves are attached by the infrastructure provider).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Disks []Disk `json:"disks,omitempty"`
+
 	// activeDirectory joins the node to a domain before it joins the cluster (a reboot follows the
 	// domain join). The computer name is the one the infrastructure provider sets (at most 15
 	// characters). Deleting the Machine does not remove the computer account from the domain.
@@ -224,6 +231,23 @@ type Containerd struct {
 	// +listMapKey=host
 	// +kubebuilder:validation:MaxItems=32
 	Registries []Registry `json:"registries,omitempty"`
+
+	// root is containerd's root directory (images, snapshots, container layers). Default
+	// C:\ProgramData\containerd\root. Put it on a data disk of spec.disks (a path under its drive
+	// letter or mount path) to keep images off the system disk.
+	// +optional
+	// +kubebuilder:validation:MinLength=4
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^[A-Za-z]:\\[^<>:"/|?*]+$`
+	Root string `json:"root,omitempty"`
+
+	// state is containerd's state directory (sockets, running containers' state). Default
+	// C:\ProgramData\containerd\state; like root, it may be on a data disk of spec.disks.
+	// +optional
+	// +kubebuilder:validation:MinLength=4
+	// +kubebuilder:validation:MaxLength=200
+	// +kubebuilder:validation:Pattern=`^[A-Za-z]:\\[^<>:"/|?*]+$`
+	State string `json:"state,omitempty"`
 }
 
 // CNIPlugin names a Windows CNI that the node is prepared for.

@@ -58,6 +58,10 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 	if err != nil {
 		return nil, fmt.Errorf("containerd registries: %w", err)
 	}
+	disks, err := docDisks(in.Disks)
+	if err != nil {
+		return nil, fmt.Errorf("data disks: %w", err)
+	}
 	dir := in.Binaries.Directory
 	doc := &Document{
 		Version:           1,
@@ -79,6 +83,7 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 		Status:   Status{GuestinfoKey: StatusGuestinfoKey, KVPKey: StatusKVPKey, KVPValue: StatusKVPValue, MaxBytes: StatusMaxBytes},
 		Features: []string{"Containers"},
 		Proxy:    proxy(in.Proxy),
+		Disks:    disks,
 		Containerd: DocContainerd{
 			Directory:  containerDir,
 			ConfigPath: containerDir + `\config.toml`,
@@ -152,11 +157,17 @@ func firewall(c CNI) []FirewallRule {
 }
 
 func defender(in *Input) *Defender {
+	paths := []string{
+		containerDir, `C:\ProgramData\containerd`, in.Binaries.Directory, `C:\var\lib\kubelet`,
+		`C:\opt\cni`, `C:\etc\cni`,
+	}
+	for _, dir := range []string{in.ContainerdRoot, in.ContainerdState} {
+		if dir != "" {
+			paths = append(paths, dir) // containerd's directories on a data disk
+		}
+	}
 	return &Defender{
-		Paths: []string{
-			containerDir, `C:\ProgramData\containerd`, in.Binaries.Directory, `C:\var\lib\kubelet`,
-			`C:\opt\cni`, `C:\etc\cni`,
-		},
+		Paths: paths,
 		Processes: []string{
 			"containerd.exe", "containerd-shim-runhcs-v1.exe", "kubelet.exe", "kube-proxy.exe",
 			"calico-node.exe", "flanneld.exe",

@@ -81,6 +81,19 @@ const (
 	cniConfDir = "C:/etc/cni/net.d"
 )
 
+// containerd's directories when the config names none.
+const (
+	DefaultContainerdRoot  = `C:\ProgramData\containerd\root`
+	DefaultContainerdState = `C:\ProgramData\containerd\state`
+)
+
+func orDefault(value, fallback string) string {
+	if value == "" {
+		return fallback
+	}
+	return value
+}
+
 // pipePath turns npipe:////./pipe/NAME into \\.\pipe\NAME.
 func pipePath(criSocket string) (string, error) {
 	name, ok := strings.CutPrefix(criSocket, "npipe:////./pipe/")
@@ -105,8 +118,8 @@ func renderContainerdConfig(in *Input) (string, error) {
 	}
 	cfg := containerdConfig{
 		Version: 2,
-		Root:    `C:\ProgramData\containerd\root`,
-		State:   `C:\ProgramData\containerd\state`,
+		Root:    orDefault(in.ContainerdRoot, DefaultContainerdRoot),
+		State:   orDefault(in.ContainerdState, DefaultContainerdState),
 		GRPC:    containerdGRPC{Address: pipe},
 		Plugins: containerdPlugins{CRI: criPlugin{
 			SandboxImage: in.PauseImage,

@@ -23,6 +23,7 @@ type Document struct {
 	Users      []User         `json:"users,omitempty"`
 	AdminKeys  []string       `json:"adminKeys,omitempty"`
 	Downloads  []DocDownload  `json:"downloads,omitempty"`
+	Disks      []DocDisk      `json:"disks,omitempty"`
 	Containerd DocContainerd  `json:"containerd"`
 	Firewall   []FirewallRule `json:"firewall"`
 	Defender   *Defender      `json:"defender,omitempty"`
@@ -85,6 +86,20 @@ type DocDownload struct {
 	SHA256  string `json:"sha256"`
 	Path    string `json:"path"`
 	Extract string `json:"extract,omitempty"`
+}
+
+// DocDisk is a data disk of the disks step: the disk at SCSI target/lun is initialized only when
+// RAW, and a volume that does not match (partition style, file system, label) is never touched.
+type DocDisk struct {
+	Target             int32  `json:"target"`
+	LUN                int32  `json:"lun"`
+	PartitionStyle     string `json:"partitionStyle"`
+	FileSystem         string `json:"fileSystem"`
+	Label              string `json:"label"`
+	AllocationUnitSize int32  `json:"allocationUnitSize,omitempty"`
+	DriveLetter        string `json:"driveLetter,omitempty"`
+	// MountPath is a folder, with a trailing backslash as Windows lists access paths.
+	MountPath string `json:"mountPath,omitempty"`
 }
 
 // DocContainerd is containerd's configuration.

@@ -33,7 +33,12 @@ type Input struct {
 	// PauseImage is the sandbox image written into containerd's config.
 	PauseImage string
 	// Registries are containerd's registry hosts, with CA data and credentials resolved.
-	Registries      []Registry
+	Registries []Registry
+	// ContainerdRoot and ContainerdState are containerd's directories ("": under
+	// C:\ProgramData\containerd).
+	ContainerdRoot, ContainerdState string
+	// Disks are data disks prepared before containerd starts.
+	Disks           []Disk
 	HyperVIsolation bool
 	CNI             CNI
 	Binaries        Binaries
@@ -146,4 +151,17 @@ type Domain struct {
 	OrganizationalUnit string
 	DNSServers         []string
 	Username, Password string
+}
+
+// Disk is a data disk: found at SCSI Target/LUN, partitioned in PartitionStyle ("GPT" or "MBR";
+// "" is GPT), formatted with FileSystem ("NTFS" or "ReFS"; "" is NTFS) and mounted at exactly one
+// of DriveLetter or MountPath. AllocationUnitSize 0 is the file system's default.
+type Disk struct {
+	Target, LUN        int32
+	PartitionStyle     string
+	FileSystem         string
+	Label              string
+	AllocationUnitSize int32
+	DriveLetter        string
+	MountPath          string
 }

@@ -38,6 +38,7 @@ var badConfigRows = []struct {
 	field  string
 }{
 	{"relative file path", file(`k\a.txt`), "files[0].path"},
+	{"containerd root on no data disk", func(s *spec) { s.Containerd.Root = `E:\containerd` }, "containerd.root"},
 	{"reserved device name", file(`C:\k\nul`), "files[0].path"},
 	{"file path with ..", file(`C:\k\..\Windows\x`), "files[0].path"},
 	{"content not base64", func(s *spec) {

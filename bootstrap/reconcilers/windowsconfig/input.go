@@ -49,6 +49,9 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		Taints:             taints(spec.NodeRegistration.Taints),
 		PauseImage:         spec.Containerd.PauseImage,
 		Registries:         registries(spec.Containerd.Registries, p.Registries),
+		ContainerdRoot:     spec.Containerd.Root,
+		ContainerdState:    spec.Containerd.State,
+		Disks:              disks(spec.Disks),
 		HyperVIsolation:    spec.HyperVIsolation,
 		CNI:                cni(spec.CNI),
 		Binaries:           binaries(spec.Binaries),
@@ -131,4 +134,16 @@ func download(d *bootstrapv1.Download) *userdata.Download {
 		return nil
 	}
 	return &userdata.Download{URL: d.URL, SHA256: d.SHA256}
+}
+
+func disks(in []bootstrapv1.Disk) []userdata.Disk {
+	var out []userdata.Disk
+	for _, d := range in {
+		out = append(out, userdata.Disk{
+			Target: d.Location.Target, LUN: d.Location.LUN, PartitionStyle: string(d.PartitionStyle),
+			FileSystem: string(d.FileSystem), Label: d.Label, AllocationUnitSize: d.AllocationUnitSize,
+			DriveLetter: d.DriveLetter, MountPath: d.MountPath,
+		})
+	}
+	return out
 }

@@ -50,6 +50,8 @@ type Config struct {
 	Hostname string
 	// Domain is the Active Directory domain the guest's network reaches (nil: none).
 	Domain *DomainController
+	// Disks are the data disks the hypervisor attached.
+	Disks []Disk
 	// CPUs and MemoryMiB are the VM's size as the kubelet reports it (default 2 and 4096).
 	CPUs, MemoryMiB int
 }
@@ -72,6 +74,7 @@ type Guest struct {
 	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
 	sandboxPull    ImagePull
+	disks          []Disk   // the data disks' state (the disks step changes it)
 	closers        []func() // close the kubelet's connections on Stop
 }
 
@@ -101,7 +104,7 @@ func Boot(ctx context.Context, cfg Config) *Guest {
 	if cfg.Hostname == "" {
 		cfg.Hostname = defaultHostname(cfg.Address)
 	}
-	g := &Guest{cfg: cfg, fs: newFileSystem(), done: make(chan struct{})}
+	g := &Guest{cfg: cfg, fs: newFileSystem(), done: make(chan struct{}), disks: append([]Disk(nil), cfg.Disks...)}
 	g.ctx, g.cancel = context.WithCancel(ctx)
 	g.wg.Add(1)
 	go func() {

@@ -108,6 +108,9 @@ type node struct {
 	registries []userdata.Registry
 	pause      string
 	domain     *userdata.Domain
+	// disks and containerdRoot/State put containerd on data disks.
+	disks                         []userdata.Disk
+	containerdRoot, containerdSta string
 	// kubeletConfig is a JSON object of KubeletConfiguration fields ("" for none).
 	kubeletConfig string
 }
@@ -127,6 +130,9 @@ func render(t *testing.T, n node) []byte {
 		PauseImage:           cmp.Or(n.pause, "registry.k8s.io/pause:3.10"),
 		Registries:           n.registries,
 		Domain:               n.domain,
+		Disks:                n.disks,
+		ContainerdRoot:       n.containerdRoot,
+		ContainerdState:      n.containerdSta,
 		HyperVIsolation:      n.hyperV,
 		CNI:                  userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
 		Binaries:             userdata.Binaries{Directory: `C:\k`},

@@ -49,6 +49,11 @@ func (s *script) startContainerd(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("service containerd does not start: %w", err)
 	}
+	for _, dir := range []string{images.Root, images.State} {
+		if !s.g.onVolume(dir) {
+			return fmt.Errorf("service containerd does not start: %s is on no volume of this computer", dir)
+		}
+	}
 	certs, ok := strings.CutPrefix(fold(images.Registry.ConfigPath), prefix)
 	if !ok {
 		return fmt.Errorf("config_path %q is outside %s", images.Registry.ConfigPath, dir)

@@ -47,6 +47,8 @@ func (s *script) do(ctx context.Context, name string) error {
 			s.log(fmt.Sprintf("downloading %s (attempt 1)", d.URL))
 			s.g.fs.write(d.Path, []byte("simulated download of "+d.URL+"\n"))
 		}
+	case "disks":
+		return s.prepareDisks()
 	case "containerd":
 		// The image has the containerd service; only a changed config is written.
 		c := doc.Containerd

@@ -325,6 +325,108 @@ function Step-Downloads {
     }
 }
 
+# Find-DataDisk returns the disk at a SCSI target and LUN (Win32_DiskDrive's address; its Index
+# is the disk number), waiting a minute for a disk the hypervisor attached late.
+function Find-DataDisk {
+    param($Want, [string]$Name)
+    for ($attempt = 1; $attempt -le 12; $attempt++) {
+        $drives = @(Get-CimInstance -ClassName Win32_DiskDrive | Where-Object { $_.SCSITargetId -eq $Want.target -and $_.SCSILogicalUnit -eq $Want.lun })
+        if ($drives.Count -gt 1) {
+            throw "$Name is ambiguous: $($drives.Count) disks have that SCSI address (on different controllers); attach data disks so that each target and LUN is used once"
+        }
+        if ($drives.Count -eq 1) {
+            return Get-Disk -Number $drives[0].Index
+        }
+        Update-HostStorageCache
+        Start-Sleep -Seconds 5
+    }
+    throw "$Name is not attached: no disk has that SCSI address"
+}
+
+# Get-DataPartition returns the disk's one data partition when it is formatted as asked, and
+# $null for an initialized disk without partitions; anything else is someone's data and fails.
+function Get-DataPartition {
+    param($Disk, $Want, [string]$Name)
+    $parts = @(Get-Partition -DiskNumber $Disk.Number | Where-Object { $_.Type -ne 'Reserved' })
+    if ($Disk.PartitionStyle -ne $Want.partitionStyle) {
+        throw "$Name has a $($Disk.PartitionStyle) partition table, want $($Want.partitionStyle); capwin never erases a disk: clear it or change spec.disks"
+    }
+    if ($parts.Count -eq 0) {
+        return $null
+    }
+    $volume = $null
+    if ($parts.Count -eq 1) {
+        $volume = Get-Volume -Partition $parts[0] -ErrorAction SilentlyContinue
+    }
+    if ($null -eq $volume -or $volume.FileSystem -ne $Want.fileSystem -or $volume.FileSystemLabel -ne $Want.label) {
+        $found = @($parts | ForEach-Object { Get-Volume -Partition $_ -ErrorAction SilentlyContinue } | ForEach-Object { "$($_.FileSystem) '$($_.FileSystemLabel)'" }) -join ', '
+        throw "$Name holds $($parts.Count) partition(s) ($found), want one $($Want.fileSystem) volume labelled '$($Want.label)'; capwin never erases a disk: clear it or change spec.disks"
+    }
+    return $parts[0]
+}
+
+# Mount-DataPartition gives the partition its drive letter or mount folder, once.
+function Mount-DataPartition {
+    param($Partition, $Want, [string]$Name)
+    $letter = Get-Field $Want 'driveLetter'
+    if ($letter) {
+        if ([string]$Partition.DriveLetter -eq $letter) {
+            return
+        }
+        if (Get-Volume -DriveLetter $letter -ErrorAction SilentlyContinue) {
+            throw "drive ${letter}: is taken by another volume; $Name cannot have it"
+        }
+        Set-Partition -DiskNumber $Partition.DiskNumber -PartitionNumber $Partition.PartitionNumber -NewDriveLetter $letter
+        return
+    }
+    $path = $Want.mountPath
+    if (@($Partition.AccessPaths) -contains $path) {
+        return
+    }
+    if ((Test-Path $path) -and @(Get-ChildItem -Force -Path $path).Count -gt 0) {
+        throw "mount folder $path is not empty; $Name is not mounted there"
+    }
+    New-Item -ItemType Directory -Force -Path $path | Out-Null
+    Add-PartitionAccessPath -DiskNumber $Partition.DiskNumber -PartitionNumber $Partition.PartitionNumber -AccessPath $path
+}
+
+# Step-Disks prepares the data disks. Only a RAW disk is initialized and only an empty initialized
+# disk is partitioned: a disk with partitions that do not match is never wiped, the step fails.
+function Step-Disks {
+    foreach ($want in (Get-List $Data 'disks')) {
+        $name = "the disk at SCSI target $($want.target) LUN $($want.lun)"
+        $disk = Find-DataDisk $want $name
+        if ($disk.IsBoot -or $disk.IsSystem) {
+            throw "$name is the system disk; it is never used as a data disk"
+        }
+        if ($disk.IsOffline) {
+            Set-Disk -Number $disk.Number -IsOffline $false
+        }
+        if ($disk.IsReadOnly) {
+            Set-Disk -Number $disk.Number -IsReadOnly $false
+        }
+        if ($disk.PartitionStyle -eq 'RAW') {
+            Write-Log "initializing $name ($($want.partitionStyle))"
+            Initialize-Disk -Number $disk.Number -PartitionStyle $want.partitionStyle
+            $disk = Get-Disk -Number $disk.Number
+        }
+        $partition = Get-DataPartition $disk $want $name
+        if ($null -eq $partition) {
+            Write-Log "formatting $name ($($want.fileSystem), label '$($want.label)')"
+            $partition = New-Partition -DiskNumber $disk.Number -UseMaximumSize
+            $format = @{ Partition = $partition; FileSystem = $want.fileSystem; NewFileSystemLabel = $want.label; Confirm = $false }
+            $unit = Get-Field $want 'allocationUnitSize'
+            if ($unit) {
+                $format['AllocationUnitSize'] = $unit
+            }
+            Format-Volume @format | Out-Null
+            $partition = Get-Partition -DiskNumber $disk.Number -PartitionNumber $partition.PartitionNumber
+        }
+        Mount-DataPartition $partition $want $name
+        Write-Log "$name is mounted"
+    }
+}
+
 function Step-Containerd {
     $config = $Data.containerd
     New-Item -ItemType Directory -Force -Path $config.directory | Out-Null
@@ -501,6 +603,7 @@ $Steps = [ordered]@{
     'users'      = { Step-Users }
     'features'   = { Step-Features }
     'downloads'  = { Step-Downloads }
+    'disks'      = { Step-Disks }
     'containerd' = { Step-Containerd }
     'firewall'   = { Step-Firewall }
     'defender'   = { Step-Defender }
