@@ -37,19 +37,12 @@ type netplanOptions struct {
 func TestNetworkOptions(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newCluster(t, nil)
-	f.provisioned(t)
-	spec := defaultSpec()
-	spec.Host = "hv1"
-	spec.GuestCredentialsRef = &infrav1.SecretReference{Name: "guest-admin"}
+	f, h, spec := guestRunCluster(t)
 	spec.Network = []infrav1.HyperVNetworkDevice{{IPAddrs: []string{"10.0.0.21/24"}, Gateway4: "10.0.0.1", Nameservers: []string{"10.0.0.2"},
 		NetworkDeviceOptions: infrav1.NetworkDeviceOptions{MTU: ptr.To[int32](1400), SearchDomains: []string{"corp.example.com", "example.com"},
 			Routes: []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: ptr.To[int32](50)}, {To: "192.168.50.0/24", Via: "10.0.0.253"}}}}}
-	h := host("hv1")
-	h.SetGuestPassword("Guest-pw1") // the password every test of this host's guests uses
 	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "guest-admin", Namespace: f.ns},
-		Data: map[string][]byte{"username": []byte("Administrator"), "password": []byte("Guest-pw1")}})).To(Succeed())
-	f.format = "powershell"
+		Data: map[string][]byte{"username": []byte("Administrator"), "password": []byte(guestPassword)}})).To(Succeed())
 	mc := f.addMachine(t, "win-net-"+randSuffix(), "", []byte("#ps1_sysnative\r\n$CapwinData = 'e30='\r\n"), spec)
 
 	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
