@@ -6,7 +6,6 @@ package webhooks
 import (
 	"fmt"
 	"net"
-	"net/netip"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -30,7 +29,13 @@ func ValidateMachineSpec(spec infrav1.VCenterMachineSpec, path *field.Path) fiel
 		errs = append(errs, field.Invalid(path.Child("guestCredentialsRef"), spec.GuestCredentialsRef.Name,
 			"runs Windows powershell bootstrap data through VMware Tools; Linux machines bootstrap with cloud-init from guestinfo: remove it"))
 	}
-	return append(errs, validateNetwork(spec.Network, path.Child("network"))...)
+	return append(errs, validateNetwork(spec.Network, path.Child("network"), usesCloudbaseInit(spec.OS, spec.GuestCredentialsRef))...)
+}
+
+// usesCloudbaseInit reports whether cloudbase-init applies a machine's network config: a Windows
+// machine (the default) whose bootstrap data capwin does not start itself.
+func usesCloudbaseInit(system infrav1.OperatingSystem, guestCredentials *infrav1.SecretReference) bool {
+	return system != infrav1.OSLinux && guestCredentials == nil
 }
 
 // templatePathProblem explains why t is not a usable inventory path or name ("" if it is one).
@@ -46,12 +51,13 @@ func templatePathProblem(t string) string {
 	return ""
 }
 
-func validateNetwork(devices []infrav1.NetworkDevice, path *field.Path) field.ErrorList {
+func validateNetwork(devices []infrav1.NetworkDevice, path *field.Path, cloudbaseInit bool) field.ErrorList {
 	var errs field.ErrorList
 	macs := map[string]int{} // normalized MAC -> first device index
 	for i, d := range devices {
 		at := path.Index(i)
-		errs = append(errs, validateGateway4(d, at)...)
+		errs = append(errs, validateNextHops(d, at)...)
+		errs = append(errs, validateOptions(d, at, cloudbaseInit)...)
 		errs = append(errs, validatePools(d, at)...)
 		if d.MACAddr == "" {
 			continue
@@ -69,43 +75,6 @@ func validateNetwork(devices []infrav1.NetworkDevice, path *field.Path) field.Er
 		macs[mac] = i
 	}
 	return errs
-}
-
-// validateGateway4 checks that a device's IPv4 gateway is reachable from its IPv4 addresses.
-func validateGateway4(d infrav1.NetworkDevice, path *field.Path) field.ErrorList {
-	gw, err := netip.ParseAddr(d.Gateway4)
-	if err != nil || !gw.Is4() {
-		return nil // unset; a malformed gateway is rejected by the CRD's CEL rule
-	}
-	var subnets []netip.Prefix
-	for _, a := range d.IPAddrs {
-		if p, err := netip.ParsePrefix(a); err == nil && p.Addr().Is4() {
-			subnets = append(subnets, p)
-		}
-	}
-	at := path.Child("gateway4")
-	switch {
-	case len(subnets) == 0 && !d.DHCP4 && len(d.AddressesFromPools) == 0:
-		return field.ErrorList{field.Invalid(at, d.Gateway4,
-			"the device has no IPv4 address: add a static IPv4 address to ipAddrs, a pool to addressesFromPools, or set dhcp4")}
-	case len(subnets) == 0 || len(d.AddressesFromPools) > 0:
-		// A pool's address is unknown until it is claimed; the gateway may belong to its subnet.
-		return nil
-	}
-	for _, p := range subnets {
-		if p.Addr() == gw {
-			return field.ErrorList{field.Invalid(at, d.Gateway4, fmt.Sprintf("is the device's own address %s", p))}
-		}
-	}
-	var cidrs []string
-	for _, p := range subnets {
-		if p.Contains(gw) {
-			return nil
-		}
-		cidrs = append(cidrs, p.Masked().String())
-	}
-	return field.ErrorList{field.Invalid(at, d.Gateway4,
-		fmt.Sprintf("is not in the subnet of any static IPv4 address of the device (%s): the VM could not reach it", strings.Join(cidrs, ", ")))}
 }
 
 // validatePools checks the IPAM pool references: an IPAddressClaim needs the pool's group, kind

@@ -143,6 +143,28 @@ func TestMachineAdmission(t *testing.T) {
 		}, "spec.cloneMode", "content library items can only be full-cloned"},
 		{"bad nameserver (CEL)", func(s *infrav1.VCenterMachineSpec) { s.Network[0].Nameservers = []string{"dns.example.com"} },
 			"spec.network[0].nameservers[0]", "must be an IP address"},
+		{"routes, MTU and search domains", func(s *infrav1.VCenterMachineSpec) {
+			s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"}
+			s.Network[0].NetworkDeviceOptions = infrav1.NetworkDeviceOptions{MTU: ptr.To[int32](1400), SearchDomains: []string{"corp.example.com"},
+				Routes: []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: ptr.To[int32](10)}, {To: "fd20::/48", Via: "fe80::1"}}}
+		}, "", ""},
+		{"route next hop outside the subnet", func(s *infrav1.VCenterMachineSpec) {
+			s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"}
+			s.Network[0].Routes = []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.9.1"}}
+		}, "spec.network[0].routes[0].via", "is not in the subnet of any static IPv4 address"},
+		{"route with host bits (CEL)", func(s *infrav1.VCenterMachineSpec) {
+			s.Network[0].Routes = []infrav1.NetworkRoute{{To: "10.20.0.1/16", Via: "10.0.0.254"}}
+		}, "spec.network[0].routes[0].to", "no host bits set"},
+		{"route across families (CEL)", func(s *infrav1.VCenterMachineSpec) {
+			s.Network[0].Routes = []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "fd00::1"}}
+		}, "spec.network[0].routes[0]", "via must be of the address family of to"},
+		{"route metric (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.Network[0].Routes = []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: ptr.To[int32](10000)}}
+		}, "spec.network[0].routes[0].metric", "less than or equal to 9999"},
+		{"MTU (schema)", func(s *infrav1.VCenterMachineSpec) { s.Network[0].MTU = ptr.To[int32](9216) },
+			"spec.network[0].mtu", "less than or equal to 9000"},
+		{"search domain (schema)", func(s *infrav1.VCenterMachineSpec) { s.Network[0].SearchDomains = []string{"Corp_Example"} },
+			"spec.network[0].searchDomains[0]", "should match"},
 		{"linked clone disk (CEL)", func(s *infrav1.VCenterMachineSpec) {
 			s.CloneMode, s.Snapshot, s.DiskGiB = infrav1.LinkedClone, "base", 80
 		}, "spec", "linkedClone cannot grow the disk"},

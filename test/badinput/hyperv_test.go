@@ -36,6 +36,9 @@ var hypervMachineRows = []row[infrav1.HyperVMachineSpec]{
 	{"MAC twice", func(s *infrav1.HyperVMachineSpec) {
 		s.Network = []infrav1.HyperVNetworkDevice{{DHCP4: true, MACAddr: "00:15:5d:00:00:01"}, {DHCP4: true, MACAddr: "00:15:5D:00:00:01"}}
 	}, "network[1].macAddr"},
+	{"search domains cloudbase-init would drop", func(s *infrav1.HyperVMachineSpec) {
+		s.Network[0].SearchDomains = []string{"corp.example.com"}
+	}, "network[0].searchDomains"},
 }
 
 // hypervClusterRows break each rule of webhooks.ValidateHyperVClusterSpec that the schema lets by.

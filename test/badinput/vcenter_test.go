@@ -50,6 +50,10 @@ var vcenterMachineRows = []row[infrav1.VCenterMachineSpec]{
 	{"pool without API group", func(s *infrav1.VCenterMachineSpec) {
 		s.Network[0] = infrav1.NetworkDevice{NetworkName: "VM Network", AddressesFromPools: []corev1.TypedLocalObjectReference{ipPool(nil)}}
 	}, "network[0].addressesFromPools[0].apiGroup"},
+	{"route next hop outside the subnet", func(s *infrav1.VCenterMachineSpec) {
+		staticNIC("10.0.0.1", "10.0.0.21/24")(s)
+		s.OS, s.Network[0].Routes = infrav1.OSLinux, []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.9.1"}}
+	}, "network[0].routes[0].via"},
 	{"multicast MAC", func(s *infrav1.VCenterMachineSpec) { s.Network[0].MACAddr = "01:50:56:aa:bb:cc" }, "network[0].macAddr"},
 	{"MAC twice", func(s *infrav1.VCenterMachineSpec) {
 		s.Network = []infrav1.NetworkDevice{{NetworkName: "a", DHCP4: true, MACAddr: "00:50:56:aa:bb:01"}, {NetworkName: "a", DHCP4: true, MACAddr: "00:50:56:AA:BB:01"}}

@@ -20,15 +20,8 @@ import (
 func TestPowerShellDirect(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newCluster(t, nil)
-	f.provisioned(t)
-	spec := defaultSpec()
-	spec.Host = "hv1"
-	spec.GuestCredentialsRef = &infrav1.SecretReference{Name: "guest-admin"}
-	h := host("hv1")
-	h.SetGuestPassword("Guest-pw1")
+	f, h, spec := guestRunCluster(t)
 	script := []byte("#ps1_sysnative\r\n$CapwinData = 'e30='\r\n")
-	f.format = "powershell"
 	mc := f.addMachine(t, "win-psd-"+randSuffix(), "", script, spec)
 	guestSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "guest-admin", Namespace: f.ns},
 		Data: map[string][]byte{"username": []byte("Administrator"), "password": []byte("wrong")}}
@@ -43,7 +36,7 @@ func TestPowerShellDirect(t *testing.T) {
 	g.Expect(h.Guest(vm.ID, func(v *hypervsim.VM) { v.Heartbeat = true })).To(Succeed())
 	waitBootstrap(t, mc, infrav1.GuestScriptNotStartedReason, "The credential is invalid")
 
-	guestSecret.Data["password"] = []byte("Guest-pw1")
+	guestSecret.Data["password"] = []byte(guestPassword)
 	g.Expect(k8s.Update(ctx, guestSecret)).To(Succeed())
 	waitBootstrap(t, mc, infrav1.BootstrapRunningReason, "started")
 	vm, _ = vmOf(h, string(m.UID))
@@ -56,6 +49,24 @@ func TestPowerShellDirect(t *testing.T) {
 	g.Expect(strings.Contains(vm.Notes, "capwin-guest-run:pid=")).To(BeTrue())
 	g.Consistently(func() int { v, _ := vmOf(h, string(m.UID)); return len(v.GuestPIDs) }, time.Second, 100*time.Millisecond).Should(Equal(1))
 }
+
+// guestRunCluster is a provisioned cluster whose machines bootstrap with format powershell
+// through PowerShell Direct on hv1, as the guest administrator of the Secret guest-admin (which
+// the caller creates; hv1's guests take the password guestPassword).
+func guestRunCluster(t *testing.T) (*fixture, *hypervsim.Host, infrav1.HyperVMachineSpec) {
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	f.format = "powershell"
+	spec := defaultSpec()
+	spec.Host = "hv1"
+	spec.GuestCredentialsRef = &infrav1.SecretReference{Name: "guest-admin"}
+	h := host("hv1")
+	h.SetGuestPassword(guestPassword)
+	return f, h, spec
+}
+
+// guestPassword is the administrator password of hv1's guests.
+const guestPassword = "Guest-pw1"
 
 func readDrive(h *hypervsim.Host, vm hypervsim.VM) (map[string][]byte, error) {
 	if len(vm.DVDs) == 0 {

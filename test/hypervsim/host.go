@@ -67,6 +67,8 @@ type VM struct {
 	KVP        map[string]string
 	GuestFiles map[string][]byte
 	GuestPIDs  []int64
+	// GuestNetwork is what the launcher configured in the guest.
+	GuestNetwork GuestNetwork
 	// StartNotes are the VM's notes each time it was started (tests check what was started).
 	StartNotes []string
 }

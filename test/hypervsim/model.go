@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 )
 
@@ -229,6 +230,7 @@ func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {
 		}
 		vm.GuestFiles[f.Path], files[f.Path] = data, data
 	}
+	runLauncher(vm, files[guest.GuestLaunchPath])
 	pid := int64(4000 + len(h.vms)*10 + h.nextID)
 	vm.GuestPIDs = append(vm.GuestPIDs, pid)
 	vm.Notes = fmt.Sprintf("%s\ncapwin-guest-run:pid=%d", vm.Notes, pid)

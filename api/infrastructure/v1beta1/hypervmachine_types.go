@@ -293,6 +293,8 @@ type HyperVNetworkDevice struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
 	MACAddr string `json:"macAddr,omitempty"`
+	// Routes, MTU and search domains.
+	NetworkDeviceOptions `json:",inline"`
 }
 
 // NetworkDevice returns the device as the shared NetworkDevice, the switch in NetworkName.
@@ -300,7 +302,7 @@ func (d *HyperVNetworkDevice) NetworkDevice() NetworkDevice {
 	return NetworkDevice{
 		NetworkName: d.NetworkName, DHCP4: d.DHCP4, DHCP6: d.DHCP6, IPAddrs: d.IPAddrs,
 		Gateway4: d.Gateway4, Gateway6: d.Gateway6, Nameservers: d.Nameservers,
-		AddressesFromPools: d.AddressesFromPools, MACAddr: d.MACAddr,
+		AddressesFromPools: d.AddressesFromPools, MACAddr: d.MACAddr, NetworkDeviceOptions: d.NetworkDeviceOptions,
 	}
 }
 

@@ -80,6 +80,8 @@ type NetworkDevice struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
 	MACAddr string `json:"macAddr,omitempty"`
+	// Routes, MTU and search domains.
+	NetworkDeviceOptions `json:",inline"`
 }
 
 // MachineInitializationStatus carries the contract's initialization flags.

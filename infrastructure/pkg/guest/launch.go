@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -41,6 +42,10 @@ type Launch struct {
 	TaskName      string       `json:"taskName"`
 	Status        LaunchStatus `json:"status"`
 	Network       []LaunchNIC  `json:"network"`
+	// SearchDomains is the guest's DNS suffix search list: the search domains of every NIC, in
+	// NIC order, once each. Windows keeps one list for the whole computer (a NIC holds only one
+	// connection-specific suffix); empty leaves the guest's list alone.
+	SearchDomains []string `json:"searchDomains"`
 }
 
 // LaunchStatus says where the launcher reports a failure: the guestinfo key (vSphere) or the
@@ -54,17 +59,26 @@ type LaunchStatus struct {
 // LaunchNIC is the static configuration of one adapter, found by MAC.
 type LaunchNIC struct {
 	// MAC in Windows' form (00-50-56-AB-CD-EF), as Get-NetAdapter shows it.
-	MAC         string   `json:"mac"`
-	Addresses   []string `json:"addresses"`
-	Routes      []route  `json:"routes"`
-	Nameservers []string `json:"nameservers"`
+	MAC         string        `json:"mac"`
+	Addresses   []string      `json:"addresses"`
+	Routes      []LaunchRoute `json:"routes"`
+	Nameservers []string      `json:"nameservers"`
+	// MTU in bytes for IPv4, and for IPv6 when at least 1280 (IPv6's minimum); 0 keeps the guest's.
+	MTU int32 `json:"mtu"`
+}
+
+// LaunchRoute is a route of a LaunchNIC; Metric 0 leaves New-NetRoute's default.
+type LaunchRoute struct {
+	To     string `json:"to"`
+	Via    string `json:"via"`
+	Metric int32  `json:"metric"`
 }
 
 // NewLaunch builds the launcher document for a guest: its computer name and the static part of
 // its NICs (DHCP-only adapters are left alone).
 func NewLaunch(computerName string, nics []NIC, status LaunchStatus) (Launch, error) {
 	l := Launch{Version: 1, ComputerName: computerName, BootstrapPath: GuestBootstrapPath, LogFile: GuestLaunchLog,
-		TaskName: bootstrapTask, Status: status, Network: []LaunchNIC{}}
+		TaskName: bootstrapTask, Status: status, Network: []LaunchNIC{}, SearchDomains: []string{}}
 	if len(computerName) > MaxComputerName || sanitize(computerName) != strings.ToLower(computerName) || computerName == "" || allDigits(computerName) {
 		return l, fmt.Errorf("computer name %q is not a Windows computer name (1 to %d letters, digits and inner hyphens, not only digits)",
 			computerName, MaxComputerName)
@@ -78,7 +92,15 @@ func NewLaunch(computerName string, nics []NIC, status LaunchStatus) (Launch, er
 			return l, fmt.Errorf("network device %d: %w", i, err)
 		}
 		ln := LaunchNIC{MAC: strings.ToUpper(strings.ReplaceAll(e.Match.MACAddress, ":", "-")),
-			Addresses: append([]string{}, e.Addresses...), Routes: append([]route{}, e.Routes...), Nameservers: []string{}}
+			Addresses: append([]string{}, e.Addresses...), Routes: []LaunchRoute{}, Nameservers: []string{}, MTU: e.MTU}
+		for _, r := range e.Routes {
+			ln.Routes = append(ln.Routes, LaunchRoute(r))
+		}
+		for _, d := range n.SearchDomains {
+			if !slices.Contains(l.SearchDomains, d) {
+				l.SearchDomains = append(l.SearchDomains, d)
+			}
+		}
 		if e.Nameservers != nil {
 			for _, a := range e.Nameservers.Addresses {
 				ip, err := netip.ParseAddr(a)

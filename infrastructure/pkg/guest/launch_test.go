@@ -27,7 +27,7 @@ func TestNewLaunch(t *testing.T) {
 	}
 	n := l.Network[0]
 	if n.MAC != "00-50-56-AB-CD-02" || strings.Join(n.Addresses, ",") != "10.0.0.5/24,fd00::5/64" ||
-		len(n.Routes) != 1 || n.Routes[0] != (route{To: "0.0.0.0/0", Via: "10.0.0.1"}) || strings.Join(n.Nameservers, ",") != "10.0.0.2" {
+		len(n.Routes) != 1 || n.Routes[0] != (LaunchRoute{To: "0.0.0.0/0", Via: "10.0.0.1"}) || strings.Join(n.Nameservers, ",") != "10.0.0.2" {
 		t.Fatalf("adapter = %+v", n)
 	}
 	script, err := l.Script()
@@ -72,20 +72,23 @@ func TestLaunchListsNeverNull(t *testing.T) {
 	}
 	script, _ := l.Script()
 	back, _ := ParseLaunch(script)
-	if back.Network == nil || back.Network[0].Routes == nil || back.Network[0].Nameservers == nil {
+	if back.Network == nil || back.Network[0].Routes == nil || back.Network[0].Nameservers == nil || back.SearchDomains == nil {
 		t.Fatalf("null list in %+v", back)
 	}
 }
 
 var launchLine = regexp.MustCompile(`^\$CapwinLaunch = '[A-Za-z0-9+/=]*'\r\n$`)
 
-// FuzzLaunchScript: whatever the names and addresses, the launcher is one base64 literal followed
-// by the unchanged static script, and the document reads back as it was written.
+// FuzzLaunchScript: whatever the names, addresses, routes and search domains, the launcher is one
+// base64 literal followed by the unchanged static script, and the document reads back as it was
+// written.
 func FuzzLaunchScript(f *testing.F) {
-	f.Add("win-1", "10.0.0.5/24", "10.0.0.1", "10.0.0.2")
-	f.Add("x'; Restart-Computer #", "fd00::1/64", "fd00::fffe", "$(calc)")
-	f.Fuzz(func(t *testing.T, name, addr, gw, dns string) {
-		l, err := NewLaunch(name, []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{addr}, Gateway4: gw, Nameservers: []string{dns}}}, vsphereStatus)
+	f.Add("win-1", "10.0.0.5/24", "10.0.0.1", "10.0.0.2", "10.20.0.0/16", "10.0.0.254", "corp.example.com")
+	f.Add("x'; Restart-Computer #", "fd00::1/64", "fd00::fffe", "$(calc)", "fd20::/48", "fe80::1", "'; Stop-Computer #")
+	f.Fuzz(func(t *testing.T, name, addr, gw, dns, to, via, search string) {
+		nic := NIC{MAC: "00:50:56:00:00:01", Addresses: []string{addr}, Gateway4: gw, Nameservers: []string{dns},
+			Routes: []Route{{To: to, Via: via, Metric: 7}}, MTU: 1400, SearchDomains: []string{search}}
+		l, err := NewLaunch(name, []NIC{nic}, vsphereStatus)
 		if err != nil {
 			return
 		}
@@ -98,7 +101,8 @@ func FuzzLaunchScript(f *testing.F) {
 			t.Fatalf("launcher is not one data line plus the static script:\n%s", first)
 		}
 		back, err := ParseLaunch(script)
-		if err != nil || back.ComputerName != name || back.Network[0].Nameservers[0] != dns {
+		if err != nil || back.ComputerName != name || back.Network[0].Nameservers[0] != dns || back.SearchDomains[0] != search ||
+			back.Network[0].MTU != 1400 || back.Network[0].Routes[len(back.Network[0].Routes)-1].Metric != 7 {
 			t.Fatalf("read back %+v, %v", back, err)
 		}
 	})
@@ -109,7 +113,8 @@ func TestLaunchScriptParses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("node parser in -short mode")
 	}
-	l, err := NewLaunch("win", []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5/24"}, Gateway4: "10.0.0.1"}}, vsphereStatus)
+	l, err := NewLaunch("win", []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5/24"}, Gateway4: "10.0.0.1",
+		Routes: []Route{{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: 50}}, MTU: 1400, SearchDomains: []string{"example.com"}}}, vsphereStatus)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +150,9 @@ func TestLaunchProtectsTheBootstrapFile(t *testing.T) {
 		return func(c pscheck.Call) bool { return c.Function == "" && c.Name == name }
 	}
 	icacls, i := pscheck.Find(calls, topLevel("icacls.exe"))
-	_, addresses := pscheck.Find(calls, topLevel("Set-StaticAddresses"))
+	_, addresses := pscheck.Find(calls, topLevel("Set-Network"))
 	want := []string{"$dir", "'/inheritance:r'", "'/grant:r'", "'*S-1-5-18:(OI)(CI)F'", "'/grant:r'", "'*S-1-5-32-544:(OI)(CI)F'"}
 	if i < 0 || addresses < 0 || i > addresses || !slices.Equal(icacls.Args, want) {
-		t.Errorf("icacls %v at call %d, Set-StaticAddresses at call %d; want icacls.exe %v first", icacls.Args, i, addresses, want)
+		t.Errorf("icacls %v at call %d, Set-Network at call %d; want icacls.exe %v first", icacls.Args, i, addresses, want)
 	}
 }

@@ -20,6 +20,17 @@ type NIC struct {
 	Gateway4    string
 	Gateway6    string
 	Nameservers []string
+	// Routes are static routes beyond the default ones of Gateway4 and Gateway6.
+	Routes []Route
+	// MTU in bytes; 0 keeps the guest's.
+	MTU           int32
+	SearchDomains []string
+}
+
+// Route is a static route; Metric 0 leaves the guest's default.
+type Route struct {
+	To, Via string
+	Metric  int32
 }
 
 // Metadata is the cloud-init/cloudbase-init instance metadata document.
@@ -46,6 +57,7 @@ type ethernet struct {
 	Addresses   []string     `json:"addresses,omitempty"`
 	Routes      []route      `json:"routes,omitempty"`
 	Nameservers *nameservers `json:"nameservers,omitempty"`
+	MTU         int32        `json:"mtu,omitempty"`
 }
 
 type match struct {
@@ -53,12 +65,14 @@ type match struct {
 }
 
 type route struct {
-	To  string `json:"to"`
-	Via string `json:"via"`
+	To     string `json:"to"`
+	Via    string `json:"via"`
+	Metric int32  `json:"metric,omitempty"`
 }
 
 type nameservers struct {
-	Addresses []string `json:"addresses"`
+	Addresses []string `json:"addresses,omitempty"`
+	Search    []string `json:"search,omitempty"`
 }
 
 // BuildMetadata renders the metadata YAML. Every NIC needs its MAC: adapters are matched by MAC,
@@ -122,23 +136,46 @@ func toEthernet(n NIC) (ethernet, error) {
 		}
 		e.Addresses = append(e.Addresses, p.String())
 	}
-	for _, gw := range []struct{ to, via string }{{"0.0.0.0/0", n.Gateway4}, {"::/0", n.Gateway6}} {
-		if gw.via == "" {
-			continue
+	var routes []Route
+	for _, gw := range []Route{{To: "0.0.0.0/0", Via: n.Gateway4}, {To: "::/0", Via: n.Gateway6}} {
+		if gw.Via != "" {
+			routes = append(routes, gw)
 		}
-		if _, err := netip.ParseAddr(gw.via); err != nil {
-			return ethernet{}, fmt.Errorf("gateway %q is not an IP address", gw.via)
+	}
+	for _, r := range append(routes, n.Routes...) {
+		checked, err := checkRoute(r)
+		if err != nil {
+			return ethernet{}, err
 		}
-		e.Routes = append(e.Routes, route{To: gw.to, Via: gw.via})
+		e.Routes = append(e.Routes, checked)
 	}
-	if len(n.Nameservers) > 0 {
-		e.Nameservers = &nameservers{Addresses: n.Nameservers}
+	if len(n.Nameservers) > 0 || len(n.SearchDomains) > 0 {
+		e.Nameservers = &nameservers{Addresses: n.Nameservers, Search: n.SearchDomains}
 	}
+	e.MTU = n.MTU
 	return e, nil
+}
+
+// checkRoute returns r in netplan's form, or why it is not a route: to must be a network in
+// CIDR form and via an address of its family.
+func checkRoute(r Route) (route, error) {
+	to, err := netip.ParsePrefix(r.To)
+	if err != nil {
+		return route{}, fmt.Errorf("route destination %q is not in CIDR form", r.To)
+	}
+	via, err := netip.ParseAddr(r.Via)
+	if err != nil {
+		return route{}, fmt.Errorf("gateway %q is not an IP address", r.Via)
+	}
+	if via.Is4() != to.Addr().Is4() {
+		return route{}, fmt.Errorf("route to %s: next hop %s is of another address family", r.To, r.Via)
+	}
+	return route{To: to.Masked().String(), Via: via.String(), Metric: r.Metric}, nil
 }
 
 // NeedsMAC reports whether a NIC's configuration can only be written once its MAC is known, that
 // is whether it has anything beyond DHCP defaults.
 func (n NIC) NeedsMAC() bool {
-	return len(n.Addresses) > 0 || n.Gateway4 != "" || n.Gateway6 != "" || len(n.Nameservers) > 0 || !n.DHCP4 && !n.DHCP6
+	return len(n.Addresses) > 0 || n.Gateway4 != "" || n.Gateway6 != "" || len(n.Nameservers) > 0 || !n.DHCP4 && !n.DHCP6 ||
+		len(n.Routes) > 0 || n.MTU != 0 || len(n.SearchDomains) > 0
 }

@@ -41,6 +41,7 @@ func TestBuildMetadata(t *testing.T) {
 	g.Expect(e.Addresses).To(Equal([]string{"10.0.0.21/24"}))
 	g.Expect(e.Routes).To(Equal([]route{{To: "0.0.0.0/0", Via: "10.0.0.1"}}))
 	g.Expect(e.Nameservers.Addresses).To(Equal([]string{"10.0.0.2"}))
+	g.Expect(e.MTU).To(BeZero())
 	g.Expect(np.Ethernets["id1"].DHCP4).To(BeTrue())
 
 	// Linux guests get stable names.
@@ -55,9 +56,12 @@ func TestBuildMetadataRefusesBadInput(t *testing.T) {
 		nics []NIC
 		msg  string
 	}{
-		"no MAC":      {[]NIC{{DHCP4: true}}, "no MAC"},
-		"not CIDR":    {[]NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5"}}}, "CIDR"},
-		"bad gateway": {[]NIC{{MAC: "00:50:56:00:00:01", Gateway4: "10.0.0.1; rm -rf"}}, "not an IP"},
+		"no MAC":         {[]NIC{{DHCP4: true}}, "no MAC"},
+		"not CIDR":       {[]NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5"}}}, "CIDR"},
+		"bad gateway":    {[]NIC{{MAC: "00:50:56:00:00:01", Gateway4: "10.0.0.1; rm -rf"}}, "not an IP"},
+		"route not CIDR": {[]NIC{{MAC: "00:50:56:00:00:01", DHCP4: true, Routes: []Route{{To: "10.20.0.0", Via: "10.0.0.1"}}}}, "CIDR"},
+		"route across families": {[]NIC{{MAC: "00:50:56:00:00:01", DHCP4: true, Routes: []Route{{To: "10.20.0.0/16", Via: "fd00::1"}}}},
+			"another address family"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := BuildMetadata("u", "h", tc.nics, false)
@@ -66,6 +70,26 @@ func TestBuildMetadataRefusesBadInput(t *testing.T) {
 	}
 	_, err := BuildMetadata("", "h", nil, false)
 	NewWithT(t).Expect(err).To(HaveOccurred())
+}
+
+// TestNetworkConfigOptions: routes with their metric, the MTU and the search domains are netplan
+// v2 keys (cloud-init applies them all; docs/vcenter.md says which cloudbase-init applies), on a
+// DHCP NIC too, which then needs its MAC.
+func TestNetworkConfigOptions(t *testing.T) {
+	g := NewWithT(t)
+	nic := NIC{MAC: "00:50:56:00:00:01", DHCP4: true, MTU: 9000, SearchDomains: []string{"corp.example.com"},
+		Routes: []Route{{To: "10.20.1.0/24", Via: "10.0.0.254", Metric: 100}, {To: "fd20::/48", Via: "fe80::1"}}}
+	g.Expect(nic.NeedsMAC()).To(BeTrue())
+	_, network, err := BuildNoCloud("uid", "win", []NIC{nic}, false)
+	g.Expect(err).NotTo(HaveOccurred())
+	var np netplan
+	g.Expect(yaml.UnmarshalStrict(network, &np)).To(Succeed())
+	e := np.Ethernets["id0"]
+	g.Expect(e.Routes).To(Equal([]route{{To: "10.20.1.0/24", Via: "10.0.0.254", Metric: 100}, {To: "fd20::/48", Via: "fe80::1"}}))
+	g.Expect(e.MTU).To(BeEquivalentTo(9000))
+	g.Expect(e.Nameservers).To(Equal(&nameservers{Search: []string{"corp.example.com"}}))
+	g.Expect(string(network)).To(And(ContainSubstring("metric: 100"), ContainSubstring("mtu: 9000"), ContainSubstring("search:"),
+		Not(ContainSubstring("addresses: null"))))
 }
 
 // Values are data: a hostile hostname stays one YAML scalar.

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -122,6 +123,10 @@ func (r *Reconciler) nics(ctx context.Context, s *hypervisor.Scope) (nics []gues
 		n := guest.NIC{
 			MAC: d.MACAddr, DHCP4: d.DHCP4, DHCP6: d.DHCP6, Addresses: append([]string(nil), d.IPAddrs...),
 			Gateway4: d.Gateway4, Gateway6: d.Gateway6, Nameservers: d.Nameservers,
+			MTU: ptr.Deref(d.MTU, 0), SearchDomains: d.SearchDomains,
+		}
+		for _, r := range d.Routes {
+			n.Routes = append(n.Routes, guest.Route{To: r.To, Via: r.Via, Metric: ptr.Deref(r.Metric, 0)})
 		}
 		if i < len(pooled) {
 			for _, a := range pooled[i] {
