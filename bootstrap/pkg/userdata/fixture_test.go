@@ -50,6 +50,12 @@ func fullInput(format Format) Input {
 		PostJoinCommands:   []string{"Write-Output 'after'"},
 		DefenderExclusions: true,
 		Registries:         testRegistries(),
+		Disks: []Disk{
+			{Target: 0, LUN: 1, FileSystem: "NTFS", Label: "containerd", DriveLetter: "E"},
+			{Target: 0, LUN: 2, FileSystem: "ReFS", Label: "scratch", AllocationUnitSize: 65536, MountPath: `C:\scratch`},
+		},
+		ContainerdRoot:  `E:\containerd\root`,
+		ContainerdState: `E:\containerd\state`,
 		Domain: &Domain{Name: "corp.example.com", OrganizationalUnit: "OU=Kubernetes,DC=corp,DC=example,DC=com",
 			DNSServers: []string{"10.0.0.53"}, Username: `CORP\svc-join`, Password: "j0in'$(x)"},
 	}

@@ -33,6 +33,7 @@ func FuzzRender(f *testing.F) {
 		in.Timezone = timezone
 		in.Users = []User{{Name: user, SSHAuthorizedKeys: []string{argValue}}}
 		in.KubeletExtraArgs = []Arg{{Name: "max-pods", Value: argValue}}
+		in.Disks = []Disk{{LUN: 1, Label: labelValue, MountPath: `C:\data`}}
 		in.Domain = &Domain{Name: "corp.example.com", OrganizationalUnit: labelValue, Username: user, Password: argValue}
 		in.KubeletConfiguration, _ = json.Marshal(map[string]any{"providerID": argValue, "featureGates": map[string]bool{labelKey: true}})
 		out, err := Render(in)
@@ -90,6 +91,9 @@ func checkRoundTrip(t *testing.T, doc *Document, in *Input, content, command str
 	}
 	if d := doc.Downloads[0]; d.URL != in.Binaries.Kubelet.URL {
 		t.Fatalf("download URL changed: %q -> %q", in.Binaries.Kubelet.URL, d.URL)
+	}
+	if len(doc.Disks) != 1 || doc.Disks[0].Label != in.Disks[0].Label {
+		t.Fatalf("disk label changed: %q -> %+v", in.Disks[0].Label, doc.Disks)
 	}
 	if d := doc.Domain; d == nil || d.Username != in.Domain.Username || d.Password != in.Domain.Password || d.OrganizationalUnit != in.Domain.OrganizationalUnit {
 		t.Fatalf("domain join changed: %+v -> %+v", in.Domain, doc.Domain)
