@@ -1,11 +1,7 @@
 package webhooks_test
 
 import (
-	"context"
-	"fmt"
 	"testing"
-
-	. "github.com/onsi/gomega"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 )
@@ -20,11 +16,7 @@ func TestActiveDirectoryAdmission(t *testing.T) {
 				Credentials: &bootstrapv1.SecretName{Name: "domain-join"}}
 		}
 	}
-	for i, tc := range []struct {
-		name       string
-		mutate     func(*bootstrapv1.WindowsConfigSpec)
-		field, msg string
-	}{
+	runAdmission(t, "ad", []admissionCase{
 		{"domain, OU and DNS servers", ad("corp.example.com", `OU=Kubernetes\, Windows,OU=Servers,DC=corp,DC=example,DC=com`, "10.0.0.53", "fd00::53"), "", ""},
 		{"default container", ad("CORP.example.com", ""), "", ""},
 		{"empty: no domain join", func(s *bootstrapv1.WindowsConfigSpec) { s.ActiveDirectory = &bootstrapv1.ActiveDirectory{} }, "", ""},
@@ -39,15 +31,5 @@ func TestActiveDirectoryAdmission(t *testing.T) {
 		{"OU in another domain", ad("corp.example.com", "OU=K8s,DC=example,DC=com"), "spec.activeDirectory.organizationalUnit", "must spell the domain corp.example.com"},
 		{"DC before OU", ad("corp.example.com", "DC=corp,OU=K8s,DC=example,DC=com"), "spec.activeDirectory.organizationalUnit", "come before the DC= parts"},
 		{"DNS server name", ad("corp.example.com", "", "dc1.corp.example.com"), "spec.activeDirectory.dnsServers[0]", "IPv4 or IPv6 address"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			err := k8s.Create(context.Background(), config(fmt.Sprintf("ad%d", i), tc.mutate))
-			if tc.field != "" {
-				expectInvalid(g, err, tc.field, tc.msg)
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
-		})
-	}
+	})
 }

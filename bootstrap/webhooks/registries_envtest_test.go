@@ -8,7 +8,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"math/big"
 	"testing"
 	"time"
@@ -33,11 +32,7 @@ func TestRegistryAdmission(t *testing.T) {
 	mirror := func(url string, a access) []bootstrapv1.RegistryMirror {
 		return []bootstrapv1.RegistryMirror{{URL: url, RegistryAccess: a}}
 	}
-	for i, tc := range []struct {
-		name       string
-		mutate     func(*bootstrapv1.WindowsConfigSpec)
-		field, msg string
-	}{
+	runAdmission(t, "r", []admissionCase{
 		{"mirrors, CA, credentials", regs(
 			bootstrapv1.Registry{Host: "registry.k8s.io", Mirrors: []bootstrapv1.RegistryMirror{
 				{URL: "https://mirror.corp.example:5000", RegistryAccess: access{CA: &bootstrapv1.CABundle{Content: ca}}},
@@ -68,17 +63,7 @@ func TestRegistryAdmission(t *testing.T) {
 			bootstrapv1.Registry{Host: "docker.io", Mirrors: mirror("https://m.corp", creds("a"))},
 			bootstrapv1.Registry{Host: "quay.io", Mirrors: mirror("https://m.corp/quay", creds("b"))},
 		), "spec.containerd.registries[1].mirrors[0].credentials.name", "one set of credentials per host"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			g := NewWithT(t)
-			err := k8s.Create(context.Background(), config(fmt.Sprintf("r%d", i), tc.mutate))
-			if tc.field != "" {
-				expectInvalid(g, err, tc.field, tc.msg)
-				return
-			}
-			g.Expect(err).NotTo(HaveOccurred())
-		})
-	}
+	})
 }
 
 func TestInsecureRegistryWarns(t *testing.T) {

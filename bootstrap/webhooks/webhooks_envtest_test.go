@@ -283,3 +283,27 @@ func TestTemplateSpecIsValidated(t *testing.T) {
 	expectInvalid(g, err, "spec.template.spec.files[0].path", "absolute Windows path")
 	expectInvalid(g, err, "spec.template.spec.nodeRegistration.kubeletExtraArgs[0].name", "from spec.template.spec.nodeRegistration.labels")
 }
+
+// admissionCase is one spec sent to the API server: field and msg of the expected rejection;
+// "" = accepted. (CRD) and (CEL) in a name mark rules the API server enforces before the webhook.
+type admissionCase struct {
+	name       string
+	mutate     func(*bootstrapv1.WindowsConfigSpec)
+	field, msg string
+}
+
+// runAdmission creates one WindowsConfig per case (named prefix + index).
+func runAdmission(t *testing.T, prefix string, cases []admissionCase) {
+	t.Helper()
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			err := k8s.Create(context.Background(), config(fmt.Sprintf("%s%d", prefix, i), tc.mutate))
+			if tc.field != "" {
+				expectInvalid(g, err, tc.field, tc.msg)
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+		})
+	}
+}

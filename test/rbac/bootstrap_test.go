@@ -17,8 +17,8 @@ import (
 )
 
 // testBootstrap: a WindowsConfig of a Machine whose Cluster's control plane is initialized and
-// whose workload cluster (the envtest apiserver) is reachable: a bootstrap token there, the
-// data Secret here; then delete (the token is revoked).
+// whose workload cluster (the envtest apiserver) is reachable and whose registry CA is in a
+// ConfigMap: a bootstrap token there, the data Secret here; then delete (the token is revoked).
 func testBootstrap(t *testing.T, s *suite) {
 	g := NewWithT(t)
 	ctx := t.Context()
@@ -48,8 +48,13 @@ func testBootstrap(t *testing.T, s *suite) {
 	cfg := &bootstrapv1.WindowsConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: machine.Name, Namespace: ns, Labels: machine.Labels,
 			OwnerReferences: []metav1.OwnerReference{ownedBy(machine, "Machine")}},
-		Spec: bootstrapv1.WindowsConfigSpec{Format: bootstrapv1.FormatPowerShell},
+		Spec: bootstrapv1.WindowsConfigSpec{Format: bootstrapv1.FormatPowerShell,
+			// A registry CA from a ConfigMap: the manager reads it with its own identity.
+			Containerd: bootstrapv1.Containerd{Registries: []bootstrapv1.Registry{{Host: "registry.corp.example",
+				RegistryAccess: bootstrapv1.RegistryAccess{CA: &bootstrapv1.CABundle{ConfigMap: &bootstrapv1.ConfigMapKey{Name: "corp-ca", Key: "ca.pem"}}}}}}},
 	}
+	g.Expect(s.admin.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "corp-ca", Namespace: ns},
+		Data: map[string]string{"ca.pem": string(s.env.Config.CAData)}})).To(Succeed())
 	g.Expect(s.admin.Create(ctx, cfg)).To(Succeed())
 	s.eventually(t, s.boot, func(g Gomega) {
 		g.Expect(s.admin.Get(ctx, client.ObjectKeyFromObject(cfg), cfg)).To(Succeed())
