@@ -25,7 +25,7 @@ func DefaultSpec(spec *bootstrapv1.WindowsConfigSpec) {
 	setIfEmpty(&spec.CNI.VXLANPort, DefaultVXLANPort)
 	setIfEmpty(&spec.Binaries.Source, bootstrapv1.BinariesPrebaked)
 	setIfEmpty(&spec.Binaries.Directory, DefaultBinariesDir)
-	if ad := spec.ActiveDirectory; ad != nil && ad.Domain == "" && ad.Credentials == nil && ad.OrganizationalUnit == "" && len(ad.DNSServers) == 0 {
+	if spec.ActiveDirectory != nil && noDomainJoin(spec.ActiveDirectory) {
 		spec.ActiveDirectory = nil // {}: no domain join (what the templates pass by default)
 	}
 	if spec.DefenderExclusions == nil {

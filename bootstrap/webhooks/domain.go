@@ -17,11 +17,10 @@ func validateActiveDirectory(ad *bootstrapv1.ActiveDirectory, path *field.Path) 
 	if ad == nil {
 		return nil
 	}
-	var errs field.ErrorList
-	empty := ad.Domain == "" && ad.Credentials == nil && ad.OrganizationalUnit == "" && len(ad.DNSServers) == 0
-	if empty {
-		return nil // {}: no domain join
+	if noDomainJoin(ad) {
+		return nil
 	}
+	var errs field.ErrorList
 	if ad.Domain == "" {
 		errs = append(errs, field.Required(path.Child("domain"), "the domain's DNS name ({} means no domain join)"))
 	}
@@ -43,6 +42,11 @@ func validateActiveDirectory(ad *bootstrapv1.ActiveDirectory, path *field.Path) 
 		errs = append(errs, field.Invalid(path.Child("credentials", "name"), ad.Credentials.Name, "Secret name: "+msg))
 	}
 	return errs
+}
+
+// noDomainJoin reports an empty activeDirectory ({}), what the templates pass for "no domain join".
+func noDomainJoin(ad *bootstrapv1.ActiveDirectory) bool {
+	return ad.Domain == "" && ad.Credentials == nil && ad.OrganizationalUnit == "" && len(ad.DNSServers) == 0
 }
 
 // ouProblem checks a distinguished name like OU=Kubernetes,OU=Servers,DC=corp,DC=example,DC=com:

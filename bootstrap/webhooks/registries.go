@@ -5,7 +5,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -13,9 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
-
-var registryHost = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?$`)
 
 // validateRegistries checks spec.containerd.registries: hosts as image names spell them, mirror
 // URLs, one CA source, no CA beside insecureSkipVerify, and one set of credentials per host
@@ -33,7 +31,7 @@ func validateRegistries(regs []bootstrapv1.Registry, path *field.Path) field.Err
 		if r.Host == bootstrapv1.DefaultRegistryHost && r.Credentials != nil {
 			errs = append(errs, field.Forbidden(p.Child("credentials"), "credentials are sent to a host by name: _default has no host of its own; set them on its mirrors"))
 		}
-		errs = append(errs, validateAccess(r.RegistryAccess, p, credsByHost, credentialsHost(r.Host))...)
+		errs = append(errs, validateAccess(r.RegistryAccess, p, credsByHost, userdata.CredentialsHost(r.Host))...)
 		urls := make([]string, 0, len(r.Mirrors))
 		for j, m := range r.Mirrors {
 			mp := p.Child("mirrors").Index(j)
@@ -58,7 +56,7 @@ func registryHostProblem(host string) string {
 	if host == bootstrapv1.DefaultRegistryHost {
 		return ""
 	}
-	if !registryHost.MatchString(host) {
+	if !userdata.RegistryHost.MatchString(host) {
 		return "must be a registry host as image names spell it, e.g. registry.k8s.io or registry.corp.example:5000 (lower case, no scheme or path), or _default"
 	}
 	if i := strings.LastIndex(host, ":"); i > 0 {
@@ -67,14 +65,6 @@ func registryHostProblem(host string) string {
 		}
 	}
 	return ""
-}
-
-// credentialsHost is the host containerd contacts for a registry (Docker Hub's API host differs).
-func credentialsHost(host string) string {
-	if host == "docker.io" {
-		return "registry-1.docker.io"
-	}
-	return host
 }
 
 func validateAccess(a bootstrapv1.RegistryAccess, path *field.Path, credsByHost map[string]string, host string) field.ErrorList {

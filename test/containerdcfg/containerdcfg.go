@@ -60,17 +60,17 @@ func (i Images) Credentials(host string) string {
 // plugin's own config type.
 func Load(ctx context.Context, path string) (Images, error) {
 	var out Images
-	all := func() []plugin.Registration { return registry.Graph(func(*plugin.Registration) bool { return false }) }
+	all := registry.Graph(func(*plugin.Registration) bool { return false })
 	cfg := srvconfig.Config{Version: 3}
-	plugins := func() iter.Seq[plugin.Registration] { return slices.Values(all()) }
+	plugins := func() iter.Seq[plugin.Registration] { return slices.Values(all) }
 	if err := srvconfig.LoadConfigWithPlugins(ctx, path, plugins, &cfg); err != nil {
 		return out, fmt.Errorf("containerd cannot load %s: %w", path, err)
 	}
-	i := slices.IndexFunc(all(), func(r plugin.Registration) bool { return r.URI() == criImagesURI })
+	i := slices.IndexFunc(all, func(r plugin.Registration) bool { return r.URI() == criImagesURI })
 	if i < 0 {
 		return out, fmt.Errorf("the CRI image plugin is not registered")
 	}
-	reg := all()[i]
+	reg := all[i]
 	decoded, err := cfg.Decode(ctx, reg.URI(), reg.Config)
 	if err != nil {
 		return out, fmt.Errorf("decode the CRI image config: %w", err)

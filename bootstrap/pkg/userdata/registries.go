@@ -15,8 +15,14 @@ import (
 // config_path). containerd has no default for it on Windows.
 const CertsDir = containerDir + `\certs.d`
 
-// dockerHubHost is the host containerd contacts for docker.io images (and sends credentials to).
-const dockerHubHost = "registry-1.docker.io"
+// CredentialsHost is the host containerd contacts for a registry itself, which its credentials
+// are keyed by: Docker Hub's API host differs from the name images use.
+func CredentialsHost(host string) string {
+	if host == "docker.io" {
+		return "registry-1.docker.io"
+	}
+	return host
+}
 
 // hostsFile is the top of containerd's hosts.toml; the mirrors ("host" tables) follow it and are
 // tried in file order, the top-level server (the registry itself) last.
@@ -33,9 +39,9 @@ type hostEntry struct {
 	OverridePath bool     `toml:"override_path,omitempty"`
 }
 
-// registryHost is a registry host as image names spell it (or _default); it names a folder, so
-// it can never hold a path separator or "..".
-var registryHost = regexp.MustCompile(`^(_default|[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?)$`)
+// RegistryHost matches a registry host as image names spell it (or _default); it names a folder,
+// so it can never hold a path separator.
+var RegistryHost = regexp.MustCompile(`^(_default|[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?)$`)
 
 // HostDirectory is the folder of a registry under CertsDir: containerd looks up "host:port" as
 // "host_port_" first (the only spelling that works on Windows, whose file names have no ':').
@@ -51,7 +57,7 @@ func HostDirectory(host string) string {
 func registryHostFiles(regs []Registry) ([]DocFile, error) {
 	var out []DocFile
 	for _, r := range regs {
-		if !registryHost.MatchString(r.Host) || strings.Contains(r.Host, "..") {
+		if !RegistryHost.MatchString(r.Host) || strings.Contains(r.Host, "..") {
 			return nil, fmt.Errorf("registry host %q is not a host name[:port] or _default", r.Host)
 		}
 		if len(r.Mirrors) == 0 && r.Access.CA == "" && !r.Access.InsecureSkipVerify {
@@ -114,14 +120,10 @@ func registryAuth(regs []Registry) (map[string]criRegistryConfig, error) {
 		return nil
 	}
 	for _, r := range regs {
-		host := r.Host
-		if host == "_default" && r.Access.Username != "" {
+		if r.Host == "_default" && r.Access.Username != "" {
 			return nil, fmt.Errorf("registry _default: credentials need a host name; set them on its mirrors")
 		}
-		if host == "docker.io" {
-			host = dockerHubHost
-		}
-		if err := add(host, r.Access); err != nil {
+		if err := add(CredentialsHost(r.Host), r.Access); err != nil {
 			return nil, err
 		}
 		for _, m := range r.Mirrors {

@@ -67,13 +67,9 @@ func (r *Reconciler) resolveFiles(ctx context.Context, cfg *bootstrapv1.WindowsC
 			continue
 		}
 		ref := f.ContentFrom.Secret
-		sec := &corev1.Secret{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cfg.Namespace, Name: ref.Name}, sec); err != nil {
-			return nil, fmt.Errorf("file %s: Secret %s/%s: %w", f.Path, cfg.Namespace, ref.Name, err)
-		}
-		v, ok := sec.Data[ref.Key]
-		if !ok {
-			return nil, fmt.Errorf("file %s: Secret %s/%s has no key %q", f.Path, cfg.Namespace, ref.Name, ref.Key)
+		v, err := r.secretKey(ctx, cfg.Namespace, ref.Name, ref.Key)
+		if err != nil {
+			return nil, fmt.Errorf("file %s: %w", f.Path, err)
 		}
 		out[i] = string(v)
 	}

@@ -49,14 +49,12 @@ func (f *fileSystem) remove(path string) {
 	delete(f.files, fold(path))
 }
 
-// under returns the files below a folded directory prefix (ending in a backslash), by folded path.
-func (f *fileSystem) under(prefix string) map[string][]byte {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// under returns the files below dir (sub-folders included) by folded path.
+func (f *fileSystem) under(dir string) map[string][]byte {
 	out := map[string][]byte{}
-	for path, data := range f.files {
-		if strings.HasPrefix(path, prefix) {
-			out[path] = append([]byte(nil), data...)
+	for _, path := range f.walk(dir) {
+		if data, ok := f.read(path); ok {
+			out[path] = data
 		}
 	}
 	return out
