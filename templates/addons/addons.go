@@ -1,5 +1,5 @@
 // Package addons builds the workload-cluster addons of the capwin cluster templates (CNI,
-// kube-proxy for Windows, RuntimeClasses, optional storage) and wraps them into
+// kube-proxy for Windows, RuntimeClasses, optional storage and gMSA) and wraps them into
 // ClusterResourceSets: a template carries only the addons of its own pod network and
 // infrastructure.
 //
@@ -18,7 +18,7 @@ import (
 
 // files holds the kustomize directories of every addon.
 //
-//go:embed calico flannel installer kube-proxy-windows runtimeclasses storage
+//go:embed calico flannel gmsa installer kube-proxy-windows runtimeclasses storage
 var files embed.FS
 
 // LiteralDataAnnotation marks a ConfigMap whose data must reach the cluster unchanged: every "$"
@@ -32,6 +32,10 @@ const CNILabel = "capwin.io/cni"
 // StorageLabel is the Cluster label that turns on the optional storage addon of the cluster's
 // infrastructure (value "true").
 const StorageLabel = "capwin.io/storage"
+
+// GMSALabel is the Cluster label that turns on the optional gMSA addon (value "true"): the
+// Windows gMSA admission webhook and the GMSACredentialSpec CRD.
+const GMSALabel = "capwin.io/gmsa"
 
 // AddonLabel names the addon on each ConfigMap and ClusterResourceSet, so one addon can be
 // re-applied from a newly generated file with kubectl apply -l capwin.io/addon=NAME.
@@ -53,7 +57,7 @@ type addon struct {
 	dir       string // kustomize directory, relative to this package
 	cni       string // pod network the addon belongs to; "" for every cluster
 	infra     string // infrastructure the addon belongs to; "" for every cluster
-	optional  bool   // applied only to a Cluster labelled StorageLabel: "true"
+	label     string // optional addon: applied only to a Cluster with this label set to "true"
 	reconcile bool   // ClusterResourceSet strategy Reconcile: a changed ConfigMap is applied again
 }
 
@@ -64,8 +68,9 @@ var addons = []addon{
 	{name: "kube-proxy-windows", dir: "kube-proxy-windows/calico", cni: "calico", reconcile: true},
 	{name: "kube-proxy-windows", dir: "kube-proxy-windows/flannel", cni: "flannel", reconcile: true},
 	{name: "runtimeclasses", dir: "runtimeclasses"},
-	{name: "storage", dir: "storage/vcenter", infra: VCenter, optional: true},
-	{name: "storage", dir: "storage/hyperv", infra: HyperV, optional: true},
+	{name: "storage", dir: "storage/vcenter", infra: VCenter, label: StorageLabel},
+	{name: "storage", dir: "storage/hyperv", infra: HyperV, label: StorageLabel},
+	{name: "gmsa", dir: "gmsa", label: GMSALabel},
 }
 
 // Selection is what a cluster template is built for: its pod network and infrastructure.

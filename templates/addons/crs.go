@@ -54,11 +54,11 @@ func configMap(a addon, body []byte) (string, error) {
 
 // clusterResourceSet applies the addon's ConfigMap to the cluster named CLUSTER_NAME only (the
 // objects of two clusters in one namespace must not select each other's Cluster); an optional
-// addon also needs the Cluster label StorageLabel: "true".
+// addon also needs its Cluster label (StorageLabel, GMSALabel) set to "true".
 func clusterResourceSet(a addon) string {
 	selector := fmt.Sprintf("      %s: ${CLUSTER_NAME}\n", ClusterNameLabel)
-	if a.optional {
-		selector += fmt.Sprintf("      %s: \"true\"\n", StorageLabel)
+	if a.label != "" {
+		selector += fmt.Sprintf("      %s: \"true\"\n", a.label)
 	}
 	strategy := "ApplyOnce"
 	if a.reconcile {

@@ -52,12 +52,15 @@ func TestClusterResourceSets(t *testing.T) {
 			g.Expect(crs.Spec.Strategy).To(Equal(string(strategy)), name)
 			g.Expect(crs.Spec.Resources).To(Equal([]addonsv1.ResourceRef{{Kind: "ConfigMap", Name: full}}))
 			want := map[string]string{ClusterNameLabel: "win1"}
-			if name == "storage" {
-				want[StorageLabel] = "true" // optional: only for a Cluster that asks for it
+			switch name { // optional: only for a Cluster that asks for it
+			case "storage":
+				want[StorageLabel] = "true"
+			case "gmsa":
+				want[GMSALabel] = "true"
 			}
 			g.Expect(crs.Spec.ClusterSelector).To(Equal(metav1.LabelSelector{MatchLabels: want}))
 		}
-		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses", "storage"}))
+		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses", "storage", "gmsa"}))
 	}
 	_, err := Manifests(vcenterCalico, "flannel")
 	NewWithT(t).Expect(err).To(HaveOccurred())
