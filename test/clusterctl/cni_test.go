@@ -40,7 +40,7 @@ func checkOneCNI(g Gomega, flavor string, objs []unstructured.Unstructured) {
 		}
 		g.Expect(strings.ToLower(o.GetName())).NotTo(ContainSubstring(other), "%s: %s %s", flavor, o.GetKind(), o.GetName())
 	}
-	g.Expect(addons).To(ConsistOf(cni, "kube-proxy-windows", "runtimeclasses", "storage"), flavor)
+	g.Expect(addons).To(ConsistOf(cni, "kube-proxy-windows", "runtimeclasses", "storage", "gmsa"), flavor)
 }
 
 // TestOneCNIPerFile generates every flavor and checks that its file carries one pod network.
