@@ -12,7 +12,7 @@ import (
 )
 
 // gmsaDeploy is the test copy of windows-gmsa v0.13.0's admission-webhook/deploy directory.
-const gmsaDeploy = "testdata/windows-gmsa/v0.13.0/admission-webhook/deploy"
+const gmsaDeploy = "../../addoninstaller/gmsa/testdata/v0.13.0/admission-webhook/deploy"
 
 // TestGMSA checks the optional gMSA addon: every selection carries it, its ClusterResourceSet
 // needs the Cluster label capwin.io/gmsa: "true", and its Job pins the release, the image and
@@ -31,7 +31,10 @@ func TestGMSA(t *testing.T) {
 	}
 	objs := decode(t, processedManifests(t, vcenterCalico, "gmsa", nil))
 	job := container(t, objs, "Job gmsa-install")
-	g.Expect(job.Image).To(Equal("registry.k8s.io/kubectl:v1.36.3"))
+	g.Expect(job.Image).To(Equal("ghcr.io/capwin/capwin-addon-installer:dev"))
+	g.Expect(job.Command).To(BeEmpty(), "the image's entrypoint is the installer")
+	g.Expect(job.Args).To(Equal([]string{"gmsa"}))
+	g.Expect(env(job)).To(HaveLen(8), "HOME, the API server's address and what addoninstaller.optionsFromEnv reads")
 	g.Expect(env(job)).To(HaveKeyWithValue("GMSA_VERSION", "v0.13.0"))
 	g.Expect(env(job)).To(HaveKeyWithValue("GMSA_MANIFESTS_URL", "https://raw.githubusercontent.com/kubernetes-sigs/windows-gmsa"))
 	g.Expect(env(job)).To(HaveKeyWithValue("GMSA_WEBHOOK_IMAGE", "registry.k8s.io/gmsa-webhook/k8s-gmsa-webhook:v0.13.0"))

@@ -77,7 +77,7 @@ func TestLiteralRoundTrip(t *testing.T) {
 		}
 	}
 	// Every script is shipped, the kube-proxy one with both CNIs.
-	g.Expect(seen).To(Equal(map[string]int{"install.sh": 1, "start-flanneld.ps1": 1, "start-kube-proxy.ps1": 2, "install-storage.sh": 2, "install-gmsa.sh": 2}))
+	g.Expect(seen).To(Equal(map[string]int{"install.sh": 1, "start-flanneld.ps1": 1, "start-kube-proxy.ps1": 2, "install-storage.sh": 2}))
 	var scripts []string
 	_ = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if ext := path.Ext(p); ext == ".ps1" || ext == ".sh" {
@@ -85,7 +85,7 @@ func TestLiteralRoundTrip(t *testing.T) {
 		}
 		return err
 	})
-	g.Expect(scripts).To(ConsistOf("install.sh", "start-flanneld.ps1", "start-kube-proxy.ps1", "install-storage.sh", "install-gmsa.sh"))
+	g.Expect(scripts).To(ConsistOf("install.sh", "start-flanneld.ps1", "start-kube-proxy.ps1", "install-storage.sh"))
 }
 
 // podSpecs returns the pod templates of the workloads among objs, by workload name.
