@@ -1,9 +1,11 @@
 # One image per capwin manager, binary /manager:
 #   docker build --build-arg PACKAGE=./bootstrap      -t ghcr.io/capwin/capwin-bootstrap-windows:dev .
 #   docker build --build-arg PACKAGE=./infrastructure -t ghcr.io/capwin/capwin-infrastructure:dev .
+# the addon installer the gMSA addon's Job runs (entrypoint /manager, argument gmsa):
+#   docker build --build-arg PACKAGE=./addoninstaller -t ghcr.io/capwin/capwin-addon-installer:dev .
 # and the kind e2e suite's guest simulator (build tag e2e):
 #   docker build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t ghcr.io/capwin/capwin-e2e-sim:dev .
-# `make docker-build` builds all three. Needs BuildKit (RUN --mount): docker buildx, or
+# `make docker-build` builds all four. Needs BuildKit (RUN --mount): docker buildx, or
 # DOCKER_BUILDKIT=1 with a client that has it built in. No `# syntax=` line: the builder's own
 # Dockerfile frontend is used, so nothing is pulled for it. Offline, GO_IMAGE and BASE_IMAGE can
 # name locally built images (scripts/e2e-images.sh does).
@@ -24,6 +26,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 # The Go source the managers and the simulator are built from (no templates, docs or tools).
+COPY addoninstaller/ addoninstaller/
 COPY api/ api/
 COPY bootstrap/ bootstrap/
 COPY infrastructure/ infrastructure/

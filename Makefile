@@ -158,11 +158,12 @@ CAPWIN_IMAGE_TAG ?= dev
 e2e-vet:
 	$(GO) vet -tags e2e ./test/e2e/...
 
-## docker-build: build the manager images and the e2e guest simulator's from the public base images (needs a Docker engine with BuildKit and a registry; offline, make e2e-images builds them on local bases).
+## docker-build: build the manager images, the addon installer and the e2e guest simulator's from the public base images (needs a Docker engine with BuildKit and a registry; offline, make e2e-images builds them on local bases).
 .PHONY: docker-build
 docker-build:
 	$(DOCKER) build --build-arg PACKAGE=./bootstrap -t $(CAPWIN_IMAGE_REGISTRY)/capwin-bootstrap-windows:$(CAPWIN_IMAGE_TAG) .
 	$(DOCKER) build --build-arg PACKAGE=./infrastructure -t $(CAPWIN_IMAGE_REGISTRY)/capwin-infrastructure:$(CAPWIN_IMAGE_TAG) .
+	$(DOCKER) build --build-arg PACKAGE=./addoninstaller -t $(CAPWIN_IMAGE_REGISTRY)/capwin-addon-installer:$(CAPWIN_IMAGE_TAG) .
 	$(DOCKER) build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t $(CAPWIN_IMAGE_REGISTRY)/capwin-e2e-sim:$(CAPWIN_IMAGE_TAG) .
 
 ## e2e-images: build, without pulling, every image and manifest the kind e2e needs (kind node image, cert-manager, Cluster API, vcsim, capwin); cached in ~/.cache/capwin/e2e, installs and starts Docker where it can.

@@ -1,8 +1,9 @@
 // Command images builds capwin's release images as OCI image archives (make release-images)
 // and pushes them (make release-push):
 //
-//   - the managers capwin-bootstrap-windows and capwin-infrastructure, for linux/amd64 and
-//     linux/arm64, with ko on a static non-root base built here (nothing is pulled);
+//   - the managers capwin-bootstrap-windows and capwin-infrastructure and the addon installer
+//     capwin-addon-installer, for linux/amd64 and linux/arm64, with ko on a static non-root base
+//     built here (nothing is pulled);
 //   - the Windows HostProcess images capwin-flanneld-windows (tag: the release version) and
 //     capwin-kube-proxy-windows (tag: each Kubernetes version), for windows/amd64.
 //

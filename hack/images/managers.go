@@ -14,8 +14,10 @@ import (
 	specsv1 "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// managers are capwin's manager images by image name: the Go package ko builds into each.
+// managers are capwin's Linux Go images by image name: the Go package ko builds into each. The
+// two managers, and the addon installer the workload-cluster addons' Jobs run (gMSA).
 var managers = map[string]string{ //nolint:gosec // G101: image names and Go packages, no credentials
+	"capwin-addon-installer":   "github.com/capwin/capwin/addoninstaller",
 	"capwin-bootstrap-windows": "github.com/capwin/capwin/bootstrap",
 	"capwin-infrastructure":    "github.com/capwin/capwin/infrastructure",
 }
