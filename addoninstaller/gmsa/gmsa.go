@@ -36,6 +36,18 @@ const (
 	webhookFile = "gmsa-webhook.yml.tpl"
 )
 
+// Pinned is the release the gmsa addon's Job installs by default (templates/addons/gmsa/job.yaml):
+// the tag, the SHA-256 of its two deploy files (from the repository at the tag) and the webhook's
+// image of that release. The tests check the Job's defaults and the test copy of the files
+// against it.
+var Pinned = Options{
+	Version:       "v0.13.0",
+	ManifestsURL:  "https://raw.githubusercontent.com/kubernetes-sigs/windows-gmsa",
+	CRDSHA256:     "752d41d00cdc429dc6aa801e5878d545a78304f0b866625c8745b64d6e368bbd",
+	WebhookSHA256: "8a6c1b137ad4debcc8237780953bf832e170263e7c3cd67b8891c6d81c2aac9c",
+	WebhookImage:  "registry.k8s.io/gmsa-webhook/k8s-gmsa-webhook:v0.13.0",
+}
+
 // Options of an installation; the Job sets them from its environment.
 type Options struct {
 	Version       string // GMSA_VERSION, a tag of kubernetes-sigs/windows-gmsa

@@ -37,6 +37,8 @@ const deploy = "testdata/v0.13.0/admission-webhook/deploy"
 // applied (the credential spec for real, the rest as a dry run).
 func TestInstall(t *testing.T) {
 	g := NewWithT(t)
+	g.Expect(fileSHA256(t, crdFile)).To(Equal(Pinned.CRDSHA256), "the test copy is the pinned release")
+	g.Expect(fileSHA256(t, webhookFile)).To(Equal(Pinned.WebhookSHA256))
 	env, err := envtest.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = env.Stop() })
@@ -53,9 +55,9 @@ func TestInstall(t *testing.T) {
 	srv := httptest.NewServer(http.FileServer(http.Dir("testdata")))
 	t.Cleanup(srv.Close)
 	var log bytes.Buffer
-	o := Options{Version: "v0.13.0", ManifestsURL: srv.URL + "/", CRDSHA256: fileSHA256(t, crdFile),
-		WebhookSHA256: fileSHA256(t, webhookFile), WebhookImage: "mirror.example.com/gmsa-webhook:v0.13.0",
-		Interval: 100 * time.Millisecond, Timeout: time.Minute, Log: &log}
+	o := Pinned
+	o.ManifestsURL, o.WebhookImage = srv.URL+"/", "mirror.example.com/gmsa-webhook:v0.13.0"
+	o.Interval, o.Timeout, o.Log = 100*time.Millisecond, time.Minute, &log
 
 	wrong := o
 	wrong.CRDSHA256 = sha256Hex([]byte("not the CRD"))
