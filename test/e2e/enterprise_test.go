@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/test/harness"
@@ -62,4 +63,9 @@ func checkEnterpriseNode(g Gomega, h *harness.Harness, node string) {
 	g.Expect(pull.Endpoints[0].Credentials).To(Equal(pullUser + ":" + pullPassword))
 	g.Expect(pull.Endpoints[1].URL).To(Equal("https://registry.k8s.io/v2"))
 	g.Expect(h.Guests.Domain.Accounts()).To(HaveKeyWithValue(strings.ToUpper(node), harness.DomainOU), "computer account of %s", node)
+}
+
+// kubelet is spec.kubeletConfiguration from a JSON object of KubeletConfiguration fields.
+func kubelet(fields string) *runtime.RawExtension {
+	return &runtime.RawExtension{Raw: []byte(fields)}
 }

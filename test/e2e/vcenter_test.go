@@ -115,8 +115,9 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g := NewWithT(t)
 	ctx := t.Context()
 	const app = "legacy"
-	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win22", Image: "ltsc2022", Replicas: 2, Format: bootstrapv1.FormatPowerShell,
-		KubeletConfiguration: `{"maxPods": 60, "systemReserved": {"memory": "1Gi"}}`})).To(Succeed())
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win22", Image: "ltsc2022", Replicas: 2, Bootstrap: func(s *bootstrapv1.WindowsConfigSpec) {
+		s.Format, s.KubeletConfiguration = bootstrapv1.FormatPowerShell, kubelet(`{"maxPods": 60, "systemReserved": {"memory": "1Gi"}}`)
+	}})).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.20348") }, stepTimeout, time.Second).Should(Equal(2))
 	pin := func(image string) harness.App {
 		return harness.App{Name: app, Replicas: 2, NodeSelector: map[string]string{corev1.LabelWindowsBuild: harness.Build(image)},
@@ -125,8 +126,11 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g.Expect(h.DeployApp(ctx, pin("ltsc2022"))).To(Succeed())
 	g.Expect(h.WaitApp(ctx, app, 2, stepTimeout)).To(Succeed())
 
-	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2, KubeletConfiguration: `{"maxPods": 50}`,
-		Bootstrap: enterpriseWorkers(t, h)})).To(Succeed())
+	enterprise := enterpriseWorkers(t, h)
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2, Bootstrap: func(s *bootstrapv1.WindowsConfigSpec) {
+		enterprise(s)
+		s.KubeletConfiguration = kubelet(`{"maxPods": 50}`)
+	}})).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.26100") }, stepTimeout, time.Second).Should(Equal(5)) // 3 of "win" + 2
 	// 4 GiB VMs; the Windows kubelet's default hard eviction threshold is 500Mi of memory.
 	for md, want := range map[string][]string{

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,12 +99,8 @@ type Workers struct {
 	MaxSurge, MaxUnavailable int32
 	// HyperVIsolation prepares the nodes for Hyper-V isolated pods (RuntimeClass windows-hyperv).
 	HyperVIsolation bool
-	// Bootstrap changes the bootstrap template's spec (e.g. registries, the format).
+	// Bootstrap changes the bootstrap template's spec (the format, kubelet settings, registries...).
 	Bootstrap func(*bootstrapv1.WindowsConfigSpec)
-	// Format of the bootstrap data ("" for the default, cloud-config).
-	Format bootstrapv1.Format
-	// KubeletConfiguration is a JSON object of KubeletConfiguration fields ("" for none).
-	KubeletConfiguration string
 }
 
 // CreateWorkers creates the Windows bootstrap template, the machine template of the image and
@@ -151,10 +146,7 @@ func (h *Harness) CreateWorkers(ctx context.Context, w Workers) error {
 const HyperVIsolationLabel = "capwin.io/hyperv-isolation"
 
 func (w Workers) bootstrapSpec() bootstrapv1.WindowsConfigSpec {
-	spec := bootstrapv1.WindowsConfigSpec{Format: w.Format}
-	if w.KubeletConfiguration != "" {
-		spec.KubeletConfiguration = &runtime.RawExtension{Raw: []byte(w.KubeletConfiguration)}
-	}
+	spec := bootstrapv1.WindowsConfigSpec{}
 	if w.HyperVIsolation {
 		spec.HyperVIsolation = true
 		spec.NodeRegistration.Labels = map[string]string{HyperVIsolationLabel: "true"}
