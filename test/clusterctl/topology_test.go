@@ -63,6 +63,16 @@ func TestTopology(t *testing.T) {
 		g.Expect(cc.Status.ObservedGeneration).To(Equal(cc.Generation), "ClusterClass conditions: %+v", cc.Status.Conditions)
 	}, time.Minute).Should(Succeed())
 	g.Expect(apply(ctx, cluster, client.DryRunAll)).To(Succeed())
+	// windowsDisks' schema carries the Disk type's rules: a disk has a drive letter or a folder.
+	bad := cluster.DeepCopy()
+	badVars, _, _ := unstructured.NestedSlice(bad.Object, "spec", "topology", "variables")
+	for _, v := range badVars {
+		if v := v.(map[string]any); v["name"] == "windowsDisks" {
+			v["value"] = []any{map[string]any{"location": map[string]any{"target": int64(1), "lun": int64(0)}, "driveLetter": "E", "mountPath": `C:\data`}}
+		}
+	}
+	g.Expect(unstructured.SetNestedSlice(bad.Object, badVars, "spec", "topology", "variables")).To(Succeed())
+	g.Expect(apply(ctx, bad, client.DryRunAll)).To(MatchError(ContainSubstring("set exactly one of driveLetter and mountPath")))
 	g.Expect(apply(ctx, cluster)).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
