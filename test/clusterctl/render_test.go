@@ -86,13 +86,21 @@ func TestListVariables(t *testing.T) {
 	}
 }
 
+// hypervDisks is a WINDOWS_DISKS value the Hyper-V flavors are rendered with (the vCenter ones
+// keep the default): a disk at SCSI location 1 of a Generation 2 VM, mounted in a folder.
+const hypervDisks = `[{location: {target: 0, lun: 1}, fileSystem: ReFS, label: data, mountPath: 'C:\data'}]`
+
 // TestRenderAndDryRun renders the non-topology flavors and applies every object with
 // server-side dry run: CRD schemas, CEL rules and the admission webhooks of CAPI and capwin.
 func TestRenderAndDryRun(t *testing.T) {
 	for _, flavor := range []string{"windows", "hyperv-windows", "windows-flannel", "hyperv-windows-flannel"} {
 		t.Run(flavor, func(t *testing.T) {
 			g := NewWithT(t)
-			cfg := localRepo(t, imagesFor(flavor))
+			values := imagesFor(flavor)
+			if values != nil {
+				values["WINDOWS_DISKS"] = hypervDisks
+			}
+			cfg := localRepo(t, values)
 			ctx := context.Background()
 			ns := namespace(ctx, t, "render-"+flavor)
 			tmpl, err := generate(ctx, cfg, kubeconfig, ns, flavor, false)
@@ -124,8 +132,20 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	g.Expect(ref).To(Equal("win1-windows-ltsc2022"))
 	ref, _, _ = unstructured.NestedString(md.Object, "spec", "template", "spec", "bootstrap", "configRef", "name")
 	g.Expect(ref).To(Equal("win1-windows-ltsc2022"))
-	labels, _, _ := unstructured.NestedStringMap(byKind["WindowsConfigTemplate"][0].Object, "spec", "template", "spec", "nodeRegistration", "labels")
+	boot := byKind["WindowsConfigTemplate"][0].Object
+	labels, _, _ := unstructured.NestedStringMap(boot, "spec", "template", "spec", "nodeRegistration", "labels")
 	g.Expect(labels).To(Equal(map[string]string{"capwin.io/windows-version": "ltsc2022", "capwin.io/hyperv-isolation": "false"}))
+	// The defaults of the registry, domain and disk variables leave the node as without them.
+	registries, _, _ := unstructured.NestedSlice(boot, "spec", "template", "spec", "containerd", "registries")
+	g.Expect(registries).To(BeEmpty())
+	g.Expect(boot).To(HaveKeyWithValue("spec", HaveKeyWithValue("template", HaveKeyWithValue("spec", HaveKeyWithValue("activeDirectory", BeNil())))))
+	disks, _, _ := unstructured.NestedSlice(boot, "spec", "template", "spec", "disks")
+	if _, hyperv := byKind["HyperVCluster"]; hyperv {
+		g.Expect(disks).To(ConsistOf(map[string]any{"location": map[string]any{"target": float64(0), "lun": float64(1)}, // numbers of the YAML decoder
+			"fileSystem": "ReFS", "label": "data", "mountPath": `C:\data`}), "WINDOWS_DISKS %s", hypervDisks)
+	} else {
+		g.Expect(disks).To(BeEmpty())
+	}
 	for _, kind := range []string{"VCenterMachineTemplate", "HyperVMachineTemplate"} {
 		for _, t := range byKind[kind] {
 			nics, _, _ := unstructured.NestedSlice(t.Object, "spec", "template", "spec", "network")

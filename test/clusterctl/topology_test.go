@@ -36,7 +36,8 @@ func TestTopology(t *testing.T) {
 	key := "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAbc test@example"
 	tmpl, err := generate(ctx, localRepo(t, map[string]string{"WINDOWS_NUM_CPUS": "6", "CONTROL_PLANE_MEMORY_MIB": "16384",
 		"WINDOWS_SSH_AUTHORIZED_KEYS":   "['" + key + "']",
-		"WINDOWS_CONTAINERD_REGISTRIES": "[{host: registry.k8s.io, mirrors: [{url: 'https://mirror.corp.example'}]}]"}), kubeconfig, ns, "windows-topology", false)
+		"WINDOWS_CONTAINERD_REGISTRIES": "[{host: registry.k8s.io, mirrors: [{url: 'https://mirror.corp.example'}]}]",
+		"WINDOWS_DISKS":                 "[{location: {target: 1, lun: 0}, label: containerd, driveLetter: E}]"}), kubeconfig, ns, "windows-topology", false)
 	g.Expect(err).NotTo(HaveOccurred())
 
 	var cluster *unstructured.Unstructured
@@ -62,6 +63,16 @@ func TestTopology(t *testing.T) {
 		g.Expect(cc.Status.ObservedGeneration).To(Equal(cc.Generation), "ClusterClass conditions: %+v", cc.Status.Conditions)
 	}, time.Minute).Should(Succeed())
 	g.Expect(apply(ctx, cluster, client.DryRunAll)).To(Succeed())
+	// windowsDisks' schema carries the Disk type's rules: a disk has a drive letter or a folder.
+	bad := cluster.DeepCopy()
+	badVars, _, _ := unstructured.NestedSlice(bad.Object, "spec", "topology", "variables")
+	for _, v := range badVars {
+		if v := v.(map[string]any); v["name"] == "windowsDisks" {
+			v["value"] = []any{map[string]any{"location": map[string]any{"target": int64(1), "lun": int64(0)}, "driveLetter": "E", "mountPath": `C:\data`}}
+		}
+	}
+	g.Expect(unstructured.SetNestedSlice(bad.Object, badVars, "spec", "topology", "variables")).To(Succeed())
+	g.Expect(apply(ctx, bad, client.DryRunAll)).To(MatchError(ContainSubstring("set exactly one of driveLetter and mountPath")))
 	g.Expect(apply(ctx, cluster)).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
@@ -72,7 +83,7 @@ func TestTopology(t *testing.T) {
 		g.Expect(vc.Spec.ControlPlaneEndpoint.Host).To(Equal("10.0.0.10"))
 	}, time.Minute).Should(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
-	// The flavor's size, SSH, registry and domain variables reach the class's templates through its variables.
+	// The flavor's size, SSH, registry, disk and domain variables reach the class's templates through its variables.
 	g.Eventually(func(g Gomega) {
 		vm, boot := windowsTemplates(ctx, g, ns)
 		g.Expect(vm.Spec.Template.Spec.NumCPUs).To(BeEquivalentTo(6))
@@ -83,6 +94,10 @@ func TestTopology(t *testing.T) {
 		g.Expect(registries).To(ConsistOf(map[string]any{"host": "registry.k8s.io", "mirrors": []any{map[string]any{"url": "https://mirror.corp.example"}}}))
 		ad, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "activeDirectory")
 		g.Expect(ad).To(Equal(map[string]any{"domain": "corp.example.com", "credentials": map[string]any{"name": "domain-join"}}))
+		// The API server defaults partitionStyle and fileSystem as in a WindowsConfigTemplate of one's own.
+		disks, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "disks")
+		g.Expect(disks).To(ConsistOf(map[string]any{"location": map[string]any{"target": int64(1), "lun": int64(0)},
+			"label": "containerd", "driveLetter": "E", "partitionStyle": "GPT", "fileSystem": "NTFS"}))
 		var cps infrav1.VCenterMachineTemplateList
 		g.Expect(mgmt.Client.List(ctx, &cps, client.InNamespace(ns), client.MatchingLabels{clusterv1.ClusterTopologyOwnedLabel: ""})).To(Succeed())
 		memory := map[int64]bool{}
