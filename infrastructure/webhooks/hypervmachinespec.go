@@ -48,5 +48,5 @@ func ValidateHyperVMachineSpec(spec infrav1.HyperVMachineSpec, path *field.Path)
 		errs = append(errs, field.Invalid(path.Child("secureBoot", "template"), template,
 			"Linux does not boot with the MicrosoftWindows template; use MicrosoftUEFICertificateAuthority"))
 	}
-	return append(errs, validateNetwork(spec.NetworkDevices(), path.Child("network"), usesCloudbaseInit(spec.OS, spec.GuestCredentialsRef))...)
+	return append(errs, validateNetwork(spec.NetworkDevices(), path.Child("network"))...)
 }

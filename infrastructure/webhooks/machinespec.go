@@ -29,13 +29,7 @@ func ValidateMachineSpec(spec infrav1.VCenterMachineSpec, path *field.Path) fiel
 		errs = append(errs, field.Invalid(path.Child("guestCredentialsRef"), spec.GuestCredentialsRef.Name,
 			"runs Windows powershell bootstrap data through VMware Tools; Linux machines bootstrap with cloud-init from guestinfo: remove it"))
 	}
-	return append(errs, validateNetwork(spec.Network, path.Child("network"), usesCloudbaseInit(spec.OS, spec.GuestCredentialsRef))...)
-}
-
-// usesCloudbaseInit reports whether cloudbase-init applies a machine's network config: a Windows
-// machine (the default) whose bootstrap data capwin does not start itself.
-func usesCloudbaseInit(system infrav1.OperatingSystem, guestCredentials *infrav1.SecretReference) bool {
-	return system != infrav1.OSLinux && guestCredentials == nil
+	return append(errs, validateNetwork(spec.Network, path.Child("network"))...)
 }
 
 // templatePathProblem explains why t is not a usable inventory path or name ("" if it is one).
@@ -51,13 +45,13 @@ func templatePathProblem(t string) string {
 	return ""
 }
 
-func validateNetwork(devices []infrav1.NetworkDevice, path *field.Path, cloudbaseInit bool) field.ErrorList {
+func validateNetwork(devices []infrav1.NetworkDevice, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	macs := map[string]int{} // normalized MAC -> first device index
 	for i, d := range devices {
 		at := path.Index(i)
 		errs = append(errs, validateNextHops(d, at)...)
-		errs = append(errs, validateOptions(d, at, cloudbaseInit)...)
+		errs = append(errs, validateOptions(d, at)...)
 		errs = append(errs, validatePools(d, at)...)
 		if d.MACAddr == "" {
 			continue

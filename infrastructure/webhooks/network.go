@@ -65,20 +65,11 @@ func validateNextHop(d infrav1.NetworkDevice, at *field.Path, value string) fiel
 		"is not in the subnet of any static %s address of the device (%s): the VM could not reach it", family, strings.Join(cidrs, ", ")))}
 }
 
-// validateOptions checks routes, MTU and search domains beyond the schema. cloudbaseInit is true
-// for Windows machines whose network config cloudbase-init applies (no guestCredentialsRef): it
-// applies neither routes other than the default one nor search domains, so both are refused there
-// rather than silently dropped.
-func validateOptions(d infrav1.NetworkDevice, path *field.Path, cloudbaseInit bool) field.ErrorList {
+// validateOptions checks routes, MTU and search domains beyond the schema. Every guest applies
+// them: cloud-init from the netplan config, a Windows guest through capwin's network document
+// (the launcher with guestCredentialsRef, else the bootstrap's network step).
+func validateOptions(d infrav1.NetworkDevice, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if cloudbaseInit && len(d.Routes) > 0 {
-		errs = append(errs, field.Forbidden(path.Child("routes"), "cloudbase-init applies only the default route of a network config: "+
-			"use gateway4/gateway6, or set spec.guestCredentialsRef (powershell bootstrap format), which applies routes itself"))
-	}
-	if cloudbaseInit && len(d.SearchDomains) > 0 {
-		errs = append(errs, field.Forbidden(path.Child("searchDomains"), "cloudbase-init does not apply DNS search domains: "+
-			"set spec.guestCredentialsRef (powershell bootstrap format), which sets the guest's DNS suffix search list"))
-	}
 	seen := map[[2]string]int{}
 	for i, r := range d.Routes {
 		at := path.Child("routes").Index(i)

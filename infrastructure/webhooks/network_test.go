@@ -10,7 +10,8 @@ import (
 )
 
 // withOptions sets device 0 to a static IPv4 address in 10.0.0.0/24 with the given routes, MTU
-// and search domains, on a Windows machine whose launcher applies them (guestCredentialsRef).
+// and search domains, on a Windows machine whose launcher applies them (guestCredentialsRef; a
+// case that clears it has the bootstrap's network step apply them).
 func withOptions(mtu int32, search []string, routes ...infrav1.NetworkRoute) func(*infrav1.VCenterMachineSpec) {
 	return func(s *infrav1.VCenterMachineSpec) {
 		s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"}
@@ -43,6 +44,15 @@ func TestValidateNetworkOptions(t *testing.T) {
 			s.OS, s.GuestCredentialsRef = infrav1.OSLinux, nil
 		}, "", ""},
 		{"cloudbase-init applies the MTU", func(s *infrav1.VCenterMachineSpec) { s.Network[0].MTU = ptr.To[int32](9000) }, "", ""},
+		// The bootstrap's network step applies what cloudbase-init leaves out (issue 28).
+		{"routes with cloudbase-init", func(s *infrav1.VCenterMachineSpec) {
+			withOptions(0, nil, infrav1.NetworkRoute{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: ptr.To[int32](50)})(s)
+			s.GuestCredentialsRef = nil
+		}, "", ""},
+		{"search domains with cloudbase-init", func(s *infrav1.VCenterMachineSpec) {
+			withOptions(1400, []string{"corp.example.com"})(s)
+			s.GuestCredentialsRef = nil
+		}, "", ""},
 
 		{"route next hop outside the subnet", withOptions(0, nil, via("10.20.0.0/16", "10.0.1.1")),
 			"spec.network[0].routes[0].via", "is not in the subnet of any static IPv4 address of the device (10.0.0.0/24)"},
@@ -62,14 +72,10 @@ func TestValidateNetworkOptions(t *testing.T) {
 		}, "spec.network[0].mtu", "needs an MTU of at least 1280"},
 		{"search domain twice", withOptions(0, []string{"example.com", "corp.example.com", "example.com"}),
 			"spec.network[0].searchDomains[2]", "same as spec.network[0].searchDomains[0]"},
-		{"routes with cloudbase-init", func(s *infrav1.VCenterMachineSpec) {
-			withOptions(0, nil, via("10.20.0.0/16", "10.0.0.254"))(s)
+		{"route next hop outside the subnet with cloudbase-init", func(s *infrav1.VCenterMachineSpec) {
+			withOptions(0, nil, via("10.20.0.0/16", "10.0.1.1"))(s)
 			s.GuestCredentialsRef = nil
-		}, "spec.network[0].routes", "cloudbase-init applies only the default route"},
-		{"search domains with cloudbase-init", func(s *infrav1.VCenterMachineSpec) {
-			withOptions(0, []string{"corp.example.com"})(s)
-			s.GuestCredentialsRef = nil
-		}, "spec.network[0].searchDomains", "cloudbase-init does not apply DNS search domains"},
+		}, "spec.network[0].routes[0].via", "is not in the subnet of any static IPv4 address"},
 	}
 	runSpecCases(t, cases, validMachineSpec, func(s infrav1.VCenterMachineSpec) field.ErrorList {
 		DefaultMachineSpec(&s)
@@ -86,9 +92,13 @@ func TestValidateHyperVNetworkOptions(t *testing.T) {
 				NetworkDeviceOptions: infrav1.NetworkDeviceOptions{Routes: []infrav1.NetworkRoute{via("10.20.0.0/16", "10.9.0.1")}}}}
 			s.OS = infrav1.OSLinux
 		}, "spec.network[0].routes[0].via", "not in the subnet"},
-		{"search domains with cloudbase-init", func(s *infrav1.HyperVMachineSpec) {
-			s.Network = []infrav1.HyperVNetworkDevice{{DHCP4: true, NetworkDeviceOptions: infrav1.NetworkDeviceOptions{SearchDomains: []string{"example.com"}}}}
-		}, "spec.network[0].searchDomains", "cloudbase-init does not apply"},
+		{"search domains and routes with cloudbase-init", func(s *infrav1.HyperVMachineSpec) {
+			s.Network = []infrav1.HyperVNetworkDevice{{DHCP4: true, NetworkDeviceOptions: infrav1.NetworkDeviceOptions{SearchDomains: []string{"example.com"},
+				Routes: []infrav1.NetworkRoute{via("10.20.0.0/16", "192.168.7.1")}}}}
+		}, "", ""},
+		{"search domain twice with cloudbase-init", func(s *infrav1.HyperVMachineSpec) {
+			s.Network = []infrav1.HyperVNetworkDevice{{DHCP4: true, NetworkDeviceOptions: infrav1.NetworkDeviceOptions{SearchDomains: []string{"example.com", "example.com"}}}}
+		}, "spec.network[0].searchDomains[1]", "same as spec.network[0].searchDomains[0]"},
 	}
 	runSpecCases(t, cases, validHyperVMachineSpec, func(s infrav1.HyperVMachineSpec) field.ErrorList {
 		DefaultHyperVMachineSpec(&s)

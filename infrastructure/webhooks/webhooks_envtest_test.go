@@ -148,6 +148,10 @@ func TestMachineAdmission(t *testing.T) {
 			s.Network[0].NetworkDeviceOptions = infrav1.NetworkDeviceOptions{MTU: ptr.To[int32](1400), SearchDomains: []string{"corp.example.com"},
 				Routes: []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: ptr.To[int32](10)}, {To: "fd20::/48", Via: "fe80::1"}}}
 		}, "", ""},
+		{"routes and search domains with cloudbase-init", func(s *infrav1.VCenterMachineSpec) {
+			s.Network[0].NetworkDeviceOptions = infrav1.NetworkDeviceOptions{SearchDomains: []string{"corp.example.com"},
+				Routes: []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: ptr.To[int32](10)}}}
+		}, "", ""},
 		{"route next hop outside the subnet", func(s *infrav1.VCenterMachineSpec) {
 			s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"}
 			s.Network[0].Routes = []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.9.1"}}

@@ -79,9 +79,11 @@ func (g *Guests) address(prefix string) string {
 	return fmt.Sprintf("%s.%d.%d", prefix, n/250, n%250+1)
 }
 
-// boot starts the guest of a VM that powered on with user data; hostname is the instance
-// metadata's local-hostname (cloudbase-init names the computer after it).
-func (g *Guests) boot(key, vmName, hostname string, userData []byte, build uint16, address string, ch guest.Channel) {
+// boot starts the guest of a VM that powered on with user data. cfg holds what the hypervisor
+// delivered (user data, the metadata's local-hostname, which cloudbase-init names the computer
+// after, the network document, the adapters), the image's build, the address and the channel;
+// the harness adds the rest.
+func (g *Guests) boot(key, vmName string, cfg guest.Config) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, ok := g.running[key]; ok {
@@ -91,11 +93,10 @@ func (g *Guests) boot(key, vmName, hostname string, userData []byte, build uint1
 	if g.faults != nil {
 		faults = g.faults(vmName)
 	}
-	g.log.V(1).Info("guest boots", "vm", vmName, "build", build, "address", address, "faults", faults)
-	g.running[key] = &runningGuest{vmName: vmName, Guest: guest.Boot(g.ctx, guest.Config{
-		UserData: userData, Hostname: hostname, Build: build, Address: address, Channel: ch, Faults: faults, Domain: g.Domain,
-		HeartbeatInterval: g.heartbeat, JoinTimeout: g.joinTimeout, Log: g.log.WithValues("vm", vmName),
-	})}
+	g.log.V(1).Info("guest boots", "vm", vmName, "build", cfg.Build, "address", cfg.Address, "faults", faults)
+	cfg.Faults, cfg.Domain, cfg.HeartbeatInterval, cfg.JoinTimeout = faults, g.Domain, g.heartbeat, g.joinTimeout
+	cfg.Log = g.log.WithValues("vm", vmName)
+	g.running[key] = &runningGuest{vmName: vmName, Guest: guest.Boot(g.ctx, cfg)}
 	g.booted++
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/internal/guestos"
+	"github.com/capwin/capwin/test/harness/guest"
 	"github.com/capwin/capwin/test/hypervsim"
 	"github.com/capwin/capwin/test/hypervsim/wsman"
 )
@@ -95,8 +97,13 @@ func (h *Harness) watchHyperV(ctx context.Context) {
 				if err != nil {
 					h.log.Error(err, "config drive meta-data", "vm", vm.Name)
 				}
-				h.Guests.boot(key, vm.Name, hostname, files["user-data"], buildOfDisk(vm.Parent), h.Guests.address("10.2"),
-					&hypervChannel{host: host.Host, id: vm.ID})
+				var macs []string
+				for _, nic := range vm.NICs {
+					macs = append(macs, nic.MAC)
+				}
+				h.Guests.boot(key, vm.Name, guest.Config{UserData: files["user-data"], Hostname: hostname, Build: buildOfDisk(vm.Parent),
+					Address: h.Guests.address("10.2"), Channel: &hypervChannel{host: host.Host, id: vm.ID},
+					Network: files[guestos.NetworkFile], MACs: macs})
 			}
 		}
 		h.Guests.stopMissing("hyperv/", alive)

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/url"
 	"strings"
@@ -19,7 +20,9 @@ import (
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/guestos"
 	"github.com/capwin/capwin/test/guestjoin"
+	"github.com/capwin/capwin/test/harness/guest"
 )
 
 // vimClient is a logged-in vSphere API session of the harness (never the provider's).
@@ -80,31 +83,34 @@ func (h *Harness) watchVSphere(ctx context.Context, c *vimClient) {
 			if ignored[key] || h.Guests.known(key) {
 				continue
 			}
-			data, hostname, err := guestinfoUserData(ctx, c, vm.Self)
+			cfg, err := guestinfoUserData(ctx, c, vm.Self)
 			if err != nil {
 				h.log.Error(err, "read guestinfo", "vm", vm.Name)
 				continue
 			}
-			if data == nil {
+			if cfg.UserData == nil {
 				ignored[key] = true
 				continue
 			}
-			build, _ := buildOfGuestID(vm.Config.GuestId)
-			h.Guests.boot(key, vm.Name, hostname, data, build, h.Guests.address("10.1"), &vsphereChannel{c: c, vm: object.NewVirtualMachine(c.Client, vm.Self)})
+			cfg.Build, _ = buildOfGuestID(vm.Config.GuestId)
+			cfg.Address, cfg.Channel = h.Guests.address("10.1"), &vsphereChannel{c: c, vm: object.NewVirtualMachine(c.Client, vm.Self)}
+			h.Guests.boot(key, vm.Name, cfg)
 		}
 		h.Guests.stopMissing(vsphereKey, alive)
 	})
 }
 
-// guestinfoUserData returns guestinfo.userdata without its transport encoding (nil if absent)
-// and the host name of guestinfo.metadata, as cloudbase-init's VMware datasource reads them.
-func guestinfoUserData(ctx context.Context, c *vimClient, ref types.ManagedObjectReference) ([]byte, string, error) {
+// guestinfoUserData returns what the guest reads from guestinfo: the user data without its
+// transport encoding (nil if absent) and the host name of guestinfo.metadata, as cloudbase-init's
+// VMware datasource reads them, capwin's network document as the network step reads it, and the
+// MACs of the VM's adapters.
+func guestinfoUserData(ctx context.Context, c *vimClient, ref types.ManagedObjectReference) (guest.Config, error) {
 	var vm mo.VirtualMachine
-	if err := object.NewVirtualMachine(c.Client, ref).Properties(ctx, ref, []string{"config.extraConfig"}, &vm); err != nil {
-		return nil, "", err
+	if err := object.NewVirtualMachine(c.Client, ref).Properties(ctx, ref, []string{"config.extraConfig", "config.hardware.device"}, &vm); err != nil {
+		return guest.Config{}, err
 	}
 	if vm.Config == nil { // a session vCenter just ended reads as no properties
-		return nil, "", fmt.Errorf("VM %s: no config read", ref.Value)
+		return guest.Config{}, fmt.Errorf("VM %s: no config read", ref.Value)
 	}
 	ec := map[string]string{}
 	for _, o := range vm.Config.ExtraConfig {
@@ -113,14 +119,25 @@ func guestinfoUserData(ctx context.Context, c *vimClient, ref types.ManagedObjec
 		}
 	}
 	if ec["guestinfo.userdata"] == "" {
-		return nil, "", nil
+		return guest.Config{}, nil
 	}
 	data, meta, err := guestjoin.GuestinfoData(ec)
 	if err != nil {
-		return nil, "", err
+		return guest.Config{}, err
 	}
-	hostname, err := localHostname(meta)
-	return data, hostname, err
+	cfg := guest.Config{UserData: data, MACs: []string{}}
+	if cfg.Hostname, err = localHostname(meta); err != nil {
+		return cfg, err
+	}
+	if v, ok := ec[guestos.NetworkGuestinfoKey]; ok {
+		if cfg.Network, err = base64.StdEncoding.DecodeString(v); err != nil {
+			return cfg, fmt.Errorf("%s: %w", guestos.NetworkGuestinfoKey, err)
+		}
+	}
+	for _, d := range object.VirtualDeviceList(vm.Config.Hardware.Device).SelectByType((*types.VirtualEthernetCard)(nil)) {
+		cfg.MACs = append(cfg.MACs, d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress)
+	}
+	return cfg, nil
 }
 
 // localHostname reads local-hostname from instance metadata (YAML or JSON).

@@ -2,14 +2,14 @@ package v1beta1
 
 // NetworkDeviceOptions are the per-NIC settings both machine kinds share beyond addresses:
 // static routes, the MTU and the DNS search domains. They reach the guest in the network config
-// (netplan v2) and in the powershell launcher's document; docs/vcenter.md says which of them
-// cloudbase-init applies.
+// (netplan v2) and, on Windows, in capwin's network document, which the launcher or the
+// bootstrap's network step applies; docs/vcenter.md says who applies what.
 type NetworkDeviceOptions struct {
 	// routes are static routes through this NIC, beside the default routes of gateway4 and
 	// gateway6. Each next hop (via) must be in the subnet of one of the NIC's static addresses of
 	// its family (or IPv6 link-local), unless the NIC gets that family's address by DHCP or from
-	// a pool. Windows machines need spec.guestCredentialsRef for them: cloudbase-init applies only
-	// the default route of a network config.
+	// a pool. On Windows with cloudbase-init they are applied by the bootstrap's network step
+	// (cloudbase-init applies only the default route of a network config).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
@@ -21,7 +21,8 @@ type NetworkDeviceOptions struct {
 	// +kubebuilder:validation:Maximum=9000
 	MTU *int32 `json:"mtu,omitempty"`
 	// searchDomains are the DNS suffixes tried for names that are not fully qualified, in order.
-	// Windows machines need spec.guestCredentialsRef for them: cloudbase-init does not apply them.
+	// On Windows they become the computer's one suffix search list (the launcher or the
+	// bootstrap's network step sets it; cloudbase-init does not).
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=6

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/Microsoft/hcsshim/osversion"
+
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // Document modes.
@@ -80,7 +82,9 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 			// The join configuration (token), kubelet's kubeconfigs and client keys.
 			Private: []string{StateDir, `C:\etc\kubernetes`, `C:\var\lib\kubelet\pki`},
 		},
-		Status:   Status{GuestinfoKey: StatusGuestinfoKey, KVPKey: StatusKVPKey, KVPValue: StatusKVPValue, MaxBytes: StatusMaxBytes},
+		Status: Status{GuestinfoKey: StatusGuestinfoKey, KVPKey: StatusKVPKey, KVPValue: StatusKVPValue, MaxBytes: StatusMaxBytes},
+		NetworkSource: NetworkSource{GuestinfoKey: guestos.NetworkGuestinfoKey, VolumeLabel: guestos.ConfigDriveLabel,
+			File: guestos.NetworkFile},
 		Features: []string{"Containers"},
 		Proxy:    proxy(in.Proxy),
 		Disks:    disks,

@@ -15,6 +15,8 @@ type Document struct {
 	KubernetesVersion string `json:"kubernetesVersion"`
 	Paths             Paths  `json:"paths"`
 	Status            Status `json:"status"`
+	// NetworkSource says where the network step finds capwin's network document.
+	NetworkSource NetworkSource `json:"networkSource"`
 	// Features are Windows optional features to enable.
 	Features   []string       `json:"features"`
 	Proxy      *DocProxy      `json:"proxy,omitempty"`
@@ -53,6 +55,16 @@ type Status struct {
 	KVPValue string `json:"kvpValue"`
 	// MaxBytes bounds the status JSON (a KVP item holds 1024 bytes).
 	MaxBytes int `json:"maxBytes"`
+}
+
+// NetworkSource is where the infrastructure provider puts capwin's network document for a
+// cloudbase-init guest (routes, MTU, DNS search list): a guestinfo key read through VMware Tools
+// (base64), or a file on the volume with the config drive's label (JSON). Neither present: the
+// network step does nothing.
+type NetworkSource struct {
+	GuestinfoKey string `json:"guestinfoKey"`
+	VolumeLabel  string `json:"volumeLabel"`
+	File         string `json:"file"`
 }
 
 // DocProxy is the machine-wide proxy environment.

@@ -8,12 +8,15 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // FuzzRender feeds arbitrary values into every field that reaches the guest and checks that
 // (1) the code around the one data literal is byte-identical to the static script, (2) the
 // literal holds only base64 characters, so no value can end it, and (3) every value comes back
-// unchanged from the data document or the cloud-config part (the kubelet patch included).
+// unchanged from the data document or the cloud-config part (the kubelet patch included), while
+// the network step's source stays the infrastructure provider's, whatever the input.
 func FuzzRender(f *testing.F) {
 	f.Add(false, "win-a1", "app", "iis", "content\n", "Write-Output 1", "http://proxy:3128", "UTC", "capi", "60")
 	f.Add(true, "x'; Remove-Item C:\\ -Recurse #", "k", "v'\"`$()", "'@\n\"@\n", "'; exit 1 #", "http://a'b", "W. Europe Standard Time", "u", "--x=\"")
@@ -71,6 +74,9 @@ func FuzzRender(f *testing.F) {
 
 func checkRoundTrip(t *testing.T, doc *Document, in *Input, content, command string) {
 	t.Helper()
+	if want := (NetworkSource{GuestinfoKey: guestos.NetworkGuestinfoKey, VolumeLabel: guestos.ConfigDriveLabel, File: guestos.NetworkFile}); doc.NetworkSource != want {
+		t.Fatalf("network source %+v, want the infrastructure provider's %+v whatever the input", doc.NetworkSource, want)
+	}
 	if doc.NodeName != in.NodeName {
 		t.Fatalf("node name %q came back as %q", in.NodeName, doc.NodeName)
 	}

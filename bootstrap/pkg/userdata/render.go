@@ -7,10 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 //go:embed ps/bootstrap.ps1
-var bootstrapScript string
+var bootstrapBody string
+
+// bootstrapScript is the static code after the data line: the network functions the launcher
+// shares (internal/guestos: Set-Network, for the network step), then bootstrap.ps1.
+var bootstrapScript = guestos.NetworkScript() + bootstrapBody
 
 // Script markers. The data line is the only line that changes from node to node.
 const (

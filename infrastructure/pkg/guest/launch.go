@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // Where capwin puts the bootstrap data in a guest it starts through the guest agent.
@@ -27,7 +29,10 @@ const (
 )
 
 //go:embed ps/launch.ps1
-var launchScript string
+var launchBody string
+
+// launchScript is the static launcher: the shared network functions, then launch.ps1.
+var launchScript = guestos.NetworkScript() + launchBody
 
 // LaunchScript is the static launcher (for syntax checks and the simulated guest).
 func LaunchScript() string { return launchScript }
@@ -41,7 +46,13 @@ type Launch struct {
 	LogFile       string       `json:"logFile"`
 	TaskName      string       `json:"taskName"`
 	Status        LaunchStatus `json:"status"`
-	Network       []LaunchNIC  `json:"network"`
+	NetworkSettings
+}
+
+// NetworkSettings are the network part of the launcher's document, read by Set-Network
+// (internal/guestos/ps/network.ps1).
+type NetworkSettings struct {
+	Network []LaunchNIC `json:"network"`
 	// SearchDomains is the guest's DNS suffix search list: the search domains of every NIC, in
 	// NIC order, once each. Windows keeps one list for the whole computer (a NIC holds only one
 	// connection-specific suffix); empty leaves the guest's list alone.
@@ -78,18 +89,30 @@ type LaunchRoute struct {
 // its NICs (DHCP-only adapters are left alone).
 func NewLaunch(computerName string, nics []NIC, status LaunchStatus) (Launch, error) {
 	l := Launch{Version: 1, ComputerName: computerName, BootstrapPath: GuestBootstrapPath, LogFile: GuestLaunchLog,
-		TaskName: bootstrapTask, Status: status, Network: []LaunchNIC{}, SearchDomains: []string{}}
+		TaskName: bootstrapTask, Status: status, NetworkSettings: NetworkSettings{Network: []LaunchNIC{}, SearchDomains: []string{}}}
 	if len(computerName) > MaxComputerName || sanitize(computerName) != strings.ToLower(computerName) || computerName == "" || allDigits(computerName) {
 		return l, fmt.Errorf("computer name %q is not a Windows computer name (1 to %d letters, digits and inner hyphens, not only digits)",
 			computerName, MaxComputerName)
 	}
+	n, err := newNetworkSettings(nics)
+	if err != nil {
+		return l, err
+	}
+	l.NetworkSettings = n
+	return l, nil
+}
+
+// newNetworkSettings is the static part of the NICs (DHCP-only adapters are left alone) and the
+// search domains of all of them; lists are empty, never null (the scripts run in strict mode).
+func newNetworkSettings(nics []NIC) (NetworkSettings, error) {
+	out := NetworkSettings{Network: []LaunchNIC{}, SearchDomains: []string{}}
 	for i, n := range nics {
 		if !n.NeedsMAC() {
 			continue
 		}
 		e, err := toEthernet(n)
 		if err != nil {
-			return l, fmt.Errorf("network device %d: %w", i, err)
+			return out, fmt.Errorf("network device %d: %w", i, err)
 		}
 		ln := LaunchNIC{MAC: strings.ToUpper(strings.ReplaceAll(e.Match.MACAddress, ":", "-")),
 			Addresses: append([]string{}, e.Addresses...), Routes: []LaunchRoute{}, Nameservers: []string{}, MTU: e.MTU}
@@ -97,22 +120,22 @@ func NewLaunch(computerName string, nics []NIC, status LaunchStatus) (Launch, er
 			ln.Routes = append(ln.Routes, LaunchRoute(r))
 		}
 		for _, d := range n.SearchDomains {
-			if !slices.Contains(l.SearchDomains, d) {
-				l.SearchDomains = append(l.SearchDomains, d)
+			if !slices.Contains(out.SearchDomains, d) {
+				out.SearchDomains = append(out.SearchDomains, d)
 			}
 		}
 		if e.Nameservers != nil {
 			for _, a := range e.Nameservers.Addresses {
 				ip, err := netip.ParseAddr(a)
 				if err != nil {
-					return l, fmt.Errorf("network device %d: nameserver %q is not an IP address", i, a)
+					return out, fmt.Errorf("network device %d: nameserver %q is not an IP address", i, a)
 				}
 				ln.Nameservers = append(ln.Nameservers, ip.String())
 			}
 		}
-		l.Network = append(l.Network, ln)
+		out.Network = append(out.Network, ln)
 	}
-	return l, nil
+	return out, nil
 }
 
 // Script renders the launcher: one line assigning the document as base64, then the static script.

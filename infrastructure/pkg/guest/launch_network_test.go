@@ -1,13 +1,10 @@
 package guest
 
 import (
-	"path/filepath"
-	"slices"
+	"encoding/json"
 	"testing"
 
 	. "github.com/onsi/gomega"
-
-	"github.com/capwin/capwin/test/pscheck"
 )
 
 // TestNewLaunchNetworkSettings: routes keep their metric, a DHCP adapter with an MTU or routes is
@@ -54,53 +51,30 @@ func TestNewLaunchRejectsBadRoutes(t *testing.T) {
 	}
 }
 
-// TestLaunchAppliesNetworkSettings reads the static launcher's syntax tree: routes are looked up
-// before they are added (a second run adds nothing) and carry the document's metric, the MTU is
-// set for both families, the search list is the document's, and each value comes from the
-// document, never from a literal.
-func TestLaunchAppliesNetworkSettings(t *testing.T) {
-	if testing.Short() {
-		t.Skip("node parser in -short mode")
-	}
+// TestBuildNetworkDocument: a cloudbase-init guest gets the launcher's network part when a NIC
+// has what cloudbase-init leaves out (routes, an MTU, search domains), and nothing otherwise.
+func TestBuildNetworkDocument(t *testing.T) {
 	g := NewWithT(t)
-	calls, err := pscheck.Calls(filepath.Join("ps", "launch.ps1"))
+	plain := []NIC{{MAC: "00:50:56:00:00:01", Addresses: []string{"10.0.0.5/24"}, Gateway4: "10.0.0.1", Nameservers: []string{"10.0.0.2"}}}
+	doc, err := BuildNetworkDocument(plain)
 	g.Expect(err).NotTo(HaveOccurred())
-	in := func(function, name string, args ...string) func(pscheck.Call) bool {
-		return func(c pscheck.Call) bool {
-			return c.Function == function && c.Name == name && hasArgs(c.Args, args...)
-		}
-	}
-	route := []string{"-InterfaceIndex", "$Index", "-DestinationPrefix", "$route.to", "-NextHop", "$route.via"}
-	_, lookup := pscheck.Find(calls, in("Set-Routes", "Get-NetRoute", route...))
-	_, add := pscheck.Find(calls, in("Set-Routes", "New-NetRoute", append(route, "-RouteMetric", "$route.metric")...))
-	_, addDefault := pscheck.Find(calls, func(c pscheck.Call) bool {
-		return in("Set-Routes", "New-NetRoute", route...)(c) && !slices.Contains(c.Args, "-RouteMetric")
-	})
-	_, fix := pscheck.Find(calls, in("Set-Routes", "Set-NetRoute", append(route, "-RouteMetric", "$route.metric")...))
-	g.Expect([]int{lookup, add, addDefault, fix}).NotTo(ContainElement(-1), "Get-NetRoute, New-NetRoute (with and without metric), Set-NetRoute")
-	g.Expect(lookup).To(BeNumerically("<", add), "a route is looked up before it is added")
+	g.Expect(doc).To(BeNil(), "cloudbase-init applies addresses, DNS servers and the default route")
 
-	for _, family := range []string{"IPv4", "IPv6"} {
-		_, i := pscheck.Find(calls, in("Set-Mtu", "Set-NetIPInterface", "-InterfaceIndex", "$Index", "-AddressFamily", family, "-NlMtuBytes", "$Mtu"))
-		g.Expect(i).NotTo(Equal(-1), "Set-NetIPInterface -NlMtuBytes for %s", family)
-	}
-	for _, want := range [][]string{
-		{"Set-Routes", "-Index", "$index", "-Routes", "$nic.routes"},
-		{"Set-Mtu", "-Index", "$index", "-Mtu", "$nic.mtu"},
-		{"Set-DnsClientGlobalSetting", "-SuffixSearchList", "$Launch.searchDomains"},
-	} {
-		_, i := pscheck.Find(calls, in("Set-Network", want[0], want[1:]...))
-		g.Expect(i).NotTo(Equal(-1), "Set-Network calls %v", want)
-	}
-}
+	nics := append(plain, NIC{MAC: "00:50:56:00:00:02", DHCP4: true, MTU: 9000, SearchDomains: []string{"example.com"}})
+	nics[0].Routes = []Route{{To: "10.20.0.0/16", Via: "10.0.0.254", Metric: 50}}
+	doc, err = BuildNetworkDocument(nics)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(string(doc)).To(MatchJSON(`{"version":1,"network":[
+		{"mac":"00-50-56-00-00-01","addresses":["10.0.0.5/24"],"nameservers":["10.0.0.2"],"mtu":0,
+		 "routes":[{"to":"0.0.0.0/0","via":"10.0.0.1","metric":0},{"to":"10.20.0.0/16","via":"10.0.0.254","metric":50}]},
+		{"mac":"00-50-56-00-00-02","addresses":[],"routes":[],"nameservers":[],"mtu":9000}],
+		"searchDomains":["example.com"]}`))
+	l, err := NewLaunch("win", nics, vsphereStatus)
+	g.Expect(err).NotTo(HaveOccurred())
+	var back NetworkDocument
+	g.Expect(json.Unmarshal(doc, &back)).To(Succeed())
+	g.Expect(back.NetworkSettings).To(Equal(l.NetworkSettings), "the same network part as the launcher's")
 
-// hasArgs reports whether every flag of want (a flag followed by its value) is in args with that value.
-func hasArgs(args []string, want ...string) bool {
-	for i := 0; i+1 < len(want); i += 2 {
-		j := slices.Index(args, want[i])
-		if j < 0 || j+1 >= len(args) || args[j+1] != want[i+1] {
-			return false
-		}
-	}
-	return true
+	_, err = BuildNetworkDocument([]NIC{{MAC: "00:50:56:00:00:01", DHCP4: true, Routes: []Route{{To: "10.20.0.0/16", Via: "router"}}}})
+	g.Expect(err).To(MatchError(ContainSubstring(`gateway "router" is not an IP address`)))
 }

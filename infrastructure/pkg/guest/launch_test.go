@@ -150,9 +150,12 @@ func TestLaunchProtectsTheBootstrapFile(t *testing.T) {
 		return func(c pscheck.Call) bool { return c.Function == "" && c.Name == name }
 	}
 	icacls, i := pscheck.Find(calls, topLevel("icacls.exe"))
-	_, addresses := pscheck.Find(calls, topLevel("Set-Network"))
+	network, addresses := pscheck.Find(calls, topLevel("Set-Network"))
 	want := []string{"$dir", "'/inheritance:r'", "'/grant:r'", "'*S-1-5-18:(OI)(CI)F'", "'/grant:r'", "'*S-1-5-32-544:(OI)(CI)F'"}
 	if i < 0 || addresses < 0 || i > addresses || !slices.Equal(icacls.Args, want) {
 		t.Errorf("icacls %v at call %d, Set-Network at call %d; want icacls.exe %v first", icacls.Args, i, addresses, want)
+	}
+	if !slices.Equal(network.Args, []string{"$Launch"}) {
+		t.Errorf("Set-Network %v, want the launcher's document $Launch (the shared network.ps1 reads its network part)", network.Args)
 	}
 }

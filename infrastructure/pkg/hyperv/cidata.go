@@ -8,10 +8,13 @@ import (
 
 	"github.com/diskfs/go-diskfs/backend/file"
 	"github.com/diskfs/go-diskfs/filesystem/iso9660"
+
+	"github.com/capwin/capwin/internal/guestos"
 )
 
-// ConfigDriveLabel is the volume label cloudbase-init's and cloud-init's NoCloud sources look for.
-const ConfigDriveLabel = "cidata"
+// ConfigDriveLabel is the volume label cloudbase-init's and cloud-init's NoCloud sources (and the
+// bootstrap's network step) look for.
+const ConfigDriveLabel = guestos.ConfigDriveLabel
 
 // ConfigDrive builds a NoCloud config drive: an ISO 9660 image labelled cidata whose files (at the
 // root) carry Joliet names, the only long names Windows reads from a CD.

@@ -13,6 +13,8 @@ var driveFiles = map[string][]byte{
 	"meta-data":      []byte("instance-id: 6f1c\nlocal-hostname: win-1\n"),
 	"user-data":      bytes.Repeat([]byte("#ps1_sysnative\r\n"), 500),
 	"network-config": []byte("version: 2\nethernets: {}\n"),
+	// capwin's network document for the bootstrap's network step (guestos.NetworkFile).
+	"capwin-network.json": []byte(`{"version":1,"network":[],"searchDomains":["example.com"]}`),
 }
 
 // TestConfigDriveReadsBack: the image is labelled cidata and its files read back unchanged.

@@ -10,6 +10,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // Create places the VM on a host and creates it there, powered off, with its config drive, in one
@@ -86,9 +87,24 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 		}
 		in.NICs = append(in.NICs, NICInput{Switch: sw, MAC: strings.ToUpper(strings.NewReplacer(":", "", "-", "").Replace(nics[i].MAC)), VLANID: ptrValue(d.VLANID)})
 	}
+	files, err := configDriveFiles(s, uid, nics)
+	if err != nil {
+		return in, err
+	}
+	iso, err := ConfigDrive(files)
+	if err != nil {
+		return in, err // names the config drive
+	}
+	in.ConfigDrive = base64.StdEncoding.EncodeToString(iso)
+	return in, nil
+}
+
+// configDriveFiles are the NoCloud files of the config drive and, for a Windows guest whose NICs
+// have routes, an MTU or search domains, capwin's network document for the bootstrap's network step.
+func configDriveFiles(s *hypervisor.Scope, uid string, nics []guest.NIC) (map[string][]byte, error) {
 	meta, network, err := guest.BuildNoCloud(uid, s.ComputerName, nics, s.Linux())
 	if err != nil {
-		return in, hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
 	}
 	files := map[string][]byte{"meta-data": meta}
 	if network != nil {
@@ -97,12 +113,17 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 	if s.UserData != nil {
 		files["user-data"] = s.UserData
 	}
-	iso, err := ConfigDrive(files)
-	if err != nil {
-		return in, err // names the config drive
+	if s.Linux() {
+		return files, nil
 	}
-	in.ConfigDrive = base64.StdEncoding.EncodeToString(iso)
-	return in, nil
+	doc, err := guest.BuildNetworkDocument(nics)
+	if err != nil {
+		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "network document: %v", err)
+	}
+	if doc != nil {
+		files[guestos.NetworkFile] = doc
+	}
+	return files, nil
 }
 
 // MAC is the static MAC of a machine's NIC when the spec names none: locally administered,

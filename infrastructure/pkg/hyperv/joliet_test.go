@@ -57,7 +57,7 @@ func TestConfigDriveJolietRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(jolietRoot(t, iso), ",")
-	if got != "meta-data,network-config,user-data" {
+	if got != "capwin-network.json,meta-data,network-config,user-data" {
 		t.Fatalf("Joliet root = %s", got)
 	}
 }

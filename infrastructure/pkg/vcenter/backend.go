@@ -51,12 +51,14 @@ func (b *backend) on(action string) subject {
 		datastore: b.where.Datastore, pool: b.where.Pool}
 }
 
-// metadata renders the instance metadata; nil when a NIC needs its MAC and the VM is not known.
-func metadata(s *hypervisor.Scope, macs []string) ([]byte, error) {
+// metadata renders the instance metadata and, for a Windows guest whose NICs have routes, an MTU
+// or search domains, capwin's network document (see guestos.NetworkGuestinfoKey); both nil when a
+// NIC needs its MAC and the VM is not known.
+func metadata(s *hypervisor.Scope, macs []string) (md, network []byte, err error) {
 	nics := guest.WithMACs(s.NICs, macs)
 	for _, n := range nics {
 		if n.MAC == "" && n.NeedsMAC() {
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	var withMAC []guest.NIC
@@ -65,7 +67,11 @@ func metadata(s *hypervisor.Scope, macs []string) ([]byte, error) {
 			withMAC = append(withMAC, n)
 		}
 	}
-	return guest.BuildMetadata(string(s.InfraMachine.GetUID()), s.ComputerName, withMAC, s.Linux())
+	if md, err = guest.BuildMetadata(string(s.InfraMachine.GetUID()), s.ComputerName, withMAC, s.Linux()); err != nil || s.Linux() {
+		return md, nil, err
+	}
+	network, err = guest.BuildNetworkDocument(withMAC)
+	return md, network, err
 }
 
 // Create clones the template with hardware, NICs, disk and guestinfo in one task.
@@ -79,13 +85,13 @@ func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error
 	if err != nil {
 		return "", err
 	}
-	md, err := metadata(s, nil)
+	md, network, err := metadata(s, nil)
 	if err != nil {
 		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
 	}
 	obj := s.InfraMachine
 	spec, err := cloneSpec(cloneInput{
-		Spec: b.spec, UID: string(obj.GetUID()), Owner: ownerMark(obj), Place: place, UserData: s.UserData, Metadata: md,
+		Spec: b.spec, UID: string(obj.GetUID()), Owner: ownerMark(obj), Place: place, UserData: s.UserData, Metadata: md, Network: network,
 		Note: fmt.Sprintf("capwin: %s/%s (cluster %s)", obj.GetNamespace(), obj.GetName(), s.Cluster.Name),
 	})
 	if err != nil {
@@ -117,11 +123,11 @@ func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error
 // MACs, and the disk grown to spec.diskGiB.
 func (b *backend) Deliver(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	on := b.onVM("write the bootstrap metadata into", vm.Ref.ID)
-	md, err := metadata(s, vm.MACs)
+	md, network, err := metadata(s, vm.MACs)
 	if err != nil || md == nil {
 		return "", callError(on, hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: the VM has fewer NICs than spec.network (%v)", err))
 	}
-	extra, err := guestinfo(md, nil)
+	extra, err := guestinfo(md, network, nil)
 	if err != nil {
 		return "", callError(on, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/internal/guestos"
 )
 
 // cloneInput is everything the clone spec is built from; building it does no I/O.
@@ -25,12 +26,14 @@ type cloneInput struct {
 	UserData []byte
 	// Metadata is nil when it needs the VM's MACs and is delivered after the clone.
 	Metadata []byte
+	// Network is capwin's network document (nil: none), delivered with the metadata.
+	Network []byte
 }
 
 // cloneSpec is the desired VM: hardware, NICs, disk and guestinfo in one CloneVM_Task, powered
 // on by the same task when the metadata is complete.
 func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
-	extra, err := guestinfo(in.Metadata, in.UserData)
+	extra, err := guestinfo(in.Metadata, in.Network, in.UserData)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
 	}
@@ -70,9 +73,10 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	return spec, nil
 }
 
-// guestinfo encodes the bootstrap data the way cloudbase-init and cloud-init read it, and refuses
-// values over vSphere's 64 KiB limit rather than let a VM boot with truncated data.
-func guestinfo(metadata, userData []byte) ([]types.BaseOptionValue, error) {
+// guestinfo encodes the bootstrap data the way cloudbase-init and cloud-init read it, and capwin's
+// network document (base64) the way the bootstrap's network step reads it, and refuses values
+// over vSphere's 64 KiB limit rather than let a VM boot with truncated data.
+func guestinfo(metadata, network, userData []byte) ([]types.BaseOptionValue, error) {
 	var out []types.BaseOptionValue
 	if userData != nil {
 		v, err := gzipBase64(userData)
@@ -86,12 +90,22 @@ func guestinfo(metadata, userData []byte) ([]types.BaseOptionValue, error) {
 		}
 		out = append(out, &types.OptionValue{Key: keyUserData, Value: v}, &types.OptionValue{Key: keyUserDataEncoding, Value: "gzip+base64"})
 	}
-	if metadata != nil {
-		v := base64.StdEncoding.EncodeToString(metadata)
-		if len(v) > maxGuestinfo {
-			return nil, hypervisor.Errorf(infrav1.BootstrapDataTooLargeReason, "metadata is %d bytes base64 encoded; vSphere allows %d", len(v), maxGuestinfo)
+	// The metadata's encoding is named for cloudbase-init; capwin's own key is always base64.
+	for _, d := range []struct {
+		key, encodingKey, what string
+		data                   []byte
+	}{{keyMetadata, keyMetadataEncoding, "metadata", metadata}, {guestos.NetworkGuestinfoKey, "", "network document", network}} {
+		if d.data == nil {
+			continue
 		}
-		out = append(out, &types.OptionValue{Key: keyMetadata, Value: v}, &types.OptionValue{Key: keyMetadataEncoding, Value: "base64"})
+		v := base64.StdEncoding.EncodeToString(d.data)
+		if len(v) > maxGuestinfo {
+			return nil, hypervisor.Errorf(infrav1.BootstrapDataTooLargeReason, "%s is %d bytes base64 encoded; vSphere allows %d", d.what, len(v), maxGuestinfo)
+		}
+		out = append(out, &types.OptionValue{Key: d.key, Value: v})
+		if d.encodingKey != "" {
+			out = append(out, &types.OptionValue{Key: d.encodingKey, Value: "base64"})
+		}
 	}
 	return out, nil
 }

@@ -59,7 +59,8 @@ func TestCloneSpec(t *testing.T) {
 	g := NewWithT(t)
 	place := template()
 	cs, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 40 }), UID: "uid-1",
-		Owner: "ns/m/uid-1", Place: place, UserData: []byte("hello"), Metadata: []byte("instance-id: uid-1\n")})
+		Owner: "ns/m/uid-1", Place: place, UserData: []byte("hello"), Metadata: []byte("instance-id: uid-1\n"),
+		Network: []byte(`{"version":1}`)})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cs.PowerOn).To(BeFalse(), "the disk grows on the clone before its first boot")
 	g.Expect(cs.Config.InstanceUuid).To(Equal("uid-1"))
@@ -85,6 +86,8 @@ func TestCloneSpec(t *testing.T) {
 	}
 	g.Expect(keys).To(HaveKeyWithValue("guestinfo.userdata.encoding", "gzip+base64"))
 	g.Expect(keys).To(HaveKeyWithValue("guestinfo.metadata.encoding", "base64"))
+	g.Expect(keys).To(HaveKeyWithValue("guestinfo.capwin.network", base64.StdEncoding.EncodeToString([]byte(`{"version":1}`))),
+		"capwin's network document, base64 (no encoding key: the bootstrap's network step always decodes it)")
 	raw, _ := base64.StdEncoding.DecodeString(keys["guestinfo.userdata"])
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -127,16 +130,16 @@ func TestCloneSpecRefuses(t *testing.T) {
 
 	big := make([]byte, 60*1024) // random bytes do not compress: 80 KiB once base64 encoded
 	_, _ = rand.Read(big)
-	_, err = guestinfo(nil, big)
+	_, err = guestinfo(nil, nil, big)
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(errors.As(err, &e)).To(BeTrue())
 	g.Expect(e.Reason).To(Equal(infrav1.BootstrapDataTooLargeReason))
 
 	// Exactly at the limit is fine; one byte over is not.
 	g.Expect(len(base64.StdEncoding.EncodeToString(make([]byte, 49152)))).To(Equal(maxGuestinfo))
-	_, err = guestinfo(make([]byte, 49152), nil)
+	_, err = guestinfo(make([]byte, 49152), nil, nil)
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = guestinfo(make([]byte, 49153), nil)
+	_, err = guestinfo(make([]byte, 49153), nil, nil)
 	g.Expect(err).To(HaveOccurred())
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	"github.com/capwin/capwin/test/guestnet"
 )
 
 // Channel is how a guest talks to its hypervisor (VMware Tools guestinfo on vSphere, KVP on Hyper-V).
@@ -52,6 +53,11 @@ type Config struct {
 	Domain *DomainController
 	// Disks are the data disks the hypervisor attached.
 	Disks []Disk
+	// Network is capwin's network document as the hypervisor delivered it beside the metadata
+	// (guestinfo.capwin.network decoded, or capwin-network.json of the config drive); nil: none.
+	Network []byte
+	// MACs are the VM's adapters (any separators); nil: every adapter a document names is there.
+	MACs []string
 	// CPUs and MemoryMiB are the VM's size as the kubelet reports it (default 2 and 4096).
 	CPUs, MemoryMiB int
 }
@@ -74,8 +80,9 @@ type Guest struct {
 	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
 	sandboxPull    ImagePull
-	disks          []Disk   // the data disks' state (the disks step changes it)
-	closers        []func() // close the kubelet's connections on Stop
+	disks          []Disk           // the data disks' state (the disks step changes it)
+	network        guestnet.Network // what the network step configured
+	closers        []func()         // close the kubelet's connections on Stop
 }
 
 func (g *Guest) containerdConfig() string {

@@ -24,6 +24,8 @@ func (s *script) do(ctx context.Context, name string) error {
 				s.g.cfg.Build, doc.MinimumBuild)
 		}
 		s.log(fmt.Sprintf("Windows build %d; Kubernetes %s", s.g.cfg.Build, doc.KubernetesVersion))
+	case "network":
+		return s.applyNetwork()
 	case "time":
 		if doc.Time != nil && doc.Time.Timezone != "" {
 			return s.g.setTimezone(doc.Time.Timezone)

@@ -1,5 +1,6 @@
 # capwin Windows node bootstrap. This file is static: every value of this node comes from
-# $CapwinData, the base64 JSON document assigned on the line above. The script is idempotent and
+# $CapwinData, the base64 JSON document assigned on the script's data line, which is followed by
+# the shared network.ps1 (internal/guestos: Set-Network) and this file. The script is idempotent and
 # may run again after a reboot (cloudbase-init exit code 1003, or the standalone startup task);
 # completed steps are recorded in the state directory and skipped.
 Set-StrictMode -Version 3.0
@@ -141,6 +142,42 @@ function Step-Preflight {
         New-Item -ItemType Directory -Force -Path $dir | Out-Null
     }
     Write-Log "Windows build $build; Kubernetes $($Data.kubernetesVersion)"
+}
+
+# Get-NetworkDocument returns capwin's network document, which the infrastructure provider puts
+# beside the instance metadata of a cloudbase-init guest: a guestinfo key (base64) read through
+# VMware Tools on vSphere, a file on the config drive on Hyper-V; $null when there is none.
+function Get-NetworkDocument {
+    $source = $Data.networkSource
+    $vmtoolsd = Join-Path $env:ProgramFiles 'VMware\VMware Tools\vmtoolsd.exe'
+    if (Test-Path $vmtoolsd) {
+        $ErrorActionPreference = 'Continue'
+        $value = & $vmtoolsd '--cmd' ('info-get ' + $source.guestinfoKey) 2>$null
+        if ($LASTEXITCODE -eq 0 -and $value) {
+            $json = [Text.Encoding]::UTF8.GetString([Convert]::FromBase64String((@($value) -join '').Trim()))
+            return $json | ConvertFrom-Json
+        }
+    }
+    foreach ($volume in @(Get-Volume | Where-Object { $_.FileSystemLabel -eq $source.volumeLabel -and $_.DriveLetter })) {
+        $path = '{0}:\{1}' -f $volume.DriveLetter, $source.file
+        if (Test-Path $path) {
+            return [IO.File]::ReadAllText($path) | ConvertFrom-Json
+        }
+    }
+    return $null
+}
+
+# Step-Network applies what cloudbase-init leaves out of the network config (routes with their
+# metrics, the IPv6 MTU, the DNS suffix search list) with the launcher's own Set-Network, before
+# anything uses the network (the domain controller may need the routes and the search list).
+# Without a document it does nothing; on a guest the launcher configured it changes nothing.
+function Step-Network {
+    $document = Get-NetworkDocument
+    if ($null -eq $document) {
+        Write-Log 'no capwin network document: the network stays as cloudbase-init left it'
+        return
+    }
+    Set-Network $document
 }
 
 function Get-ProxyVariables {
@@ -597,6 +634,7 @@ function Step-Finish {
 
 $Steps = [ordered]@{
     'preflight'  = { Step-Preflight }
+    'network'    = { Step-Network }
     'proxy'      = { Step-Proxy }
     'time'       = { Step-Time }
     'domain'     = { Step-Domain }
