@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -68,6 +69,8 @@ type Harness struct {
 	cancel  context.CancelFunc
 	logDir  string
 	watched chan struct{}
+	// machine holds each MachineDeployment's Workers.Machine, for the templates of later images.
+	machine sync.Map
 }
 
 // Start starts every part; Stop (or the end of ctx) stops them.

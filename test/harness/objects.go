@@ -101,6 +101,9 @@ type Workers struct {
 	HyperVIsolation bool
 	// Bootstrap changes the bootstrap template's spec (the format, kubelet settings, registries...).
 	Bootstrap func(*bootstrapv1.WindowsConfigSpec)
+	// Machine changes the machine template before it is created, for this image and any later
+	// one (SetWorkersImage): a *infrav1.VCenterMachineTemplate or *infrav1.HyperVMachineTemplate.
+	Machine func(client.Object)
 }
 
 // CreateWorkers creates the Windows bootstrap template, the machine template of the image and
@@ -115,6 +118,9 @@ func (h *Harness) CreateWorkers(ctx context.Context, w Workers) error {
 			Spec: w.bootstrapSpec(),
 		}}}); err != nil {
 		return err
+	}
+	if w.Machine != nil {
+		h.machine.Store(w.Name, w.Machine)
 	}
 	tmpl, err := h.ensureMachineTemplate(ctx, w.Name, w.Image)
 	if err != nil {
@@ -231,6 +237,9 @@ func (h *Harness) ensureMachineTemplate(ctx context.Context, workers, image stri
 				PowerOffMode: infrav1.PowerOffHard,
 			}},
 		}}
+	}
+	if change, ok := h.machine.Load(workers); ok {
+		change.(func(client.Object))(obj)
 	}
 	if err := client.IgnoreAlreadyExists(h.Management.Client.Create(ctx, obj)); err != nil {
 		return clusterv1.ContractVersionedObjectReference{}, err

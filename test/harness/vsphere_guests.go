@@ -134,9 +134,11 @@ func guestinfoUserData(ctx context.Context, c *vimClient, ref types.ManagedObjec
 			return cfg, fmt.Errorf("%s: %w", guestos.NetworkGuestinfoKey, err)
 		}
 	}
-	for _, d := range object.VirtualDeviceList(vm.Config.Hardware.Device).SelectByType((*types.VirtualEthernetCard)(nil)) {
+	devices := object.VirtualDeviceList(vm.Config.Hardware.Device)
+	for _, d := range devices.SelectByType((*types.VirtualEthernetCard)(nil)) {
 		cfg.MACs = append(cfg.MACs, d.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress)
 	}
+	cfg.Disks = vsphereDataDisks(devices)
 	return cfg, nil
 }
 
@@ -212,4 +214,17 @@ func (v *VSphere) VMNames(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// vsphereDataDisks are the VM's disks but its first (the template's system disk) as a Windows
+// guest sees them: PVSCSI and LSI Logic SAS report the disk at unit number N as SCSI target N,
+// LUN 0. New disks are RAW.
+func vsphereDataDisks(devices object.VirtualDeviceList) []guest.Disk {
+	var out []guest.Disk
+	for i, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+		if unit := d.GetVirtualDevice().UnitNumber; i > 0 && unit != nil {
+			out = append(out, guest.Disk{Target: *unit, LUN: 0})
+		}
+	}
+	return out
 }
