@@ -126,3 +126,20 @@ func TestObserveDataDisks(t *testing.T) {
 	g.Expect(got).To(BeEmpty())
 	g.Expect(keys).To(BeEmpty())
 }
+
+// TestObserveKeepsDataDisksFromGrowth: a data disk listed before the template's disk is reported
+// and left out of the devices diskGiB grows, so the system disk is grown, never a data disk.
+func TestObserveKeepsDataDisksFromGrowth(t *testing.T) {
+	g := NewWithT(t)
+	devices := scsiTemplate(1, 0).Devices // the data disk (unit 1, key 2000) comes first
+	oc := types.ObjectContent{PropSet: []types.DynamicProperty{
+		{Name: "config.hardware.device", Val: types.ArrayOfVirtualDevice{VirtualDevice: devices}},
+		{Name: extraConfigPath(keyDataDisks), Val: types.OptionValue{Key: keyDataDisks, Value: "data=scsi0:1"}},
+	}}
+	vm, rest, _ := observe(vmRef("vm-1"), oc)
+	g.Expect(vm.DataDisks).To(Equal([]infrav1.DataDiskStatus{{Name: "data", Target: 1}}))
+	g.Expect(rest).To(HaveLen(len(devices) - 1))
+	grow, err := diskChange(spec(func(s *infrav1.VCenterMachineSpec) { s.DiskGiB = 40 }), rest)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(grow.GetVirtualDeviceConfigSpec().Device.GetVirtualDevice().Key).To(BeEquivalentTo(2001), "the system disk")
+}
