@@ -46,7 +46,7 @@ func dataDiskChanges(spec *infrav1.VCenterMachineSpec, devices object.VirtualDev
 			len(spec.DataDisks), ctrl.BusNumber, len(free))
 	}
 	var changes []types.BaseVirtualDeviceConfigSpec
-	var marks []string
+	var placed []string
 	for i, d := range spec.DataDisks {
 		disk := &types.VirtualDisk{
 			VirtualDevice: types.VirtualDevice{
@@ -66,9 +66,9 @@ func dataDiskChanges(spec *infrav1.VCenterMachineSpec, devices object.VirtualDev
 			change.Profile = []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: profileID}}
 		}
 		changes = append(changes, change)
-		marks = append(marks, fmt.Sprintf("%s=scsi%d:%d", d.Name, ctrl.BusNumber, free[i]))
+		placed = append(placed, fmt.Sprintf("%s=scsi%d:%d", d.Name, ctrl.BusNumber, free[i]))
 	}
-	return changes, strings.Join(marks, ","), nil
+	return changes, strings.Join(placed, ","), nil
 }
 
 // diskBacking is a new disk file in the VM's folder (no file name: vCenter names it beside the
@@ -111,13 +111,13 @@ func freeUnits(devices object.VirtualDeviceList, ctrl *types.VirtualSCSIControll
 	return free
 }
 
-// observeDataDisks reads the keyDataDisks value against the VM's devices: the data disks still
+// observeDataDisks reads the keyDataDisks value (placed) against the VM's devices: the data disks still
 // attached where the clone put them, with the SCSI address Windows sees each at (unit N of the
 // controller is target N, LUN 0), in spec order, and the device keys of those disks.
-func observeDataDisks(mark string, devices object.VirtualDeviceList) ([]infrav1.DataDiskStatus, []int32) {
+func observeDataDisks(placed string, devices object.VirtualDeviceList) ([]infrav1.DataDiskStatus, []int32) {
 	var out []infrav1.DataDiskStatus
 	var keys []int32
-	for _, entry := range strings.Split(mark, ",") {
+	for _, entry := range strings.Split(placed, ",") {
 		name, where, _ := strings.Cut(entry, "=")
 		var bus, unit int32
 		if _, err := fmt.Sscanf(where, "scsi%d:%d", &bus, &unit); err != nil || name == "" {

@@ -114,7 +114,7 @@ func TestCloneSpecDataDisksRefused(t *testing.T) {
 	}
 }
 
-// TestObserveDataDisks: the mark names the disks in spec order; a disk no longer where the clone
+// TestObserveDataDisks: keyDataDisks names the disks in spec order; a disk no longer where the clone
 // put it is not reported, and an unreadable entry is skipped.
 func TestObserveDataDisks(t *testing.T) {
 	g := NewWithT(t)

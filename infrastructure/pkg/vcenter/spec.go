@@ -40,13 +40,13 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
 	}
-	disks, mark, err := dataDiskChanges(in.Spec, in.Place.Devices, in.Place.ProfileID)
+	disks, placed, err := dataDiskChanges(in.Spec, in.Place.Devices, in.Place.ProfileID)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
 	}
 	if disks != nil {
 		devices = append(devices, disks...)
-		extra = append(extra, &types.OptionValue{Key: keyDataDisks, Value: mark})
+		extra = append(extra, &types.OptionValue{Key: keyDataDisks, Value: placed})
 	}
 	// A disk that must grow is grown on the clone, before its first boot (Deliver): its own
 	// disk is edited then, not the template's.

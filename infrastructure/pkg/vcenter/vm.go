@@ -141,7 +141,7 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, fo
 func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *hypervisor.VM, devices object.VirtualDeviceList, mark string) {
 	vm = &hypervisor.VM{Ref: infrav1.VMReference{ID: ref.Value}}
 	var nets []types.GuestNicInfo
-	var disks string
+	var placed string // keyDataDisks
 	for _, p := range oc.PropSet {
 		switch p.Name {
 		case "config.instanceUuid":
@@ -172,13 +172,13 @@ func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *hype
 		case extraConfigPath(keyOwner):
 			mark = optionValue(p.Val)
 		case extraConfigPath(keyDataDisks):
-			disks = optionValue(p.Val)
+			placed = optionValue(p.Val)
 		}
 	}
 	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)
 	vm.MACs, vm.IPs = nicAddresses(devices, nets)
 	var keys []int32
-	vm.DataDisks, keys = observeDataDisks(disks, devices)
+	vm.DataDisks, keys = observeDataDisks(placed, devices)
 	devices = devices.Select(func(d types.BaseVirtualDevice) bool { return !slices.Contains(keys, d.GetVirtualDevice().Key) })
 	return vm, devices, mark
 }
