@@ -18,6 +18,9 @@ func DefaultMachineSpec(spec *infrav1.VCenterMachineSpec) {
 	setIfEmpty(&spec.CloneMode, infrav1.FullClone)
 	setIfEmpty(&spec.OS, infrav1.OSWindows)
 	setIfEmpty(&spec.PowerOffMode, infrav1.PowerOffHard)
+	for i := range spec.DataDisks {
+		setIfEmpty(&spec.DataDisks[i].Provisioning, infrav1.DiskThin)
+	}
 	if spec.PowerOffMode == infrav1.PowerOffTrySoft && spec.GuestSoftPowerOffTimeout == nil {
 		spec.GuestSoftPowerOffTimeout = &metav1.Duration{Duration: DefaultGuestSoftPowerOffTimeout}
 	}

@@ -181,7 +181,10 @@ func TestDefaultMachineSpec(t *testing.T) {
 
 	spec = validMachineSpec()
 	spec.PowerOffMode, spec.OS, spec.CloneMode = infrav1.PowerOffTrySoft, infrav1.OSLinux, infrav1.LinkedClone
+	spec.DataDisks = []infrav1.VCenterDataDisk{{Name: "a", SizeGiB: 1}, {Name: "b", SizeGiB: 1, Provisioning: infrav1.DiskThick}}
 	DefaultMachineSpec(&spec)
+	g.Expect(spec.DataDisks[0].Provisioning).To(Equal(infrav1.DiskThin))
+	g.Expect(spec.DataDisks[1].Provisioning).To(Equal(infrav1.DiskThick))
 	g.Expect(spec.GuestSoftPowerOffTimeout).To(Equal(&metav1.Duration{Duration: 5 * time.Minute}))
 	g.Expect(spec.OS).To(Equal(infrav1.OSLinux))
 	g.Expect(spec.CloneMode).To(Equal(infrav1.LinkedClone))

@@ -172,6 +172,26 @@ func TestMachineAdmission(t *testing.T) {
 		{"linked clone disk (CEL)", func(s *infrav1.VCenterMachineSpec) {
 			s.CloneMode, s.Snapshot, s.DiskGiB = infrav1.LinkedClone, "base", 80
 		}, "spec", "linkedClone cannot grow the disk"},
+		{"data disks", func(s *infrav1.VCenterMachineSpec) {
+			s.DataDisks = []infrav1.VCenterDataDisk{{Name: "containerd", SizeGiB: 100}, {Name: "logs", SizeGiB: 5, Provisioning: infrav1.DiskEagerZeroedThick}}
+		}, "", ""},
+		{"15 data disks (schema)", func(s *infrav1.VCenterMachineSpec) {
+			for i := range 15 {
+				s.DataDisks = append(s.DataDisks, infrav1.VCenterDataDisk{Name: infrav1.DataDiskName(fmt.Sprintf("d%d", i)), SizeGiB: 1})
+			}
+		}, "spec.dataDisks", "must have at most 14 items"},
+		{"data disk names repeat (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.DataDisks = []infrav1.VCenterDataDisk{{Name: "data", SizeGiB: 1}, {Name: "data", SizeGiB: 2}}
+		}, "spec.dataDisks[1]", "Duplicate value"},
+		{"data disk name (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.DataDisks = []infrav1.VCenterDataDisk{{Name: "Data_1", SizeGiB: 1}}
+		}, "spec.dataDisks[0].name", "should match"},
+		{"data disk size (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.DataDisks = []infrav1.VCenterDataDisk{{Name: "data", SizeGiB: 0}}
+		}, "spec.dataDisks[0].sizeGiB", "greater than or equal to 1"},
+		{"data disk provisioning (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.DataDisks = []infrav1.VCenterDataDisk{{Name: "data", SizeGiB: 1, Provisioning: "Sparse"}}
+		}, "spec.dataDisks[0].provisioning", "Unsupported value"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,6 +206,9 @@ func TestMachineAdmission(t *testing.T) {
 			// The response carries the stored, defaulted object.
 			g.Expect(m.Spec.CloneMode).To(Equal(infrav1.FullClone))
 			g.Expect(m.Spec.OS).To(Equal(infrav1.OSWindows))
+			for _, d := range m.Spec.DataDisks {
+				g.Expect(d.Provisioning).NotTo(BeEmpty())
+			}
 			if m.Spec.PowerOffMode == infrav1.PowerOffTrySoft {
 				g.Expect(m.Spec.GuestSoftPowerOffTimeout).To(Equal(&metav1.Duration{Duration: 5 * time.Minute}), "only the webhook sets it")
 			} else {
@@ -210,6 +233,10 @@ func TestMachineSpecIsImmutable(t *testing.T) {
 	changed := m.DeepCopy()
 	changed.Spec.ProviderID = "vsphere://other"
 	expectInvalid(g, k8s.Update(ctx, changed), "spec.providerID", "field is immutable once set")
+
+	changed = m.DeepCopy()
+	changed.Spec.DataDisks = append(changed.Spec.DataDisks, infrav1.VCenterDataDisk{Name: "more", SizeGiB: 10})
+	expectInvalid(g, k8s.Update(ctx, changed), "spec.dataDisks", "field is immutable")
 
 	changed = m.DeepCopy()
 	changed.Spec.NumCPUs = 8

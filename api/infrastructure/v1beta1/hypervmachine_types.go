@@ -40,6 +40,14 @@ type HyperVMachineSpec struct {
 	// +kubebuilder:validation:Maximum=65536
 	DiskGiB int32 `json:"diskGiB,omitempty"`
 
+	// dataDisks are VHDX files created with the VM besides its differencing disk, and deleted
+	// with it.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	DataDisks []HyperVDataDisk `json:"dataDisks,omitempty"`
+
 	// processors is the number of virtual processors.
 	// +kubebuilder:default=2
 	// +optional

@@ -195,6 +195,12 @@ type MachineStatus struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=128
 	Task string `json:"task,omitempty"`
+	// dataDisks are the VM's data disks with the SCSI address the guest finds each at.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	DataDisks []DataDiskStatus `json:"dataDisks,omitempty"`
 	// computerName is the Windows computer (NetBIOS) name given to the guest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63

@@ -76,6 +76,13 @@ type VCenterMachineSpec struct {
 	// +kubebuilder:validation:Maximum=65536
 	DiskGiB int32 `json:"diskGiB,omitempty"`
 
+	// dataDisks are disks created with the VM besides the template's, and deleted with it.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=14
+	DataDisks []VCenterDataDisk `json:"dataDisks,omitempty"`
+
 	// network devices of the VM, in order.
 	// +required
 	// +listType=atomic

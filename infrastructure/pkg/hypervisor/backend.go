@@ -100,6 +100,9 @@ type VM struct {
 	ToolsRunning bool
 	// GuestRunStarted is true once RunInGuest started the bootstrap data in the guest.
 	GuestRunStarted bool
+	// DataDisks are the VM's data disks (spec.dataDisks) with the SCSI address the guest sees
+	// each at, in spec order; the reconciler copies them into status.dataDisks.
+	DataDisks []infrav1.DataDiskStatus
 }
 
 // TaskState of a hypervisor task.

@@ -20,7 +20,8 @@ type backend struct {
 	dc    *object.Datacenter
 	where where
 	spec  *infrav1.VCenterMachineSpec
-	// devices of the VM as Find last read them.
+	// devices of the VM as Find last read them, without its data disks (diskChange grows the
+	// template's first disk).
 	devices object.VirtualDeviceList
 	// relogin returns a new session once vCenter ended this one.
 	relogin func(ctx context.Context) (*Session, error)

@@ -30,8 +30,9 @@ type cloneInput struct {
 	Network []byte
 }
 
-// cloneSpec is the desired VM: hardware, NICs, disk and guestinfo in one CloneVM_Task, powered
-// on by the same task when the metadata is complete.
+// cloneSpec is the desired VM: hardware, NICs, data disks and guestinfo in one CloneVM_Task,
+// powered on by the same task when the metadata is complete. The data disks are created by the
+// clone itself: a clone that fails or is cancelled leaves none behind.
 func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	extra, err := guestinfo(in.Metadata, in.Network, in.UserData)
 	if err != nil {
@@ -41,6 +42,14 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	devices, err := nicChanges(in.Spec, in.Place)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
+	}
+	disks, placed, err := dataDiskChanges(in.Spec, in.Place.Devices, in.Place.ProfileID)
+	if err != nil {
+		return types.VirtualMachineCloneSpec{}, err
+	}
+	if disks != nil {
+		devices = append(devices, disks...)
+		extra = append(extra, &types.OptionValue{Key: keyDataDisks, Value: placed})
 	}
 	// A disk that must grow is grown on the clone, before its first boot (Deliver): its own
 	// disk is edited then, not the template's.

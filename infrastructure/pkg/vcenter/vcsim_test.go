@@ -5,9 +5,18 @@ import (
 	"crypto/tls"
 	"net/url"
 	"testing"
+	"time"
 
+	_ "github.com/vmware/govmomi/pbm/simulator" // SPBM endpoint for storage policies
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
 // startVcsim serves vcsim's VPX model (any login accepted) until the test ends and returns its
@@ -20,6 +29,7 @@ func startVcsim(t *testing.T) string {
 	}
 	t.Cleanup(model.Remove)
 	model.Service.TLS = new(tls.Config)
+	model.Service.RegisterEndpoints = true // SPBM (storage policies)
 	model.Service.Listen = &url.URL{User: url.UserPassword("capwin", "pw")}
 	model.Map().SessionManager().ValidLogin = func(*types.Login) bool { return true }
 	srv := model.Service.NewServer()
@@ -36,4 +46,38 @@ func vcsimSession(t *testing.T, sessions *Sessions, server string) *Session {
 		t.Fatal(err)
 	}
 	return sess
+}
+
+// vcsimMachine is the backend and scope of one VCenterMachine cloned from spec.Template into
+// vcsim's DC0 (host DC0_H0, "VM Network"), as one reconcile sees them.
+func vcsimMachine(t *testing.T, sess *Session, name, uid string, spec *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope) {
+	t.Helper()
+	dc, err := sess.datacenter(context.Background(), "DC0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &backend{sess: sess, dc: dc, spec: spec, machine: k8stypes.NamespacedName{Namespace: "ns", Name: name},
+		where: where{Datacenter: "DC0", Template: spec.Template, Pool: "/DC0/host/DC0_H0/Resources", Networks: "VM Network", StoragePolicy: spec.StoragePolicy}}
+	s := &hypervisor.Scope{
+		Cluster: &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}},
+		InfraMachine: &infrav1.VCenterMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: k8stypes.UID(uid)},
+			Spec: *spec},
+		ComputerName: "win-1", NICs: []guest.NIC{{DHCP4: true}}, UserData: []byte("#ps1"),
+		Commit: func(infrav1.VMReference) error { return nil },
+	}
+	return b, s
+}
+
+// waitTask polls a task until it ends (10 seconds at most).
+func waitTask(t *testing.T, b *backend, s *hypervisor.Scope, ref string) hypervisor.Task {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		task, err := b.Task(context.Background(), s, ref)
+		if err != nil {
+			t.Fatalf("task %s: %v", ref, err)
+		}
+		if task.State != hypervisor.TaskRunning || time.Now().After(deadline) {
+			return task
+		}
+	}
 }

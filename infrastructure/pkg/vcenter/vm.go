@@ -3,6 +3,7 @@ package vcenter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi/fault"
@@ -39,7 +40,7 @@ var vmProperties = []string{
 	"config.instanceUuid", "config.uuid", "runtime.powerState", "guest.net", "guest.toolsRunningStatus",
 	"config.hardware.device",
 	extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyStatus), extraConfigPath(keyGuestRun),
-	extraConfigPath(keyOwner),
+	extraConfigPath(keyOwner), extraConfigPath(keyDataDisks),
 }
 
 func vmRef(id string) types.ManagedObjectReference {
@@ -135,10 +136,12 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, fo
 	return vm, mark, nil
 }
 
-// observe turns the properties of one VM into the lifecycle's view of it.
+// observe turns the properties of one VM into the lifecycle's view of it. devices are the VM's
+// devices but its data disks: the template's, as the clone edited them.
 func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *hypervisor.VM, devices object.VirtualDeviceList, mark string) {
 	vm = &hypervisor.VM{Ref: infrav1.VMReference{ID: ref.Value}}
 	var nets []types.GuestNicInfo
+	var placed string // keyDataDisks
 	for _, p := range oc.PropSet {
 		switch p.Name {
 		case "config.instanceUuid":
@@ -168,10 +171,15 @@ func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *hype
 			vm.GuestRunStarted = optionValue(p.Val) != ""
 		case extraConfigPath(keyOwner):
 			mark = optionValue(p.Val)
+		case extraConfigPath(keyDataDisks):
+			placed = optionValue(p.Val)
 		}
 	}
 	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)
 	vm.MACs, vm.IPs = nicAddresses(devices, nets)
+	var keys []int32
+	vm.DataDisks, keys = observeDataDisks(placed, devices)
+	devices = devices.Select(func(d types.BaseVirtualDevice) bool { return !slices.Contains(keys, d.GetVirtualDevice().Key) })
 	return vm, devices, mark
 }
 

@@ -58,7 +58,7 @@ func configWords(on subject, f types.BaseMethodFault) string {
 	case *types.CannotAccessNetwork:
 		return fmt.Sprintf("a network of %s cannot be reached from its host: check that the networks of spec.network exist on every host of the cluster", on.vmName())
 	case types.BaseInvalidDeviceSpec:
-		return fmt.Sprintf("device %d of the configuration of %s is not valid (a network missing on the host, or a device its hardware version lacks): check spec.network and the template",
+		return fmt.Sprintf("device %d of the configuration of %s is not valid (a network missing on the host, a data disk its controller has no room for, or a device its hardware version lacks): check spec.network, spec.dataDisks and the template",
 			f.GetInvalidDeviceSpec().DeviceIndex, on.vmName())
 	case types.BaseInvalidArgument:
 		return fmt.Sprintf("vSphere refused the value of %s: check the machine's spec and placement", cmp.Or(f.GetInvalidArgument().InvalidProperty, "an argument"))

@@ -39,12 +39,14 @@ func gunzipBase64(g Gomega, s string) []byte {
 // TestLifecycle walks one Windows machine from create to delete through the real apiserver and
 // vcsim: clone with the right identity, hardware and guestinfo; addresses from the guest;
 // providerID and Node link; guest bootstrap report; user data cleared after the Node; delete.
+// Its data disk is created by the clone beside the grown template disk and reported in status.
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	spec := defaultSpec()
 	spec.StoragePolicy = "vSAN Default Storage Policy"
+	spec.DataDisks = []infrav1.VCenterDataDisk{{Name: "containerd", SizeGiB: 8, Provisioning: infrav1.DiskThin}}
 	f.addMachine(t, "win-md-0-lifecycle-7xk2p", userData, spec)
 	c := vc(g)
 
@@ -59,14 +61,14 @@ func TestLifecycle(t *testing.T) {
 	g.Expect(vm.Runtime.PowerState).To(Equal(types.VirtualMachinePowerStatePoweredOn))
 	g.Expect(vm.Config.Hardware.NumCPU).To(BeEquivalentTo(2))
 	g.Expect(vm.Config.Hardware.MemoryMB).To(BeEquivalentTo(4096))
-	var disks []int64
+	disks := map[int32]int64{} // unit -> KiB
 	for _, d := range vm.Config.Hardware.Device {
 		if disk, ok := d.(*types.VirtualDisk); ok {
-			disks = append(disks, disk.CapacityInKB)
+			disks[*disk.UnitNumber] = disk.CapacityInKB
 		}
 	}
-	g.Expect(disks).NotTo(BeEmpty(), "devices: %s", deviceNames(vm))
-	g.Expect(disks[0]).To(BeEquivalentTo(40 * 1024 * 1024))
+	g.Expect(disks).To(Equal(map[int32]int64{0: 40 * 1024 * 1024, 1: 8 * 1024 * 1024}), "devices: %s", deviceNames(vm))
+	g.Expect(m.Status.DataDisks).To(Equal([]infrav1.DataDiskStatus{{Name: "containerd", Target: 1, LUN: 0}}))
 	ec := extraConfig(vm)
 	g.Expect(ec["guestinfo.userdata.encoding"]).To(Equal("gzip+base64"))
 	g.Expect(gunzipBase64(g, ec["guestinfo.userdata"])).To(Equal(userData))
