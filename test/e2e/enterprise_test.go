@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
@@ -9,14 +10,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	infraguest "github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/test/harness"
 )
 
 // The enterprise workers join the harness's Active Directory domain and use the company
 // registry: a mirror of registry.k8s.io (where the pause image comes from) with the company's CA
-// and pull credentials.
+// and pull credentials. containerd keeps its data on a data disk of the VM, and the company
+// network has a route, an MTU and a DNS search domain.
 const (
 	mirrorURL    = "https://mirror.corp.example"
 	pullUser     = "svc-k8s-pull"
@@ -39,6 +46,8 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 	return func(s *bootstrapv1.WindowsConfigSpec) {
 		s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: harness.DomainName, OrganizationalUnit: harness.DomainOU,
 			DNSServers: []string{harness.DomainDNS}, Credentials: &bootstrapv1.SecretName{Name: "domain-join"}}
+		s.Disks = []bootstrapv1.Disk{{Location: bootstrapv1.DiskLocation{Target: 1, LUN: 0}, Label: "containerd", DriveLetter: "E"}}
+		s.Containerd.Root, s.Containerd.State = `E:\containerd\root`, `E:\containerd\state`
 		s.Containerd.Registries = []bootstrapv1.Registry{{Host: "registry.k8s.io", Mirrors: []bootstrapv1.RegistryMirror{{
 			URL: mirrorURL,
 			RegistryAccess: bootstrapv1.RegistryAccess{
@@ -49,10 +58,29 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 	}
 }
 
-// checkEnterpriseNode: the node joined the domain (its computer account is in the OU), and its containerd (containerd's own resolver on the files the
-// bootstrap wrote) pulls the pause image from the mirror first, trusting the company CA and
-// sending the pull credentials, and from registry.k8s.io after it.
-func checkEnterpriseNode(g Gomega, h *harness.Harness, node string) {
+// enterpriseMachines gives the VMs a data disk for containerd (unit 1 of the template's SCSI
+// controller: target 1, LUN 0 in Windows) and the company network's route, MTU and search domain.
+func enterpriseMachines(o client.Object) {
+	s := &o.(*infrav1.VCenterMachineTemplate).Spec.Template.Spec
+	s.DataDisks = []infrav1.VCenterDataDisk{{Name: "containerd", SizeGiB: 20}}
+	nic := &s.Network[0]
+	nic.Routes = []infrav1.NetworkRoute{{To: corpNetwork, Via: corpRouter, Metric: ptr.To[int32](50)}}
+	nic.MTU, nic.SearchDomains = ptr.To[int32](1400), []string{harness.DomainName}
+}
+
+const (
+	corpNetwork = "10.50.0.0/16"
+	corpRouter  = "10.1.0.254"
+)
+
+// checkEnterpriseNode: the node joined the domain (its computer account is in the OU); its
+// containerd (containerd's own resolver on the files the bootstrap wrote) pulls the pause image
+// from the mirror first, trusting the company CA and sending the pull credentials, and from
+// registry.k8s.io after it, and keeps its data on the VM's data disk, which the VCenterMachine
+// reports at the SCSI address the bootstrap found it at; the cloudbase-init guest applied the route,
+// MTU and search domain (the bootstrap's network step).
+func checkEnterpriseNode(g Gomega, h *harness.Harness, m clusterv1.Machine) {
+	node := m.Status.NodeRef.Name
 	guest := h.Guests.ByNode(node)
 	g.Expect(guest).NotTo(BeNil(), "guest of node %s", node)
 	pull := guest.SandboxPull()
@@ -63,6 +91,17 @@ func checkEnterpriseNode(g Gomega, h *harness.Harness, node string) {
 	g.Expect(pull.Endpoints[0].Credentials).To(Equal(pullUser + ":" + pullPassword))
 	g.Expect(pull.Endpoints[1].URL).To(Equal("https://registry.k8s.io/v2"))
 	g.Expect(h.Guests.Domain.Accounts()).To(HaveKeyWithValue(strings.ToUpper(node), harness.DomainOU), "computer account of %s", node)
+
+	g.Expect(guest.Disks()).To(ConsistOf(HaveField("DriveLetter", "E")), "the data disk, mounted as E:")
+	vm := &infrav1.VCenterMachine{}
+	g.Expect(h.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.InfrastructureRef.Name}, vm)).To(Succeed())
+	g.Expect(vm.Status.DataDisks).To(Equal([]infrav1.DataDiskStatus{{Name: "containerd", Target: 1, LUN: 0}}))
+
+	net := guest.Network()
+	g.Expect(net.SuffixSearchList).To(Equal([]string{harness.DomainName}))
+	g.Expect(net.Adapters).To(HaveLen(1))
+	g.Expect(net.Adapters[0].MTU4).To(BeEquivalentTo(1400))
+	g.Expect(net.Adapters[0].Routes).To(ContainElement(infraguest.LaunchRoute{To: corpNetwork, Via: corpRouter, Metric: 50}))
 }
 
 // kubelet is spec.kubeletConfiguration from a JSON object of KubeletConfiguration fields.

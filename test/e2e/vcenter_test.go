@@ -130,7 +130,7 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2, Bootstrap: func(s *bootstrapv1.WindowsConfigSpec) {
 		enterprise(s)
 		s.KubeletConfiguration = kubelet(`{"maxPods": 50}`)
-	}})).To(Succeed())
+	}, Machine: enterpriseMachines})).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.26100") }, stepTimeout, time.Second).Should(Equal(5)) // 3 of "win" + 2
 	// 4 GiB VMs; the Windows kubelet's default hard eviction threshold is 500Mi of memory.
 	for md, want := range map[string][]string{
@@ -144,7 +144,7 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 		g.Expect(machines).To(HaveLen(2))
 		for _, m := range machines {
 			g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue(), "machine %s has a Node", m.Name)
-			checkEnterpriseNode(g, h, m.Status.NodeRef.Name)
+			checkEnterpriseNode(g, h, m)
 		}
 	}, 30*time.Second, 500*time.Millisecond).Should(Succeed())
 	g.Expect(h.DeployApp(ctx, pin("ltsc2025"))).To(Succeed())
