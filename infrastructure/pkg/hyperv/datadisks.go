@@ -11,12 +11,13 @@ import (
 // 0, the i-th data disk at i+1, the config drive after them (the rule infrav1.HyperVDataDisk
 // documents, which WindowsConfig disks rely on).
 func dataDiskInputs(disks []infrav1.HyperVDataDisk) ([]DataDiskInput, int32) {
-	out := make([]DataDiskInput, 0, len(disks))
-	for i, d := range disks {
+	out, location := make([]DataDiskInput, 0, len(disks)), int32(1)
+	for _, d := range disks {
 		out = append(out, DataDiskInput{Name: string(d.Name), SizeBytes: int64(d.SizeGiB) << 30,
-			Type: string(cmp.Or(d.Type, infrav1.DiskDynamic)), Location: int32(i) + 1})
+			Type: string(cmp.Or(d.Type, infrav1.DiskDynamic)), Location: location})
+		location++
 	}
-	return out, int32(len(disks)) + 1
+	return out, location
 }
 
 // observeDataDisks reports the spec's data disks found attached to SCSI controller 0, in spec
