@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +77,32 @@ func TestValidateHyperVMachineSpec(t *testing.T) {
 			s.Network = []infrav1.HyperVNetworkDevice{{DHCP4: true, MACAddr: "00:15:5d:00:00:01"},
 				{NetworkName: "Internal", VLANID: ptr.To[int32](7), DHCP4: true, MACAddr: "00:15:5D:00:00:01"}}
 		}, "spec.network[1].macAddr", "same as spec.network[0].macAddr"},
+		{"data disks", func(s *infrav1.HyperVMachineSpec) {
+			s.DataDisks = []infrav1.HyperVDataDisk{{Name: "containerd", SizeGiB: 100}, {Name: "logs-1", SizeGiB: 65536, Type: infrav1.DiskFixed}}
+		}, "", ""},
+		{"duplicate data disk name", func(s *infrav1.HyperVMachineSpec) {
+			s.DataDisks = []infrav1.HyperVDataDisk{{Name: "data", SizeGiB: 1}, {Name: "data", SizeGiB: 2}}
+		}, "spec.dataDisks[1].name", `Duplicate value: "data"`},
+		{"33 data disks", func(s *infrav1.HyperVMachineSpec) {
+			for i := range 33 {
+				s.DataDisks = append(s.DataDisks, infrav1.HyperVDataDisk{Name: infrav1.DataDiskName(fmt.Sprintf("d%d", i)), SizeGiB: 1})
+			}
+		}, "spec.dataDisks", "must have at most 32 items"},
+		{"data disk name not a file name capwin makes", func(s *infrav1.HyperVMachineSpec) {
+			s.DataDisks = []infrav1.HyperVDataDisk{{Name: `..\evil`, SizeGiB: 1}}
+		}, "spec.dataDisks[0].name", "names the file <name>.vhdx"},
+		{"data disk name too long", func(s *infrav1.HyperVMachineSpec) {
+			s.DataDisks = []infrav1.HyperVDataDisk{{Name: infrav1.DataDiskName(strings.Repeat("a", 33)), SizeGiB: 1}}
+		}, "spec.dataDisks[0].name", "at most 32"},
+		{"empty data disk", func(s *infrav1.HyperVMachineSpec) {
+			s.DataDisks = []infrav1.HyperVDataDisk{{Name: "data"}}
+		}, "spec.dataDisks[0].sizeGiB", "between 1 and 65536"},
+		{"data disk over 64 TiB", func(s *infrav1.HyperVMachineSpec) {
+			s.DataDisks = []infrav1.HyperVDataDisk{{Name: "data", SizeGiB: 65537}}
+		}, "spec.dataDisks[0].sizeGiB", "between 1 and 65536"},
+		{"vSphere provisioning as the type", func(s *infrav1.HyperVMachineSpec) {
+			s.DataDisks = []infrav1.HyperVDataDisk{{Name: "data", SizeGiB: 1, Type: "Thin"}}
+		}, "spec.dataDisks[0].type", `supported values: "Dynamic", "Fixed"`},
 		{"pool with dhcp4", func(s *infrav1.HyperVMachineSpec) {
 			s.Network[0].AddressesFromPools = []corev1.TypedLocalObjectReference{pool(ipam, "InClusterIPPool", "p")}
 		}, "spec.network[0].addressesFromPools", "cannot be combined with dhcp4"},
@@ -109,7 +137,10 @@ func TestDefaultHyperVMachineSpec(t *testing.T) {
 	spec.OS, spec.PowerOffMode = infrav1.OSLinux, infrav1.PowerOffTrySoft
 	spec.SecureBoot = &infrav1.HyperVSecureBoot{}
 	spec.DynamicMemory = &infrav1.HyperVDynamicMemory{MinimumMiB: 1024, MaximumMiB: 8192}
+	spec.DataDisks = []infrav1.HyperVDataDisk{{Name: "data", SizeGiB: 1}, {Name: "logs", SizeGiB: 1, Type: infrav1.DiskFixed}}
 	DefaultHyperVMachineSpec(&spec)
+	g.Expect(spec.DataDisks[0].Type).To(Equal(infrav1.DiskDynamic))
+	g.Expect(spec.DataDisks[1].Type).To(Equal(infrav1.DiskFixed))
 	g.Expect(spec.SecureBoot).To(Equal(secureBoot(true, infrav1.SecureBootMicrosoftUEFICertificateAuthority)))
 	g.Expect(spec.DynamicMemory.BufferPercent).To(Equal(int32(20)))
 	g.Expect(spec.GuestSoftPowerOffTimeout).To(Equal(&metav1.Duration{Duration: 5 * time.Minute}))

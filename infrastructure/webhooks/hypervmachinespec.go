@@ -25,6 +25,9 @@ func DefaultHyperVMachineSpec(spec *infrav1.HyperVMachineSpec) {
 	if spec.DynamicMemory != nil {
 		setIfEmpty(&spec.DynamicMemory.BufferPercent, DefaultHyperVBufferPercent)
 	}
+	for i := range spec.DataDisks {
+		setIfEmpty(&spec.DataDisks[i].Type, infrav1.DiskDynamic)
+	}
 	enabled, template := spec.SecureBootSettings()
 	spec.SecureBoot = &infrav1.HyperVSecureBoot{Enabled: &enabled, Template: template}
 	if spec.PowerOffMode == infrav1.PowerOffTrySoft && spec.GuestSoftPowerOffTimeout == nil {
@@ -48,5 +51,6 @@ func ValidateHyperVMachineSpec(spec infrav1.HyperVMachineSpec, path *field.Path)
 		errs = append(errs, field.Invalid(path.Child("secureBoot", "template"), template,
 			"Linux does not boot with the MicrosoftWindows template; use MicrosoftUEFICertificateAuthority"))
 	}
+	errs = append(errs, validateHyperVDataDisks(spec.DataDisks, path.Child("dataDisks"))...)
 	return append(errs, validateNetwork(spec.NetworkDevices(), path.Child("network"))...)
 }

@@ -24,6 +24,7 @@ type Host struct {
 	switches      map[string]bool
 	files         map[string]int64  // path (lower case) -> size
 	drives        map[string][]byte // config drive contents by path (lower case)
+	vhds          map[string]VHD    // data disk files by path (lower case)
 	vms           map[string]*VM    // by id
 	jobs          map[string]*job
 	ops           map[string]int
@@ -58,10 +59,14 @@ type VM struct {
 	SecureBoot           bool
 	SecureBootTemplate   string
 	Disk                 string
+	// DataDisks are attached to SCSI controller 0 after Disk (location 0).
+	DataDisks []Drive
 	// Parent is the golden disk the VM's differencing disk was created from.
 	Parent string
 	DVDs   []string
-	NICs   []NIC
+	// DVDLocation is the config drive's location on SCSI controller 0.
+	DVDLocation int32
+	NICs        []NIC
 	// Guest side: integration services heartbeat, KVP guest items, files and processes.
 	Heartbeat  bool
 	KVP        map[string]string
@@ -91,7 +96,7 @@ type job struct {
 
 // NewHost returns a host with memory, free disk space, switches and parent disks.
 func NewHost(name string, memoryMiB int64, switches []string, parentDisks map[string]int64) *Host {
-	h := &Host{Name: name, memoryMiB: memoryMiB, freeDiskBytes: 1 << 40, switches: map[string]bool{}, files: map[string]int64{}, drives: map[string][]byte{},
+	h := &Host{Name: name, memoryMiB: memoryMiB, freeDiskBytes: 1 << 40, switches: map[string]bool{}, files: map[string]int64{}, drives: map[string][]byte{}, vhds: map[string]VHD{},
 		vms: map[string]*VM{}, jobs: map[string]*job{}, ops: map[string]int{}, lose: map[string]int{}, jobDelay: 200 * time.Millisecond}
 	for _, s := range switches {
 		h.switches[s] = true
@@ -209,7 +214,7 @@ func (h *Host) VMs() []VM {
 	return out
 }
 
-// Files lists the paths of the host's files (disks, config drives).
+// Files lists the paths of the host's files (disks, data disks, config drives).
 func (h *Host) Files() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()

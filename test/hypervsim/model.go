@@ -85,6 +85,9 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 			return nil, err
 		}
 	}
+	if err := h.newDataDisks(in); err != nil {
+		return nil, err
+	}
 	if len(iso) > 0 {
 		h.unlink(isoPath(in.VMKey)) // WriteAllBytes replaces what an earlier run wrote
 		if err := h.write(isoPath(in.VMKey), int64(len(iso))); err != nil {
@@ -108,8 +111,11 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 	for _, n := range in.NICs {
 		vm.NICs = append(vm.NICs, NIC{MAC: n.MAC, Switch: n.Switch, VLANID: n.VLANID})
 	}
+	if err := attachDataDisks(vm, in); err != nil {
+		return nil, err
+	}
 	if len(iso) > 0 {
-		vm.DVDs = []string{isoPath(in.VMKey)}
+		vm.DVDs, vm.DVDLocation = []string{isoPath(in.VMKey)}, in.ConfigDriveLocation
 	}
 	vm.Notes += "\n" + complete
 	return view(vm), nil
@@ -124,6 +130,7 @@ func (h *Host) unlink(path string) {
 	if size, ok := h.files[p]; ok {
 		delete(h.files, p)
 		delete(h.drives, p)
+		delete(h.vhds, p)
 		h.freeDiskBytes += size
 	}
 }
@@ -189,6 +196,7 @@ func (h *Host) remove(k hyperv.VMKey) {
 		if p == strings.ToLower(diskPath(k)) || strings.HasPrefix(p, prefix) {
 			delete(h.files, p)
 			delete(h.drives, p)
+			delete(h.vhds, p)
 			h.freeDiskBytes += size
 		}
 	}
@@ -243,7 +251,7 @@ func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {
 // view mirrors Get-CapwinView.
 func view(vm *VM) *hyperv.View {
 	v := &hyperv.View{ID: vm.ID, Name: vm.Name, State: vm.State, Notes: vm.Notes, Heartbeat: vm.Heartbeat,
-		DVDs: append([]string{}, vm.DVDs...), Disks: []string{vm.Disk}, KVP: map[string]string{}}
+		DVDs: append([]string{}, vm.DVDs...), Disks: diskViews(vm), KVP: map[string]string{}}
 	for _, n := range vm.NICs {
 		v.NICs = append(v.NICs, hyperv.NICView{MAC: n.MAC, Switch: n.Switch, IPs: append([]string{}, n.IPs...)})
 	}

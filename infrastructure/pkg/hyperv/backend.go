@@ -106,16 +106,17 @@ func (b *backend) findOn(ctx context.Context, s *hypervisor.Scope, host, id stri
 		b.resume = host
 		return nil, nil
 	}
-	return observe(host, found.VM, m), nil
+	return observe(host, found.VM, m, b.m.Spec.DataDisks), nil
 }
 
 // observe turns a VM view into the lifecycle's view of it. Only a VM whose create finished has
 // its bootstrap data in place.
-func observe(host string, v *View, m mark) *hypervisor.VM {
+func observe(host string, v *View, m mark, disks []infrav1.HyperVDataDisk) *hypervisor.VM {
 	vm := &hypervisor.VM{
 		Ref:        infrav1.VMReference{ID: v.ID, Host: host, InstanceUUID: m.uid},
 		ProviderID: ProviderID(host, v.ID), Power: power(v.State), Delivered: m.complete,
 		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, noteGuestRun) != "",
+		DataDisks: observeDataDisks(disks, v),
 	}
 	for _, n := range v.NICs {
 		vm.MACs = append(vm.MACs, guest.NormalizeMAC(n.MAC))

@@ -75,6 +75,7 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 	if dm := spec.DynamicMemory; dm != nil {
 		in.DynamicMemory = &DynamicMemory{MinimumBytes: dm.MinimumMiB << 20, MaximumBytes: dm.MaximumMiB << 20, BufferPercent: max(dm.BufferPercent, 5)}
 	}
+	in.DataDisks, in.ConfigDriveLocation = dataDiskInputs(spec.DataDisks)
 	enabled, template := spec.SecureBootSettings()
 	in.SecureBoot = SecureBoot{Enabled: enabled, Template: string(template)}
 	for i, d := range spec.Network {

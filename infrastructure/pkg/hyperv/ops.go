@@ -34,8 +34,17 @@ type View struct {
 	Heartbeat bool              `json:"heartbeat"`
 	NICs      []NICView         `json:"nics"`
 	DVDs      []string          `json:"dvds"`
-	Disks     []string          `json:"disks"`
+	Disks     []DiskView        `json:"disks"`
 	KVP       map[string]string `json:"kvp"`
+}
+
+// DiskView is one hard disk drive of a VM: its file and where it is attached.
+type DiskView struct {
+	Path string `json:"path"`
+	// Controller is the controller type, SCSI or IDE.
+	Controller       string `json:"controller"`
+	ControllerNumber int32  `json:"controllerNumber"`
+	Location         int32  `json:"location"`
 }
 
 // NICView is one VM network adapter.
@@ -67,8 +76,12 @@ type CreateInput struct {
 	NestedVirtualization bool       `json:"nestedVirtualization,omitempty"`
 	SecureBoot           SecureBoot `json:"secureBoot"`
 	NICs                 []NICInput `json:"nics"`
+	// DataDisks are created in the VM's folder and attached in this order, before the config drive.
+	DataDisks []DataDiskInput `json:"dataDisks"`
 	// ConfigDrive is the NoCloud ISO, base64.
 	ConfigDrive string `json:"configDrive,omitempty"`
+	// ConfigDriveLocation is the config drive's location on SCSI controller 0: after the data disks.
+	ConfigDriveLocation int32 `json:"configDriveLocation"`
 }
 
 // DynamicMemory of a VM.
@@ -89,6 +102,15 @@ type NICInput struct {
 	Switch string `json:"switch"`
 	MAC    string `json:"mac"`
 	VLANID int32  `json:"vlanId"`
+}
+
+// DataDiskInput is one data disk: the VHDX <name>.vhdx of type Dynamic or Fixed, attached at
+// location Location of SCSI controller 0.
+type DataDiskInput struct {
+	Name      string `json:"name"`
+	SizeBytes int64  `json:"sizeBytes"`
+	Type      string `json:"type"`
+	Location  int32  `json:"location"`
 }
 
 // Power actions.

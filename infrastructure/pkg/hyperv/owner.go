@@ -62,7 +62,7 @@ func ownerOf(obj client.Object) string { return obj.GetNamespace() + "/" + obj.G
 // hasDisk reports whether one of the VM's disks is the differencing disk capwin names after uid.
 func hasDisk(v *View, uid string) bool {
 	for _, d := range v.Disks {
-		if strings.EqualFold(d[strings.LastIndexAny(d, `\/`)+1:], uid+".vhdx") {
+		if strings.EqualFold(fileName(d.Path), uid+".vhdx") {
 			return true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 func TestClaim(t *testing.T) {
 	const uid, other = "11111111-2222-3333-4444-555555555555", "99999999-8888-7777-6666-555555555555"
-	ownDisk := []string{`C:\ProgramData\capwin\disks\` + uid + ".vhdx"}
+	ownDisk := []DiskView{{Path: `C:\ProgramData\capwin\disks\` + uid + ".vhdx", Controller: "SCSI"}}
 	for _, tc := range []struct {
 		name     string
 		view     View
@@ -24,8 +24,8 @@ func TestClaim(t *testing.T) {
 		{"older capwin, uid line only", View{Notes: "capwin-uid:" + uid}, []string{uid}, true, true},
 		{"moved: recorded UID", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns/x\ncapwin-complete:" + other}, []string{uid, other}, true, true},
 		{"moved: namespace/name", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns/m\ncapwin-complete:" + other}, []string{uid}, true, true},
-		{"no mark", View{Notes: "SQL server", Disks: []string{`D:\sql.vhdx`}}, []string{uid}, false, false},
-		{"no notes, foreign disk named like the UID elsewhere", View{Disks: []string{`D:\` + other + ".vhdx"}}, []string{uid}, false, false},
+		{"no mark", View{Notes: "SQL server", Disks: []DiskView{{Path: `D:\sql.vhdx`}}}, []string{uid}, false, false},
+		{"no notes, foreign disk named like the UID elsewhere", View{Disks: []DiskView{{Path: `D:\` + other + ".vhdx"}}}, []string{uid}, false, false},
 		{"another object's", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns/x\ncapwin-complete:" + other}, []string{uid}, false, true},
 		{"another object's, own disk attached", View{Notes: "capwin-uid:" + other, Disks: ownDisk}, []string{uid}, false, true},
 		{"another namespace, same name", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns2/m\ncapwin-complete:" + other}, []string{uid}, false, true},

@@ -3,6 +3,7 @@ package hyperv
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,5 +55,34 @@ func TestScriptsTakeOnlyInput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("ps", "runner.ps1")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCreateDiskOrder reads create.ps1's calls: data disks are made with New-VHD's -SizeBytes and
+// -Dynamic or -Fixed sets, attached at the locations $In gives on SCSI controller 0, and the config
+// drive goes at its own location after them, so the guest addresses follow the documented rule.
+func TestCreateDiskOrder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	calls, err := pscheck.Calls(filepath.Join("ps", "create.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(name string, args ...string) func(pscheck.Call) bool {
+		return func(c pscheck.Call) bool {
+			return c.Name == name && slices.ContainsFunc(c.Args, func(a string) bool { return slices.Contains(args, a) })
+		}
+	}
+	for _, set := range []string{"-Dynamic", "-Fixed"} {
+		if c, i := pscheck.Find(calls, named("New-VHD", set)); i < 0 || !slices.Contains(c.Args, "-SizeBytes") || slices.Contains(c.Args, "-ParentPath") {
+			t.Errorf("New-VHD %s: %v", set, c.Args)
+		}
+	}
+	data, d := pscheck.Find(calls, named("Add-VMHardDiskDrive", "$data.location"))
+	dvd, v := pscheck.Find(calls, named("Add-VMDvdDrive", "$In.configDriveLocation"))
+	want := []string{"-ControllerType", "SCSI", "-ControllerNumber", "0", "-ControllerLocation", "$data.location"}
+	if d < 0 || v < 0 || d > v || len(data.Args) < 8 || !slices.Equal(data.Args[2:8], want) || !slices.Contains(dvd.Args, "-ControllerNumber") {
+		t.Errorf("data disks attached by call %d %v, config drive by call %d %v; want the data disks first, at SCSI 0:$data.location", d, data.Args, v, dvd.Args)
 	}
 }

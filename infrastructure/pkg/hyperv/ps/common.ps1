@@ -55,10 +55,16 @@ function Get-CapwinDiskPath {
     return Join-Path $In.diskPath ($In.uid + '.vhdx')
 }
 
-# Get-CapwinVMDir is the VM's own folder (configuration, config drive).
+# Get-CapwinVMDir is the VM's own folder (configuration, config drive, data disks).
 function Get-CapwinVMDir {
     param($In)
     return Join-Path $In.vmPath $In.uid
+}
+
+# Get-CapwinDataDiskPath is a data disk's file in the VM's folder, which remove.ps1 deletes.
+function Get-CapwinDataDiskPath {
+    param($In, $Disk)
+    return Join-Path (Get-CapwinVMDir $In) ($Disk.name + '.vhdx')
 }
 
 # Find-CapwinVM finds a machine's VM by id, else by the capwin-uid line of its notes, else by its
@@ -110,7 +116,7 @@ function Get-CapwinView {
     param($VM)
     $nics = @(Get-VMNetworkAdapter -VM $VM | ForEach-Object { @{ mac = $_.MacAddress; switch = "$($_.SwitchName)"; ips = @($_.IPAddresses) } })
     $dvds = @(Get-VMDvdDrive -VM $VM | Where-Object { $_.Path } | ForEach-Object { $_.Path })
-    $disks = @(Get-VMHardDiskDrive -VM $VM | ForEach-Object { $_.Path })
+    $disks = @(Get-VMHardDiskDrive -VM $VM | ForEach-Object { @{ path = $_.Path; controller = "$($_.ControllerType)"; controllerNumber = $_.ControllerNumber; location = $_.ControllerLocation } })
     return @{
         id        = $VM.Id.ToString()
         name      = $VM.Name

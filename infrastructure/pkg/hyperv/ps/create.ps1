@@ -3,8 +3,37 @@
 # it is; one an interrupted run left behind is finished, reusing the folder, disk and config drive.
 # The notes say whose VM it is (uid, and namespace/name for clusterctl move) right after New-VM,
 # and that it is complete only at the very end, once every setting is checked: capwin starts no
-# VM without that line.
+# VM without that line. SCSI controller 0 holds the OS disk at location 0, the data disks at the
+# locations $In gives (1, 2, ...) and the config drive after them: the guest finds data disk i at
+# SCSI target 0, LUN i+1.
 param($In)
+
+# New-CapwinDataDisk creates a data disk's VHDX, or keeps the one an interrupted run made when it
+# has the size and type asked for. Any other file there may hold someone's data: never replaced.
+function New-CapwinDataDisk {
+    param([string]$Path, $Disk)
+    if (Test-Path -LiteralPath $Path) {
+        $vhd = Get-VHD -Path $Path
+        if ($vhd.Size -ne $Disk.sizeBytes -or "$($vhd.VhdType)" -ne $Disk.type) {
+            Stop-Capwin 'Failed' ('data disk {0} exists as a {1} disk of {2} bytes, want {3} of {4} bytes; capwin never replaces a disk: move it away to let capwin create it' -f $Path, $vhd.VhdType, $vhd.Size, $Disk.type, $Disk.sizeBytes)
+        }
+        return
+    }
+    # New-VHD without a parent or source disk: -SizeBytes with either -Dynamic or -Fixed.
+    if ($Disk.type -eq 'Fixed') {
+        New-VHD -Path $Path -SizeBytes $Disk.sizeBytes -Fixed | Out-Null
+    } else {
+        New-VHD -Path $Path -SizeBytes $Disk.sizeBytes -Dynamic | Out-Null
+    }
+}
+
+# Get-CapwinDrive returns the VM's hard disk drive at a location of SCSI controller 0 when it is
+# the file Path.
+function Get-CapwinDrive {
+    param($VM, [string]$Path, [int]$Location)
+    return Get-VMHardDiskDrive -VM $VM -ControllerType SCSI -ControllerNumber 0 -ControllerLocation $Location | Where-Object { $_.Path -eq $Path } | Select-Object -First 1
+}
+
 $complete = 'capwin-complete:' + $In.uid
 $vm = Find-CapwinVM $In
 if ($null -ne $vm -and "$($vm.Notes)".Contains($complete)) {
@@ -37,13 +66,17 @@ if ($In.diskBytes -gt 0) {
         Resize-VHD -Path $disk -SizeBytes $In.diskBytes
     }
 }
+foreach ($data in $In.dataDisks) {
+    New-CapwinDataDisk (Get-CapwinDataDiskPath $In $data) $data
+}
 if ($In.configDrive) {
     [IO.File]::WriteAllBytes($iso, [Convert]::FromBase64String($In.configDrive))
 }
 if ($null -eq $vm) {
+    # Generation 2: New-VM attaches -VHDPath at SCSI controller 0, location 0.
     $vm = New-VM -Name $In.name -Generation 2 -VHDPath $disk -Path $dir -MemoryStartupBytes $In.memoryBytes
 } elseif (@(Get-VMHardDiskDrive -VM $vm | Where-Object { $_.Path -eq $disk }).Count -eq 0) {
-    Add-VMHardDiskDrive -VM $vm -Path $disk
+    Add-VMHardDiskDrive -VM $vm -ControllerType SCSI -ControllerNumber 0 -ControllerLocation 0 -Path $disk
 }
 $notes = "capwin-uid:{0}`ncapwin-owner:{1}" -f $In.uid, $In.owner
 Set-VM -VM $vm -Notes $notes -ProcessorCount $In.processors -MemoryStartupBytes $In.memoryBytes -AutomaticStopAction TurnOff -AutomaticCheckpointsEnabled $false
@@ -65,9 +98,17 @@ foreach ($nic in $In.nics) {
         Set-VMNetworkAdapterVlan -VMNetworkAdapter $adapter -Access -VlanId $nic.vlanId
     }
 }
+# The config drive comes off first: an interrupted run may have left it where a data disk goes.
 Get-VMDvdDrive -VM $vm | Remove-VMDvdDrive
+foreach ($data in $In.dataDisks) {
+    $path = Get-CapwinDataDiskPath $In $data
+    if ($null -eq (Get-CapwinDrive $vm $path $data.location)) {
+        Add-VMHardDiskDrive -VM $vm -ControllerType SCSI -ControllerNumber 0 -ControllerLocation $data.location -Path $path
+    }
+}
 if ($In.configDrive) {
-    Add-VMDvdDrive -VM $vm -Path $iso
+    # Add-VMDvdDrive takes the first free location unless given one; the rule above fixes it.
+    Add-VMDvdDrive -VM $vm -ControllerNumber 0 -ControllerLocation $In.configDriveLocation -Path $iso
 }
 Set-VMFirmware -VM $vm -FirstBootDevice (Get-VMHardDiskDrive -VM $vm | Where-Object { $_.Path -eq $disk } | Select-Object -First 1)
 # Check what was set before the VM is marked complete.
@@ -76,8 +117,15 @@ $have = @(Get-VMNetworkAdapter -VM $vm | ForEach-Object { $_.MacAddress }) -join
 if ($have -ne $want) {
     Stop-Capwin 'Failed' ('VM {0} has network adapters {1} after create, want {2}' -f $vm.Id, $have, $want)
 }
-if ($In.configDrive -and @(Get-VMDvdDrive -VM $vm | Where-Object { $_.Path -eq $iso }).Count -ne 1) {
-    Stop-Capwin 'Failed' ('VM {0} has no config drive {1} after create' -f $vm.Id, $iso)
+foreach ($data in $In.dataDisks) {
+    $path = Get-CapwinDataDiskPath $In $data
+    if ($null -eq (Get-CapwinDrive $vm $path $data.location)) {
+        Stop-Capwin 'Failed' ('VM {0} has no data disk {1} at SCSI 0:{2} after create' -f $vm.Id, $path, $data.location)
+    }
+}
+$dvd = @(Get-VMDvdDrive -VM $vm | Where-Object { $_.Path -eq $iso -and $_.ControllerNumber -eq 0 -and $_.ControllerLocation -eq $In.configDriveLocation })
+if ($In.configDrive -and $dvd.Count -ne 1) {
+    Stop-Capwin 'Failed' ('VM {0} has no config drive {1} at SCSI 0:{2} after create' -f $vm.Id, $iso, $In.configDriveLocation)
 }
 Set-VM -VM $vm -Notes ("{0}`n{1}" -f $notes, $complete)
 return Get-CapwinView (Get-VM -Id $vm.Id)

@@ -1,4 +1,4 @@
-# remove.ps1 deletes a machine's VM, its differencing disk and its folder (config drive), wherever
+# remove.ps1 deletes a machine's VM, its differencing disk and its folder (config drive, data disks), wherever
 # they are: the VM's own disk and folder are found through the VM (the cluster's folders may have
 # changed since it was created), and only files named after the machine's UID are deleted, never a
 # parent disk. What is already gone counts as removed.
