@@ -46,8 +46,7 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 	return func(s *bootstrapv1.WindowsConfigSpec) {
 		s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: harness.DomainName, OrganizationalUnit: harness.DomainOU,
 			DNSServers: []string{harness.DomainDNS}, Credentials: &bootstrapv1.SecretName{Name: "domain-join"}}
-		s.Disks = []bootstrapv1.Disk{{Location: bootstrapv1.DiskLocation{Target: 1, LUN: 0}, Label: "containerd", DriveLetter: "E"}}
-		s.Containerd.Root, s.Containerd.State = `E:\containerd\root`, `E:\containerd\state`
+		containerdOnDataDisk(1, 0)(s)
 		s.Containerd.Registries = []bootstrapv1.Registry{{Host: "registry.k8s.io", Mirrors: []bootstrapv1.RegistryMirror{{
 			URL: mirrorURL,
 			RegistryAccess: bootstrapv1.RegistryAccess{
@@ -92,16 +91,54 @@ func checkEnterpriseNode(g Gomega, h *harness.Harness, m clusterv1.Machine) {
 	g.Expect(pull.Endpoints[1].URL).To(Equal("https://registry.k8s.io/v2"))
 	g.Expect(h.Guests.Domain.Accounts()).To(HaveKeyWithValue(strings.ToUpper(node), harness.DomainOU), "computer account of %s", node)
 
-	g.Expect(guest.Disks()).To(ConsistOf(HaveField("DriveLetter", "E")), "the data disk, mounted as E:")
-	vm := &infrav1.VCenterMachine{}
-	g.Expect(h.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.InfrastructureRef.Name}, vm)).To(Succeed())
-	g.Expect(vm.Status.DataDisks).To(Equal([]infrav1.DataDiskStatus{{Name: "containerd", Target: 1, LUN: 0}}))
+	checkDataDisk(g, h, m, infrav1.DataDiskStatus{Name: "containerd", Target: 1, LUN: 0})
 
 	net := guest.Network()
 	g.Expect(net.SuffixSearchList).To(Equal([]string{harness.DomainName}))
 	g.Expect(net.Adapters).To(HaveLen(1))
 	g.Expect(net.Adapters[0].MTU4).To(BeEquivalentTo(1400))
 	g.Expect(net.Adapters[0].Routes).To(ContainElement(infraguest.LaunchRoute{To: corpNetwork, Via: corpRouter, Metric: 50}))
+}
+
+// containerdOnDataDisk prepares the data disk at a SCSI address as E: (NTFS, label containerd)
+// and puts containerd's root and state on it.
+func containerdOnDataDisk(target, lun int32) func(*bootstrapv1.WindowsConfigSpec) {
+	return func(s *bootstrapv1.WindowsConfigSpec) {
+		s.Disks = []bootstrapv1.Disk{{Location: bootstrapv1.DiskLocation{Target: target, LUN: lun}, Label: "containerd", DriveLetter: "E"}}
+		s.Containerd.Root, s.Containerd.State = `E:\containerd\root`, `E:\containerd\state`
+	}
+}
+
+// checkDataDisks runs checkDataDisk on every Machine of the MachineDeployment.
+func checkDataDisks(g Gomega, h *harness.Harness, workers string, want infrav1.DataDiskStatus) {
+	list := &clusterv1.MachineList{}
+	g.Expect(h.Management.Client.List(context.Background(), list, client.InNamespace(harness.Namespace),
+		client.MatchingLabels{clusterv1.MachineDeploymentNameLabel: workers})).To(Succeed())
+	g.Expect(list.Items).NotTo(BeEmpty())
+	for _, m := range list.Items {
+		checkDataDisk(g, h, m, want)
+	}
+}
+
+// checkDataDisk: the Machine's VCenterMachine or HyperVMachine reports its VM's one data disk at
+// the SCSI address where its guest found the disk and mounted it as E:.
+func checkDataDisk(g Gomega, h *harness.Harness, m clusterv1.Machine, want infrav1.DataDiskStatus) {
+	key := client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.InfrastructureRef.Name}
+	var status *infrav1.MachineStatus
+	if m.Spec.InfrastructureRef.Kind == "HyperVMachine" {
+		vm := &infrav1.HyperVMachine{}
+		g.Expect(h.Management.Client.Get(context.Background(), key, vm)).To(Succeed())
+		status = &vm.Status
+	} else {
+		vm := &infrav1.VCenterMachine{}
+		g.Expect(h.Management.Client.Get(context.Background(), key, vm)).To(Succeed())
+		status = &vm.Status
+	}
+	g.Expect(status.DataDisks).To(Equal([]infrav1.DataDiskStatus{want}), "machine %s", m.Name)
+	guest := h.Guests.ByNode(m.Status.NodeRef.Name)
+	g.Expect(guest).NotTo(BeNil(), "guest of machine %s", m.Name)
+	g.Expect(guest.Disks()).To(ConsistOf(And(HaveField("Target", want.Target), HaveField("LUN", want.LUN), HaveField("DriveLetter", "E"))),
+		"machine %s: the data disk, mounted as E:", m.Name)
 }
 
 // kubelet is spec.kubeletConfiguration from a JSON object of KubeletConfiguration fields.

@@ -7,12 +7,15 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/test/harness"
 )
 
 // TestHyperV is scenario 6: create (with a manager restart in the middle), blue/green upgrade and
 // delete on three simulated Hyper-V hosts (real WinRM, config drives read by their Joliet names).
+// The workers keep containerd's data on a data disk of their VMs (target 0, LUN 1 in Windows).
 func TestHyperV(t *testing.T) {
 	t.Parallel()
 	h := start(t, harness.HyperV)
@@ -21,7 +24,10 @@ func TestHyperV(t *testing.T) {
 	const workers, app = "win", "web"
 
 	g.Expect(h.CreateCluster(ctx)).To(Succeed())
-	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: workers, Image: "ltsc2022", Replicas: 3, HyperVIsolation: true})).To(Succeed())
+	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: workers, Image: "ltsc2022", Replicas: 3, HyperVIsolation: true,
+		Bootstrap: containerdOnDataDisk(0, 1), Machine: func(o client.Object) {
+			o.(*infrav1.HyperVMachineTemplate).Spec.Template.Spec.DataDisks = []infrav1.HyperVDataDisk{{Name: "containerd", SizeGiB: 20}}
+		}})).To(Succeed())
 	// The providers and CAPI restart while the VMs are being created: no VM is created twice.
 	_, err := h.WaitFor(ctx, "first VM", stepTimeout, func(s harness.Snapshot) bool { return s.VMs > 0 }, nil)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -44,6 +50,7 @@ func TestHyperV(t *testing.T) {
 		g.Expect(n.Spec.Taints).To(ContainElement(corev1.Taint{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}))
 	}
 	g.Expect(hosts).To(HaveLen(3), "one VM per host: %v", hosts)
+	checkDataDisks(g, h, workers, infrav1.DataDiskStatus{Name: "containerd", Target: 0, LUN: 1})
 	g.Expect(h.DeployApp(ctx, harness.App{Name: app, Replicas: 3, MinAvailable: 2, HyperVIsolation: true,
 		Image: "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"})).To(Succeed())
 	g.Expect(h.WaitApp(ctx, app, 3, stepTimeout)).To(Succeed())
@@ -57,6 +64,7 @@ func TestHyperV(t *testing.T) {
 	minAvail := avail.Stop()
 	g.Expect(minAvail).To(BeNumerically(">=", 2))
 	g.Expect(s.VMs).To(Equal(3))
+	checkDataDisks(g, h, workers, infrav1.DataDiskStatus{Name: "containerd", Target: 0, LUN: 1})
 	p("6. Hyper-V blue/green: 3 nodes on 10.0.26100, fewest app pods available %d", minAvail)
 
 	s, err = h.DeleteCluster(ctx, stepTimeout, p)

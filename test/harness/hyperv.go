@@ -101,9 +101,14 @@ func (h *Harness) watchHyperV(ctx context.Context) {
 				for _, nic := range vm.NICs {
 					macs = append(macs, nic.MAC)
 				}
+				// Synthetic SCSI: the disk at location N of controller 0 is target 0, LUN N.
+				var disks []guest.Disk
+				for _, d := range vm.DataDisks {
+					disks = append(disks, guest.Disk{Target: 0, LUN: d.Location})
+				}
 				h.Guests.boot(key, vm.Name, guest.Config{UserData: files["user-data"], Hostname: hostname, Build: buildOfDisk(vm.Parent),
 					Address: h.Guests.address("10.2"), Channel: &hypervChannel{host: host.Host, id: vm.ID},
-					Network: files[guestos.NetworkFile], MACs: macs})
+					Network: files[guestos.NetworkFile], MACs: macs, Disks: disks})
 			}
 		}
 		h.Guests.stopMissing("hyperv/", alive)

@@ -216,13 +216,14 @@ func (v *VSphere) VMNames(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// vsphereDataDisks are the VM's disks but its first (the template's system disk) as a Windows
+// vsphereDataDisks are the VM's disks but the system disk (unit 0; not necessarily the first in
+// device order: vCenter lists an edited disk, such as a grown one, after the others) as a Windows
 // guest sees them: PVSCSI and LSI Logic SAS report the disk at unit number N as SCSI target N,
 // LUN 0. New disks are RAW.
 func vsphereDataDisks(devices object.VirtualDeviceList) []guest.Disk {
 	var out []guest.Disk
-	for i, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
-		if unit := d.GetVirtualDevice().UnitNumber; i > 0 && unit != nil {
+	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+		if unit := d.GetVirtualDevice().UnitNumber; unit != nil && *unit != 0 {
 			out = append(out, guest.Disk{Target: *unit, LUN: 0})
 		}
 	}
