@@ -60,14 +60,7 @@ func TestDataDisksVcsim(t *testing.T) {
 	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	spec := spec(twoDisks)
 	spec.Template, spec.StoragePolicy = "DC0_H0_VM0", "vSAN Default Storage Policy"
-	b, s := vcsimMachine(t, sess, "win-data", "6c1f0b6e-0000-4000-8000-0000000000d1", spec)
-	ref, err := b.Create(ctx, s)
-	g.Expect(err).NotTo(HaveOccurred())
-	task := waitTask(t, b, s, ref)
-	g.Expect(task.State).To(Equal(hypervisor.TaskSucceeded), task.Message)
-
-	vm, err := b.Find(ctx, s)
-	g.Expect(err).NotTo(HaveOccurred())
+	b, s, vm := cloneAndFind(t, sess, "win-data", "6c1f0b6e-0000-4000-8000-0000000000d1", spec)
 	g.Expect(vm.DataDisks).To(Equal([]infrav1.DataDiskStatus{{Name: "data", Target: 1}, {Name: "logs", Target: 2}}))
 	disks := vmDisks(g, sess, vm.Ref.ID)
 	g.Expect(disks).To(HaveLen(3))
@@ -82,7 +75,7 @@ func TestDataDisksVcsim(t *testing.T) {
 	}
 
 	// A create that runs again (its VM was not seen) clones nothing more: the name is taken.
-	ref, err = b.Create(ctx, s)
+	ref, err := b.Create(ctx, s)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(waitTask(t, b, s, ref).State).To(Equal(hypervisor.TaskFailed))
 	g.Expect(vmDisks(g, sess, vm.Ref.ID)).To(Equal(disks))
@@ -96,7 +89,7 @@ func TestDataDisksVcsim(t *testing.T) {
 	g.Expect(waitTask(t, b, s, ref).State).To(Equal(hypervisor.TaskSucceeded))
 	ref, err = b.Destroy(ctx, s, vm)
 	g.Expect(err).NotTo(HaveOccurred())
-	task = waitTask(t, b, s, ref)
+	task := waitTask(t, b, s, ref)
 	g.Expect(task.State).To(Equal(hypervisor.TaskSucceeded), task.Message)
 	for _, d := range disks {
 		g.Expect(fileExists(g, sess, b.dc, d.File)).To(BeFalse(), "%s outlived its VM", d.File)
@@ -124,13 +117,7 @@ func TestDataDisksTemplateUnits(t *testing.T) {
 
 	spec := spec(twoDisks)
 	spec.Template = "DC0_H0_VM1"
-	b, s := vcsimMachine(t, sess, "win-units", "6c1f0b6e-0000-4000-8000-0000000000d2", spec)
-	ref, err := b.Create(ctx, s)
-	g.Expect(err).NotTo(HaveOccurred())
-	task := waitTask(t, b, s, ref)
-	g.Expect(task.State).To(Equal(hypervisor.TaskSucceeded), task.Message)
-	vm, err := b.Find(ctx, s)
-	g.Expect(err).NotTo(HaveOccurred())
+	_, _, vm := cloneAndFind(t, sess, "win-units", "6c1f0b6e-0000-4000-8000-0000000000d2", spec)
 	g.Expect(vm.DataDisks).To(Equal([]infrav1.DataDiskStatus{{Name: "data", Target: 2}, {Name: "logs", Target: 3}}))
 	var units []int32
 	for _, d := range vmDisks(g, sess, vm.Ref.ID) {
@@ -146,11 +133,26 @@ func TestDataDisksTemplateUnits(t *testing.T) {
 	g.Expect(bare.RemoveDevice(ctx, false, devices.SelectByType((*types.VirtualSCSIController)(nil))...)).To(Succeed())
 	spec = spec.DeepCopy()
 	spec.Template = "DC0_C0_RP0_VM0"
-	b, s = vcsimMachine(t, sess, "win-bare", "6c1f0b6e-0000-4000-8000-0000000000d3", spec)
+	b, s := vcsimMachine(t, sess, "win-bare", "6c1f0b6e-0000-4000-8000-0000000000d3", spec)
 	b.where.Pool = "/DC0/host/DC0_C0/Resources"
 	_, err = b.Create(ctx, s)
 	var e *hypervisor.Error
 	g.Expect(errors.As(err, &e)).To(BeTrue(), "%v", err)
 	g.Expect(e.Reason).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(e.Message).To(ContainSubstring("the template has no SCSI controller"))
+}
+
+// cloneAndFind clones one VCenterMachine of spec in vcsim, waits for the clone and returns what
+// Find then reports.
+func cloneAndFind(t *testing.T, sess *Session, name, uid string, spec *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope, *hypervisor.VM) {
+	t.Helper()
+	g := NewWithT(t)
+	b, s := vcsimMachine(t, sess, name, uid, spec)
+	ref, err := b.Create(context.Background(), s)
+	g.Expect(err).NotTo(HaveOccurred())
+	task := waitTask(t, b, s, ref)
+	g.Expect(task.State).To(Equal(hypervisor.TaskSucceeded), task.Message)
+	vm, err := b.Find(context.Background(), s)
+	g.Expect(err).NotTo(HaveOccurred())
+	return b, s, vm
 }
