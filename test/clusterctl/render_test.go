@@ -86,9 +86,41 @@ func TestListVariables(t *testing.T) {
 	}
 }
 
-// hypervDisks is a WINDOWS_DISKS value the Hyper-V flavors are rendered with (the vCenter ones
-// keep the default): a disk at SCSI location 1 of a Generation 2 VM, mounted in a folder.
-const hypervDisks = `[{location: {target: 0, lun: 1}, fileSystem: ReFS, label: data, mountPath: 'C:\data'}]`
+// diskValues are the WINDOWS_DATA_DISKS and WINDOWS_DISKS values a flavor is rendered with: the
+// Hyper-V flavors and windows-flannel get a data disk and the WindowsConfigTemplate disk at its
+// SCSI address (the first Hyper-V data disk is at location 1: target 0, LUN 1; the first vSphere
+// one is unit 1 of a one-disk template: target 1, LUN 0); windows keeps the defaults.
+func diskValues(flavor string) map[string]string {
+	switch {
+	case strings.HasPrefix(flavor, "hyperv"):
+		return map[string]string{
+			"WINDOWS_DATA_DISKS": `[{name: data, sizeGiB: 50, type: Fixed}]`,
+			"WINDOWS_DISKS":      `[{location: {target: 0, lun: 1}, fileSystem: ReFS, label: data, mountPath: 'C:\data'}]`,
+		}
+	case flavor == "windows-flannel":
+		return map[string]string{
+			"WINDOWS_DATA_DISKS": `[{name: containerd, sizeGiB: 100, provisioning: Thick}]`,
+			"WINDOWS_DISKS":      `[{location: {target: 1, lun: 0}, label: containerd, driveLetter: E}]`,
+		}
+	}
+	return nil
+}
+
+// renderedDisks is what diskValues must become in the Windows workers' machine template
+// (dataDisks) and WindowsConfigTemplate (disks), in the numbers of the YAML decoder.
+func renderedDisks(flavor string) (dataDisks, disks []any) {
+	switch {
+	case strings.HasPrefix(flavor, "hyperv"):
+		return []any{map[string]any{"name": "data", "sizeGiB": float64(50), "type": "Fixed"}},
+			[]any{map[string]any{"location": map[string]any{"target": float64(0), "lun": float64(1)},
+				"fileSystem": "ReFS", "label": "data", "mountPath": `C:\data`}}
+	case flavor == "windows-flannel":
+		return []any{map[string]any{"name": "containerd", "sizeGiB": float64(100), "provisioning": "Thick"}},
+			[]any{map[string]any{"location": map[string]any{"target": float64(1), "lun": float64(0)},
+				"label": "containerd", "driveLetter": "E"}}
+	}
+	return nil, nil
+}
 
 // TestRenderAndDryRun renders the non-topology flavors and applies every object with
 // server-side dry run: CRD schemas, CEL rules and the admission webhooks of CAPI and capwin.
@@ -96,10 +128,9 @@ func TestRenderAndDryRun(t *testing.T) {
 	for _, flavor := range []string{"windows", "hyperv-windows", "windows-flannel", "hyperv-windows-flannel"} {
 		t.Run(flavor, func(t *testing.T) {
 			g := NewWithT(t)
-			values := imagesFor(flavor)
-			if values != nil {
-				values["WINDOWS_DISKS"] = hypervDisks
-			}
+			values := map[string]string{}
+			maps.Copy(values, imagesFor(flavor))
+			maps.Copy(values, diskValues(flavor))
 			cfg := localRepo(t, values)
 			ctx := context.Background()
 			ns := namespace(ctx, t, "render-"+flavor)
@@ -110,10 +141,40 @@ func TestRenderAndDryRun(t *testing.T) {
 				g.Expect(apply(ctx, &objs[i], client.DryRunAll)).To(Succeed(), "%s %s", objs[i].GetKind(), objs[i].GetName())
 			}
 			checkRendered(g, objs)
+			checkDisks(g, flavor, objs)
 			checkOneCNI(g, flavor, objs)
 			dryRunAddons(ctx, t, objs)
 		})
 	}
+}
+
+// checkDisks checks that WINDOWS_DATA_DISKS reaches the Windows workers' machine template only
+// (the Linux control plane's has no dataDisks) and WINDOWS_DISKS the WindowsConfigTemplate; with
+// the defaults both lists are empty.
+func checkDisks(g Gomega, flavor string, objs []unstructured.Unstructured) {
+	wantData, wantDisks := renderedDisks(flavor)
+	templates := 0
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "VCenterMachineTemplate", "HyperVMachineTemplate":
+			templates++
+			os, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "os")
+			dataDisks, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "dataDisks")
+			if os == "Windows" && wantData != nil {
+				g.Expect(dataDisks).To(Equal(wantData), "%s %s: dataDisks %s", o.GetKind(), o.GetName(), diskValues(flavor)["WINDOWS_DATA_DISKS"])
+			} else {
+				g.Expect(dataDisks).To(BeEmpty(), "%s %s (%s): dataDisks", o.GetKind(), o.GetName(), os)
+			}
+		case "WindowsConfigTemplate":
+			disks, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "disks")
+			if wantDisks != nil {
+				g.Expect(disks).To(Equal(wantDisks), "WindowsConfigTemplate %s: disks %s", o.GetName(), diskValues(flavor)["WINDOWS_DISKS"])
+			} else {
+				g.Expect(disks).To(BeEmpty())
+			}
+		}
+	}
+	g.Expect(templates).To(Equal(2), "a control-plane and a Windows machine template")
 }
 
 // checkRendered checks what the values must become: strings stay strings, the MachineDeployment
@@ -135,17 +196,11 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	boot := byKind["WindowsConfigTemplate"][0].Object
 	labels, _, _ := unstructured.NestedStringMap(boot, "spec", "template", "spec", "nodeRegistration", "labels")
 	g.Expect(labels).To(Equal(map[string]string{"capwin.io/windows-version": "ltsc2022", "capwin.io/hyperv-isolation": "false"}))
-	// The defaults of the registry, domain and disk variables leave the node as without them.
+	// The defaults of the registry and domain variables leave the node as without them (checkDisks
+	// checks the disk variables).
 	registries, _, _ := unstructured.NestedSlice(boot, "spec", "template", "spec", "containerd", "registries")
 	g.Expect(registries).To(BeEmpty())
 	g.Expect(boot).To(HaveKeyWithValue("spec", HaveKeyWithValue("template", HaveKeyWithValue("spec", HaveKeyWithValue("activeDirectory", BeNil())))))
-	disks, _, _ := unstructured.NestedSlice(boot, "spec", "template", "spec", "disks")
-	if _, hyperv := byKind["HyperVCluster"]; hyperv {
-		g.Expect(disks).To(ConsistOf(map[string]any{"location": map[string]any{"target": float64(0), "lun": float64(1)}, // numbers of the YAML decoder
-			"fileSystem": "ReFS", "label": "data", "mountPath": `C:\data`}), "WINDOWS_DISKS %s", hypervDisks)
-	} else {
-		g.Expect(disks).To(BeEmpty())
-	}
 	for _, kind := range []string{"VCenterMachineTemplate", "HyperVMachineTemplate"} {
 		for _, t := range byKind[kind] {
 			nics, _, _ := unstructured.NestedSlice(t.Object, "spec", "template", "spec", "network")

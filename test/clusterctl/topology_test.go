@@ -2,6 +2,7 @@ package clusterctl_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func TestTopology(t *testing.T) {
 	tmpl, err := generate(ctx, localRepo(t, map[string]string{"WINDOWS_NUM_CPUS": "6", "CONTROL_PLANE_MEMORY_MIB": "16384",
 		"WINDOWS_SSH_AUTHORIZED_KEYS":   "['" + key + "']",
 		"WINDOWS_CONTAINERD_REGISTRIES": "[{host: registry.k8s.io, mirrors: [{url: 'https://mirror.corp.example'}]}]",
+		"WINDOWS_DATA_DISKS":            "[{name: containerd, sizeGiB: 100}]",
 		"WINDOWS_DISKS":                 "[{location: {target: 1, lun: 0}, label: containerd, driveLetter: E}]"}), kubeconfig, ns, "windows-topology", false)
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -73,6 +75,16 @@ func TestTopology(t *testing.T) {
 	}
 	g.Expect(unstructured.SetNestedSlice(bad.Object, badVars, "spec", "topology", "variables")).To(Succeed())
 	g.Expect(apply(ctx, bad, client.DryRunAll)).To(MatchError(ContainSubstring("set exactly one of driveLetter and mountPath")))
+	// windowsDataDisks' schema is the VCenterDataDisk type's: a Hyper-V type is refused (the class's
+	// machines are on vCenter), and so are sizes and names the machine template would refuse.
+	for value, msg := range map[string]string{
+		`[{"name": "data", "sizeGiB": 10, "type": "Fixed"}]`:           `"variableValue[0].type" field(s) are not specified`,
+		`[{"name": "data", "sizeGiB": 10, "provisioning": "Dynamic"}]`: "Unsupported value",
+		`[{"name": "data", "sizeGiB": 63489}]`:                         "63488",
+		`[{"name": "Data", "sizeGiB": 10}]`:                            "should match",
+	} {
+		g.Expect(apply(ctx, withVariable(g, cluster, "windowsDataDisks", value), client.DryRunAll)).To(MatchError(ContainSubstring(msg)), "windowsDataDisks %s", value)
+	}
 	g.Expect(apply(ctx, cluster)).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
@@ -83,11 +95,13 @@ func TestTopology(t *testing.T) {
 		g.Expect(vc.Spec.ControlPlaneEndpoint.Host).To(Equal("10.0.0.10"))
 	}, time.Minute).Should(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns)).Should(Equal(workers{"windows-2022-kube-v1.36.3", "ltsc2022"}))
-	// The flavor's size, SSH, registry, disk and domain variables reach the class's templates through its variables.
+	// The flavor's size, SSH, registry, disk, data disk and domain variables reach the class's templates through its variables.
 	g.Eventually(func(g Gomega) {
 		vm, boot := windowsTemplates(ctx, g, ns)
 		g.Expect(vm.Spec.Template.Spec.NumCPUs).To(BeEquivalentTo(6))
 		g.Expect(vm.Spec.Template.Spec.DiskGiB).To(BeEquivalentTo(80))
+		// The API server defaults provisioning as in a VCenterMachineTemplate of one's own.
+		g.Expect(vm.Spec.Template.Spec.DataDisks).To(Equal([]infrav1.VCenterDataDisk{{Name: "containerd", SizeGiB: 100, Provisioning: infrav1.DiskThin}}))
 		users, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "users")
 		g.Expect(users).To(ConsistOf(map[string]any{"name": "capwin", "groups": []any{"Administrators"}, "sshAuthorizedKeys": []any{key}}))
 		registries, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "containerd", "registries")
@@ -104,6 +118,7 @@ func TestTopology(t *testing.T) {
 		for _, t := range cps.Items {
 			if t.Spec.Template.Spec.OS == infrav1.OSLinux {
 				memory[int64(t.Spec.Template.Spec.MemoryMiB)] = true
+				g.Expect(t.Spec.Template.Spec.DataDisks).To(BeEmpty(), "the Linux template %s gets no data disks", t.Name)
 			}
 		}
 		g.Expect(memory).To(HaveKey(int64(16384)), "the control plane's memory")
@@ -116,6 +131,15 @@ func TestTopology(t *testing.T) {
 	})).To(Succeed())
 	g.Eventually(windowsWorkers(ctx, ns), time.Minute).Should(Equal(workers{"windows-2025-kube-v1.36.3", "ltsc2025"}),
 		func() string { return topologyReconciled(ctx, ns) })
+	vm, _ := windowsTemplates(ctx, g, ns)
+	g.Expect(vm.Spec.Template.Spec.DataDisks).To(HaveLen(1), "the new template keeps the data disk")
+
+	// Without data disks the patch is off: the next template has none.
+	g.Expect(setVariables(ctx, ns, "win1", map[string]string{"windowsDataDisks": `[]`})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		vm, _ := windowsTemplates(ctx, g, ns)
+		g.Expect(vm.Spec.Template.Spec.DataDisks).To(BeEmpty())
+	}, time.Minute).Should(Succeed(), func() string { return topologyReconciled(ctx, ns) })
 }
 
 // topologyReconciled is the Cluster's TopologyReconciled condition, for failure messages.
@@ -165,6 +189,23 @@ func clusterInfraName(ctx context.Context, g Gomega, ns string) string {
 	g.Expect(mgmt.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "win1"}, &c)).To(Succeed())
 	g.Expect(c.Spec.InfrastructureRef.Name).NotTo(BeEmpty())
 	return c.Spec.InfrastructureRef.Name
+}
+
+// withVariable is a copy of a Cluster whose topology variable name holds value (JSON).
+func withVariable(g Gomega, cluster *unstructured.Unstructured, name, value string) *unstructured.Unstructured {
+	var v any
+	g.Expect(json.Unmarshal([]byte(value), &v)).To(Succeed())
+	c := cluster.DeepCopy()
+	vars, _, _ := unstructured.NestedSlice(c.Object, "spec", "topology", "variables")
+	found := false
+	for _, o := range vars {
+		if o := o.(map[string]any); o["name"] == name {
+			o["value"], found = v, true
+		}
+	}
+	g.Expect(found).To(BeTrue(), "the Cluster has the variable %s", name)
+	g.Expect(unstructured.SetNestedSlice(c.Object, vars, "spec", "topology", "variables")).To(Succeed())
+	return c
 }
 
 // setVariables sets topology variables of a Cluster in one patch (values are JSON).
