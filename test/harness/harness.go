@@ -70,7 +70,7 @@ type Harness struct {
 	logDir  string
 	watched chan struct{}
 	// machine holds each MachineDeployment's Workers.Machine, for the templates of later images.
-	machine sync.Map
+	machine *sync.Map
 }
 
 // Start starts every part; Stop (or the end of ctx) stops them.
@@ -84,7 +84,7 @@ func Start(ctx context.Context, opts Options) (_ *Harness, retErr error) {
 	if opts.GuestPoll == 0 {
 		opts.GuestPoll = 250 * time.Millisecond
 	}
-	h := &Harness{opts: opts, log: opts.Log, watched: make(chan struct{})}
+	h := &Harness{opts: opts, log: opts.Log, watched: make(chan struct{}), machine: &sync.Map{}}
 	ctx, h.cancel = context.WithCancel(ctx)
 	defer func() {
 		if retErr != nil {
