@@ -36,9 +36,10 @@ var hypervMachineRows = []row[infrav1.HyperVMachineSpec]{
 	{"MAC twice", func(s *infrav1.HyperVMachineSpec) {
 		s.Network = []infrav1.HyperVNetworkDevice{{DHCP4: true, MACAddr: "00:15:5d:00:00:01"}, {DHCP4: true, MACAddr: "00:15:5D:00:00:01"}}
 	}, "network[1].macAddr"},
-	{"search domains cloudbase-init would drop", func(s *infrav1.HyperVMachineSpec) {
-		s.Network[0].SearchDomains = []string{"corp.example.com"}
-	}, "network[0].searchDomains"},
+	{"route through a next hop outside the subnet", func(s *infrav1.HyperVMachineSpec) {
+		s.Network[0] = infrav1.HyperVNetworkDevice{IPAddrs: []string{"10.0.0.21/24"},
+			NetworkDeviceOptions: infrav1.NetworkDeviceOptions{Routes: []infrav1.NetworkRoute{{To: "10.20.0.0/16", Via: "10.0.9.1"}}}}
+	}, "network[0].routes[0].via"},
 }
 
 // hypervClusterRows break each rule of webhooks.ValidateHyperVClusterSpec that the schema lets by.
