@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/vapi/tags"
@@ -131,3 +132,25 @@ func attachable(cat tags.Category, want []infrav1.VCenterTag) error {
 	}
 	return nil
 }
+
+// untag detaches status.tags from a VM about to be deleted, best effort and bounded: vCenter
+// drops a deleted VM's tag associations itself, so a tagging service that does not answer must
+// not hold up the delete; detaching first only keeps no association from depending on that
+// (vcsim, for one, keeps them).
+func (b *backend) untag(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) {
+	var ids []string
+	for _, t := range s.InfraMachine.GetMachineStatus().Tags {
+		ids = append(ids, t.ID)
+	}
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, untagTimeout)
+	defer cancel()
+	_ = b.sess.withVAPI(ctx, "tagging", func(rc *rest.Client) error {
+		return tags.NewManager(rc).DetachMultipleTagsFromObject(ctx, ids, vmRef(vm.Ref.ID))
+	})
+}
+
+// untagTimeout bounds untag.
+const untagTimeout = 10 * time.Second
