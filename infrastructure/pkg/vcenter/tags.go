@@ -3,6 +3,7 @@ package vcenter
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -71,10 +72,18 @@ func attachTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag,
 	}
 	if len(missing) > 0 {
 		if err := m.AttachMultipleTagsToObject(ctx, missing, vm); err != nil {
-			return nil, fmt.Errorf("attach tags %s: %w", strings.Join(missing, ", "), err)
+			return nil, fmt.Errorf("attach tags %s: %w%s", strings.Join(missing, ", "), err, forbidden(err))
 		}
 	}
 	return out, nil
+}
+
+// forbidden says what a refused attach lacks (vCenter answers 403 without naming the privilege).
+func forbidden(err error) string {
+	if !rest.IsStatusError(err, http.StatusForbidden) {
+		return ""
+	}
+	return " (the identity lacks InventoryService.Tagging.AttachTag on the tags or ObjectAttachable on the VM: see docs/vcenter.md, section 2)"
 }
 
 // resolveTags finds each tag's id by its category's name and its own name: one listing of the
