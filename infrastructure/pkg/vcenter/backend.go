@@ -171,8 +171,8 @@ func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervi
 }
 
 // Destroy deletes the VM and its disks, after detaching its tags (untag).
-func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
-	b.untag(ctx, s, vm)
+func (b *backend) Destroy(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+	b.untag(ctx, vm)
 	return b.task(ctx, b.onVM("delete", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
 }
 

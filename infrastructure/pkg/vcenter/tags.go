@@ -142,22 +142,24 @@ func attachable(cat tags.Category, want []infrav1.VCenterTag) error {
 	return nil
 }
 
-// untag detaches status.tags from a VM about to be deleted, best effort and bounded: vCenter
-// drops a deleted VM's tag associations itself, so a tagging service that does not answer must
-// not hold up the delete; detaching first only keeps no association from depending on that
-// (vcsim, for one, keeps them).
-func (b *backend) untag(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) {
-	var ids []string
-	for _, t := range s.InfraMachine.GetMachineStatus().Tags {
-		ids = append(ids, t.ID)
-	}
-	if len(ids) == 0 {
+// untag detaches the tags of a tagged machine's VM (spec.tags) just before it is deleted, best
+// effort and bounded: vCenter drops a deleted VM's tag associations itself, so a tagging service
+// that does not answer must not hold up the delete; detaching first only keeps no association
+// from depending on that (vcsim, for one, keeps them). It detaches whatever the VM carries, as
+// listed then, so a status that lost its tags misses none.
+func (b *backend) untag(ctx context.Context, vm *hypervisor.VM) {
+	if len(b.spec.Tags) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, untagTimeout)
 	defer cancel()
 	_ = b.sess.withVAPI(ctx, "tagging", func(rc *rest.Client) error {
-		return tags.NewManager(rc).DetachMultipleTagsFromObject(ctx, ids, vmRef(vm.Ref.ID))
+		m := tags.NewManager(rc)
+		ids, err := m.ListAttachedTags(ctx, vmRef(vm.Ref.ID))
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		return m.DetachMultipleTagsFromObject(ctx, ids, vmRef(vm.Ref.ID))
 	})
 }
 

@@ -123,15 +123,20 @@ func (r *Reconciler) start(ctx context.Context, s *hypervisor.Scope, b hyperviso
 
 // tag attaches the machine's hypervisor tags when its backend has them (Tagger) and records them
 // in status: before the first power-on, and on any later reconcile whose status lacks them (the
-// backend then makes no call).
+// backend then makes no call). A failure keeps a VM that is off from booting without its tags; a
+// VM that runs goes on, with a warning event, and is tagged on a later reconcile.
 func (r *Reconciler) tag(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) error {
 	t, ok := b.(hypervisor.Tagger)
 	if !ok {
 		return nil
 	}
 	tags, err := t.Tag(ctx, s, vm)
-	if err == nil {
+	switch {
+	case err == nil:
 		s.InfraMachine.GetMachineStatus().Tags = tags
+	case vm.Power != hypervisor.PoweredOff:
+		r.Recorder.Eventf(s.InfraMachine, nil, "Warning", hypervisor.Reason(err), "Tag", "%s", err.Error())
+		return nil
 	}
 	return err
 }

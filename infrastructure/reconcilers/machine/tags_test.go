@@ -8,6 +8,7 @@ import (
 	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/vapi/tags"
 	"github.com/vmware/govmomi/vim25/types"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,7 +17,8 @@ import (
 
 // TestTags: a machine's spec.tags are attached to its VM before it is powered on and reported in
 // status.tags with their ids; a tag vCenter lacks keeps the VM off with an InvalidSpec condition
-// naming it; a deleted machine's VM keeps no tag.
+// naming it; a running VM goes on with a warning when a tag went missing; a deleted machine's VM
+// keeps no tag.
 func TestTags(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -47,9 +49,29 @@ func TestTags(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(attached).To(ConsistOf(ids["daily"], ids["offsite"]))
 
+	// A running VM whose status lost its tags while one was deleted in vCenter goes on: a warning
+	// event, no InvalidSpec.
+	g.Expect(tm.DeleteTag(ctx, &tags.Tag{ID: ids["offsite"]})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		m := f.get(g)
+		m.Status.Tags = nil
+		g.Expect(k8s.Status().Update(ctx, m)).To(Succeed())
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		var events eventsv1.EventList
+		g.Expect(k8s.List(ctx, &events, client.InNamespace(m.Namespace))).To(Succeed())
+		g.Expect(events.Items).To(ContainElement(And(HaveField("Regarding.Name", m.Name), HaveField("Reason", infrav1.InvalidSpecReason),
+			HaveField("Note", ContainSubstring(`has no tag "offsite"`)))))
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		m := f.get(g)
+		g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Reason).To(Equal(infrav1.WaitingForAddressesReason))
+		g.Expect(m.Status.Tags).To(BeEmpty())
+	}, time.Second, 100*time.Millisecond).Should(Succeed())
+
 	missing := newCluster(t, watchFilter)
 	spec = *spec.DeepCopy()
-	spec.Tags = append(spec.Tags, infrav1.VCenterTag{Category: "capwin-test-backup", Name: "hourly"})
+	spec.Tags = []infrav1.VCenterTag{spec.Tags[0], {Category: "capwin-test-backup", Name: "hourly"}}
 	missing.addMachine(t, "win-md-0-tags-n0tag", userData, spec)
 	bad := missing.waitReason(t, infrav1.InvalidSpecReason)
 	g.Expect(condition(bad.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(
