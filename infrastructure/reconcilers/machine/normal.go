@@ -122,8 +122,8 @@ func (r *Reconciler) start(ctx context.Context, s *hypervisor.Scope, b hyperviso
 }
 
 // tag attaches the machine's hypervisor tags when its backend has them (Tagger) and records them
-// in status: before the first power-on, and on any later reconcile whose status lacks them (the
-// backend then makes no call). A failure keeps a VM that is off from booting without its tags; a
+// in status: before the first power-on, and again on later reconciles (the backend makes no call
+// once status reports them all). A failure keeps a VM that is off from booting without its tags; a
 // VM that runs goes on, with a warning event, and is tagged on a later reconcile.
 func (r *Reconciler) tag(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) error {
 	t, ok := b.(hypervisor.Tagger)
