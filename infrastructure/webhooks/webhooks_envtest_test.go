@@ -192,6 +192,23 @@ func TestMachineAdmission(t *testing.T) {
 		{"data disk provisioning (schema)", func(s *infrav1.VCenterMachineSpec) {
 			s.DataDisks = []infrav1.VCenterDataDisk{{Name: "data", SizeGiB: 1, Provisioning: "Sparse"}}
 		}, "spec.dataDisks[0].provisioning", "Unsupported value"},
+		{"tags", func(s *infrav1.VCenterMachineSpec) {
+			s.Tags = []infrav1.VCenterTag{{Category: "backup", Name: "daily"}, {Category: "backup", Name: "offsite"}, {Category: "tier", Name: "daily"}}
+		}, "", ""},
+		{"17 tags (schema)", func(s *infrav1.VCenterMachineSpec) {
+			for i := range 17 {
+				s.Tags = append(s.Tags, infrav1.VCenterTag{Category: "c", Name: fmt.Sprintf("t%d", i)})
+			}
+		}, "spec.tags", "must have at most 16 items"},
+		{"tag repeats (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.Tags = []infrav1.VCenterTag{{Category: "backup", Name: "daily"}, {Category: "backup", Name: "daily"}}
+		}, "spec.tags[1]", "Duplicate value"},
+		{"tag without category (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.Tags = []infrav1.VCenterTag{{Name: "daily"}}
+		}, "spec.tags[0].category", "at least 1 chars long"},
+		{"tag name length (schema)", func(s *infrav1.VCenterMachineSpec) {
+			s.Tags = []infrav1.VCenterTag{{Category: "backup", Name: strings.Repeat("d", 257)}}
+		}, "spec.tags[0].name", "may not be more than 256 bytes"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,6 +254,10 @@ func TestMachineSpecIsImmutable(t *testing.T) {
 	changed = m.DeepCopy()
 	changed.Spec.DataDisks = append(changed.Spec.DataDisks, infrav1.VCenterDataDisk{Name: "more", SizeGiB: 10})
 	expectInvalid(g, k8s.Update(ctx, changed), "spec.dataDisks", "field is immutable")
+
+	changed = m.DeepCopy()
+	changed.Spec.Tags = []infrav1.VCenterTag{{Category: "backup", Name: "daily"}}
+	expectInvalid(g, k8s.Update(ctx, changed), "spec.tags", "field is immutable")
 
 	changed = m.DeepCopy()
 	changed.Spec.NumCPUs = 8

@@ -201,6 +201,14 @@ type MachineStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	DataDisks []DataDiskStatus `json:"dataDisks,omitempty"`
+	// tags are the vSphere tags of spec.tags attached to the VM, with their ids (vCenter only:
+	// Hyper-V has no tags).
+	// +optional
+	// +listType=map
+	// +listMapKey=category
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Tags []VCenterTagStatus `json:"tags,omitempty"`
 	// computerName is the Windows computer (NetBIOS) name given to the guest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63

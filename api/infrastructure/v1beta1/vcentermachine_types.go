@@ -83,6 +83,16 @@ type VCenterMachineSpec struct {
 	// +kubebuilder:validation:MaxItems=14
 	DataDisks []VCenterDataDisk `json:"dataDisks,omitempty"`
 
+	// tags are vSphere tags (category and name) attached to the VM before its first power-on,
+	// so tag-based policies (backup, DRS, storage) apply from its first boot. vCenter removes
+	// them with the VM.
+	// +optional
+	// +listType=map
+	// +listMapKey=category
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Tags []VCenterTag `json:"tags,omitempty"`
+
 	// network devices of the VM, in order.
 	// +required
 	// +listType=atomic

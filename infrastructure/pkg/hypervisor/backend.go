@@ -169,3 +169,14 @@ type Watcher interface {
 	// (the Node is watched in the workload cluster, the guest polled until it joins).
 	Settled(s *Scope)
 }
+
+// Tagger is what a backend may answer besides Backend when its hypervisor tags VMs (vCenter's
+// tagging service; Hyper-V has none). The reconciler asks for it with a type assertion and calls
+// it on every reconcile of an existing VM, after Deliver and before PowerOn, so the VM has its
+// tags before its first boot.
+type Tagger interface {
+	// Tag attaches the machine's tags (spec) that its VM lacks and returns them with their ids,
+	// for status. It makes no call when status already reports them all. A tag or category
+	// that does not exist is a *Error (InvalidSpec) naming it.
+	Tag(ctx context.Context, s *Scope, vm *VM) ([]infrav1.VCenterTagStatus, error)
+}

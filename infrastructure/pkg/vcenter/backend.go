@@ -170,8 +170,9 @@ func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervi
 	return b.task(ctx, b.onVM("power off", vm.Ref.ID), func() (*object.Task, error) { return v.PowerOff(ctx) })
 }
 
-// Destroy deletes the VM and its disks.
+// Destroy deletes the VM and its disks, after detaching its tags (untag).
 func (b *backend) Destroy(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+	b.untag(ctx, vm)
 	return b.task(ctx, b.onVM("delete", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
 }
 

@@ -42,12 +42,16 @@ func (sess *Session) template(ctx context.Context, f *find.Finder, w where) (*ob
 
 // libraryTemplate resolves a content library VM template item through the vAPI endpoint. It
 // returns nil when vCenter does not name the item's VM template (the caller then finds it by name).
-func (sess *Session) libraryTemplate(ctx context.Context, libraryName, itemName string) (*types.ManagedObjectReference, error) {
-	rc := rest.NewClient(sess.Client)
-	if err := rc.Login(ctx, sess.user); err != nil {
-		return nil, fmt.Errorf("content library service login: %w", err)
-	}
-	defer func() { _ = rc.Logout(context.WithoutCancel(ctx)) }()
+func (sess *Session) libraryTemplate(ctx context.Context, libraryName, itemName string) (ref *types.ManagedObjectReference, err error) {
+	err = sess.withVAPI(ctx, "content library", func(rc *rest.Client) error {
+		ref, err = libraryItemTemplate(ctx, rc, libraryName, itemName)
+		return err
+	})
+	return ref, err
+}
+
+// libraryItemTemplate is libraryTemplate on a logged-in vAPI client.
+func libraryItemTemplate(ctx context.Context, rc *rest.Client, libraryName, itemName string) (*types.ManagedObjectReference, error) {
 	lm := library.NewManager(rc)
 	lib, err := lm.GetLibraryByName(ctx, libraryName)
 	if err != nil {

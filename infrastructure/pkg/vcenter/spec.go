@@ -31,8 +31,9 @@ type cloneInput struct {
 }
 
 // cloneSpec is the desired VM: hardware, NICs, data disks and guestinfo in one CloneVM_Task,
-// powered on by the same task when the metadata is complete. The data disks are created by the
-// clone itself: a clone that fails or is cancelled leaves none behind.
+// powered on by the same task when the metadata is complete and nothing is left to do before the
+// first boot (a disk to grow, tags to attach). The data disks are created by the clone itself: a
+// clone that fails or is cancelled leaves none behind.
 func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	extra, err := guestinfo(in.Metadata, in.Network, in.UserData)
 	if err != nil {
@@ -74,7 +75,9 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		profile := []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: id}}
 		loc.Profile, cfg.VmProfile = profile, profile
 	}
-	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: in.Metadata != nil && grow == nil}
+	// Tags are attached after the clone (a vAPI call): a VM with tags boots after them (Tag).
+	powerOn := in.Metadata != nil && grow == nil && len(in.Spec.Tags) == 0
+	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: powerOn}
 	if in.Spec.CloneMode == infrav1.LinkedClone {
 		spec.Snapshot = in.Place.Snapshot
 		spec.Location.DiskMoveType = string(types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking)

@@ -76,6 +76,12 @@ func TestCloneSpec(t *testing.T) {
 	same, err := cloneSpec(cloneInput{Spec: spec(nil), UID: "uid-1", Place: place, UserData: []byte("x"), Metadata: []byte("m")})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(same.PowerOn).To(BeTrue(), "complete metadata and no disk to grow: one task clones and powers on")
+	tagged, err := cloneSpec(cloneInput{Spec: spec(func(s *infrav1.VCenterMachineSpec) {
+		s.Tags = []infrav1.VCenterTag{{Category: "backup", Name: "daily"}}
+	}),
+		UID: "uid-1", Place: place, UserData: []byte("x"), Metadata: []byte("m")})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tagged.PowerOn).To(BeFalse(), "tags are attached after the clone, before the first boot")
 	nic := cs.Config.DeviceChange[0].GetVirtualDeviceConfigSpec().Device.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
 	g.Expect(nic.MacAddress).To(BeEmpty(), "a clone gets a new MAC")
 	g.Expect(place.Devices[1].(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress).To(Equal("00:50:56:00:00:01"))

@@ -9,6 +9,7 @@ import (
 
 	_ "github.com/vmware/govmomi/pbm/simulator" // SPBM endpoint for storage policies
 	"github.com/vmware/govmomi/simulator"
+	_ "github.com/vmware/govmomi/vapi/simulator" // vAPI endpoint for tags
 	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -29,7 +30,7 @@ func startVcsim(t *testing.T) string {
 	}
 	t.Cleanup(model.Remove)
 	model.Service.TLS = new(tls.Config)
-	model.Service.RegisterEndpoints = true // SPBM (storage policies)
+	model.Service.RegisterEndpoints = true // SPBM (storage policies), vAPI (tags)
 	model.Service.Listen = &url.URL{User: url.UserPassword("capwin", "pw")}
 	model.Map().SessionManager().ValidLogin = func(*types.Login) bool { return true }
 	srv := model.Service.NewServer()

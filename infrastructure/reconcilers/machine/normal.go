@@ -104,6 +104,10 @@ func (r *Reconciler) start(ctx context.Context, s *hypervisor.Scope, b hyperviso
 		waiting(obj, infrav1.ConfiguringReason, "Writing the bootstrap data into the VM")
 		return r.afterTask(s, ref), false, nil
 	}
+	if err := r.tag(ctx, s, b, vm); err != nil {
+		res, err := r.hypervisorError(obj, err)
+		return res, false, err
+	}
 	if vm.Power == hypervisor.PoweredOn {
 		return ctrl.Result{}, true, nil
 	}
@@ -115,6 +119,26 @@ func (r *Reconciler) start(ctx context.Context, s *hypervisor.Scope, b hyperviso
 	r.setState(obj, infrav1.StatePoweringOn)
 	waiting(obj, infrav1.PoweringOnReason, "Powering on the VM")
 	return r.afterTask(s, ref), false, nil
+}
+
+// tag attaches the machine's hypervisor tags when its backend has them (Tagger) and records them
+// in status: before the first power-on, and again on later reconciles (the backend makes no call
+// once status reports them all). A failure keeps a VM that is off from booting without its tags; a
+// VM that runs goes on, with a warning event, and is tagged on a later reconcile.
+func (r *Reconciler) tag(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) error {
+	t, ok := b.(hypervisor.Tagger)
+	if !ok {
+		return nil
+	}
+	tags, err := t.Tag(ctx, s, vm)
+	switch {
+	case err == nil:
+		s.InfraMachine.GetMachineStatus().Tags = tags
+	case vm.Power != hypervisor.PoweredOff:
+		r.Recorder.Eventf(s.InfraMachine, nil, "Warning", hypervisor.Reason(err), "Tag", "%s", err.Error())
+		return nil
+	}
+	return err
 }
 
 // running records addresses, the guest's bootstrap report and the Node link of a running VM.
