@@ -20,7 +20,10 @@ type cloneInput struct {
 	Spec *infrav1.VCenterMachineSpec
 	UID  string
 	// Owner is the object's keyOwner mark.
-	Owner    string
+	Owner string
+	// Group is the VM's anti-affinity rule (keyGroup; "" for none): such a VM is cloned powered
+	// off, and put in the rule before PowerOn.
+	Group    string
 	Note     string
 	Place    *resolved
 	UserData []byte
@@ -42,6 +45,9 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	devices, err := nicChanges(in.Spec, in.Place)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
+	}
+	if in.Group != "" {
+		extra = append(extra, &types.OptionValue{Key: keyGroup, Value: in.Group})
 	}
 	disks, placed, err := dataDiskChanges(in.Spec, in.Place.Devices, in.Place.ProfileID)
 	if err != nil {
@@ -74,7 +80,7 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		profile := []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: id}}
 		loc.Profile, cfg.VmProfile = profile, profile
 	}
-	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: in.Metadata != nil && grow == nil}
+	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: in.Metadata != nil && grow == nil && in.Group == ""}
 	if in.Spec.CloneMode == infrav1.LinkedClone {
 		spec.Snapshot = in.Place.Snapshot
 		spec.Location.DiskMoveType = string(types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking)
