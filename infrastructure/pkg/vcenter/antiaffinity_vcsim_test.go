@@ -2,6 +2,8 @@ package vcenter
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -138,6 +140,38 @@ func TestAntiAffinityVcsim(t *testing.T) {
 	err := alone.syncRule(context.Background(), s, nil)
 	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring("needs a DRS cluster"))
+}
+
+// TestAntiAffinityConcurrent: machines of one group powered on at once all end in one rule (the
+// edits are serialized per compute cluster: none drops another's VM, none adds a second rule).
+func TestAntiAffinityConcurrent(t *testing.T) {
+	g := NewWithT(t)
+	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	labels := map[string]string{clusterv1.MachineDeploymentNameLabel: "p"}
+	var ms []aaMachine
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range 4 {
+		wg.Go(func() {
+			m := startGrouped(t, sess, fmt.Sprintf("md-p-%d", i), fmt.Sprintf("6c1f0b6e-0000-4000-8000-0000000001%02d", i), labels, infrav1.AntiAffinityHard)
+			mu.Lock()
+			ms = append(ms, m)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	rules := vcsimRules(g, sess)
+	g.Expect(rules).To(HaveLen(1))
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.vm.Ref.ID)
+	}
+	g.Expect(vmIDs(rules[groupRule(ms[0].s, ms[0].b.spec)].Vm)).To(ConsistOf(ids))
+	for _, m := range ms {
+		wg.Go(func() { m.destroy(t) })
+	}
+	wg.Wait()
+	g.Expect(vcsimRules(g, sess)).To(BeEmpty())
 }
 
 // TestGroupRule: the rule's name comes from the Machine's group (MachineDeployment, control
