@@ -184,7 +184,9 @@ func TestGroupRule(t *testing.T) {
 			Machine: &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
 		}
 	}
-	hard := spec(func(s *infrav1.VCenterMachineSpec) { s.AntiAffinity = &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinityHard} })
+	hard := spec(func(s *infrav1.VCenterMachineSpec) {
+		s.AntiAffinity = &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinityHard}
+	})
 	mdA := map[string]string{clusterv1.MachineDeploymentNameLabel: "a", clusterv1.MachineSetNameLabel: "a-x"}
 	g.Expect(groupRule(scope(mdA, "c"), hard)).To(MatchRegexp(`^capwin-ns-c-md-a-[0-9a-f]{10}$`))
 	g.Expect(groupRule(scope(mdA, "c"), spec(nil))).To(BeEmpty())
@@ -195,4 +197,3 @@ func TestGroupRule(t *testing.T) {
 	g.Expect(long).To(HaveLen(maxRuleName))
 	g.Expect(groupRule(scope(mdA, "c"), hard)).NotTo(Equal(groupRule(scope(mdA, "d"), hard)))
 }
-
