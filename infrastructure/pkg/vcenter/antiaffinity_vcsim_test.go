@@ -95,6 +95,7 @@ func vmIDs(refs []types.ManagedObjectReference) []string {
 // leaves no rule. A machine of a standalone host's pool is refused with words.
 func TestAntiAffinityVcsim(t *testing.T) {
 	g := NewWithT(t)
+	ctx := context.Background()
 	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	md := func(n string) map[string]string { return map[string]string{clusterv1.MachineDeploymentNameLabel: n} }
 
@@ -121,7 +122,7 @@ func TestAntiAffinityVcsim(t *testing.T) {
 	g.Expect(vmIDs(soft.Vm)).To(ConsistOf(b1.vm.Ref.ID, b2.vm.Ref.ID))
 
 	// PowerOn again (a VM powered off by someone) changes nothing.
-	g.Expect(a1.b.syncRule(context.Background(), a1.s, nil)).To(Succeed())
+	g.Expect(a1.b.syncRule(context.Background(), a1.s, vmRef(a1.vm.Ref.ID), false)).To(Succeed())
 	g.Expect(vcsimRules(g, sess)[name].RuleUuid).To(Equal(rules[name].RuleUuid))
 
 	a2.destroy(t)
@@ -133,13 +134,25 @@ func TestAntiAffinityVcsim(t *testing.T) {
 	b2.destroy(t)
 	g.Expect(vcsimRules(g, sess)).To(BeEmpty(), "no rule outlives its MachineDeployment")
 
+	// A VM of a standalone host's pool cannot power on in a rule: InvalidSpec in words. It can
+	// be deleted (the template may be gone by then: the cluster is read from the VM).
 	alone, s := vcsimMachine(t, sess, "alone", "6c1f0b6e-0000-4000-8000-0000000000c1", spec(func(s *infrav1.VCenterMachineSpec) {
 		s.Template, s.AntiAffinity = "DC0_H0_VM0", &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinitySoft}
 	}))
 	s.Machine = &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: md("c")}}
-	err := alone.syncRule(context.Background(), s, nil)
+	ref, err := alone.Create(ctx, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(waitTask(t, alone, s, ref).State).To(Equal(hypervisor.TaskSucceeded))
+	vm, err := alone.Find(ctx, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = alone.PowerOn(ctx, s, vm)
 	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring("needs a DRS cluster"))
+	alone.where.Template = "gone"
+	alone.sess.forget()
+	ref, err = alone.Destroy(ctx, s, vm)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(waitTask(t, alone, s, ref).State).To(Equal(hypervisor.TaskSucceeded))
 }
 
 // TestAntiAffinityConcurrent: machines of one group powered on at once all end in one rule (the

@@ -33,32 +33,39 @@ func (l *ruleLocks) lock(key string) func() {
 	return mu.(*sync.Mutex).Unlock
 }
 
-// syncRule brings the anti-affinity rule of the machine's group to the group's VMs in its compute
-// cluster, without leaving (the VM being destroyed; nil otherwise). It does nothing for a
-// machine without a group.
-func (b *backend) syncRule(ctx context.Context, s *hypervisor.Scope, leaving *types.ManagedObjectReference) error {
+// syncRule brings the anti-affinity rule of the machine's group to the group's VMs in the compute
+// cluster of vm, without vm when it is leaving (about to be destroyed). It does nothing for a
+// machine without a group, nor for a leaving VM outside a DRS cluster (it cannot be in a rule).
+func (b *backend) syncRule(ctx context.Context, s *hypervisor.Scope, vm types.ManagedObjectReference, leaving bool) error {
 	name := groupRule(s, b.spec)
 	if name == "" {
 		return nil
 	}
-	err := b.renewing(ctx, func() error { return b.syncRuleOnce(ctx, name, leaving) })
+	err := b.renewing(ctx, func() error { return b.syncRuleOnce(ctx, name, vm, leaving) })
 	return callError(b.on(fmt.Sprintf("update the anti-affinity rule %s for VM %s", name, b.machine.Name)), err)
 }
 
-func (b *backend) syncRuleOnce(ctx context.Context, name string, leaving *types.ManagedObjectReference) error {
-	cluster, err := b.computeCluster(ctx)
-	if err != nil {
+func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.ManagedObjectReference, leaving bool) error {
+	cluster, err := b.computeCluster(ctx, vm)
+	if err != nil || cluster == nil {
 		return err
+	}
+	if cluster.Type != "ClusterComputeResource" {
+		if leaving {
+			return nil
+		}
+		return hypervisor.Errorf(infrav1.InvalidSpecReason,
+			"spec.antiAffinity needs a DRS cluster: the VM's resource pool belongs to a standalone host (%s)", cluster.Value)
 	}
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
 	for attempt := 0; ; attempt++ {
-		vms, err := b.groupVMs(ctx, cluster, name, leaving)
+		vms, err := b.groupVMs(ctx, *cluster, name, leaving, vm)
 		if err != nil {
 			return err
 		}
 		var cc mo.ClusterComputeResource
-		if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, cluster, []string{"configurationEx"}, &cc); err != nil {
+		if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, *cluster, []string{"configurationEx"}, &cc); err != nil {
 			return b.sess.check(err)
 		}
 		var rules []types.BaseClusterRuleInfo
@@ -69,7 +76,7 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, leaving *types.
 		if change == nil {
 			return nil
 		}
-		err = b.editRule(ctx, cluster, change)
+		err = b.editRule(ctx, *cluster, change)
 		// Someone else (another manager of the same vCenter, a person) changed the rules since the
 		// read: read again, once.
 		if err == nil || attempt > 0 || !fault.Is(err, &types.InvalidArgument{}) {
@@ -78,26 +85,25 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, leaving *types.
 	}
 }
 
-// computeCluster is the DRS cluster that owns the machine's resource pool.
-func (b *backend) computeCluster(ctx context.Context) (types.ManagedObjectReference, error) {
-	place, err := b.sess.resolve(ctx, b.where)
-	if err != nil {
-		return types.ManagedObjectReference{}, err
+// computeCluster is the owner of the VM's resource pool: a ClusterComputeResource, or the
+// ComputeResource of a standalone host (nil: the VM is in no pool, a template). It is read from
+// the VM, not from the spec's placement: the template may be gone by the time the VM is deleted.
+func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectReference) (*types.ManagedObjectReference, error) {
+	pc := property.DefaultCollector(b.sess.Client)
+	var v mo.VirtualMachine
+	if err := pc.RetrieveOne(ctx, vm, []string{"resourcePool"}, &v); err != nil || v.ResourcePool == nil {
+		return nil, b.sess.check(err)
 	}
 	var pool mo.ResourcePool
-	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, place.Pool, []string{"owner"}, &pool); err != nil {
-		return types.ManagedObjectReference{}, b.sess.check(err)
+	if err := pc.RetrieveOne(ctx, *v.ResourcePool, []string{"owner"}, &pool); err != nil {
+		return nil, b.sess.check(err)
 	}
-	if pool.Owner.Type != "ClusterComputeResource" {
-		return types.ManagedObjectReference{}, hypervisor.Errorf(infrav1.InvalidSpecReason,
-			"spec.antiAffinity needs a DRS cluster: resource pool %q belongs to the standalone host %s", b.where.Pool, pool.Owner.Value)
-	}
-	return pool.Owner, nil
+	return &pool.Owner, nil
 }
 
 // groupVMs lists the VMs of the compute cluster marked with the group's rule name (keyGroup), but
-// leaving: one read through a container view.
-func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, name string, leaving *types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
+// vm when it is leaving: one read through a container view.
+func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, name string, leaving bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
 		return nil, b.sess.check(err)
@@ -109,7 +115,7 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 	}
 	var vms []types.ManagedObjectReference
 	for _, oc := range content {
-		if leaving != nil && oc.Obj == *leaving {
+		if leaving && oc.Obj == vm {
 			continue
 		}
 		for _, p := range oc.PropSet {

@@ -158,7 +158,7 @@ func (b *backend) reconfigure(ctx context.Context, on subject, vm *hypervisor.VM
 
 // PowerOn starts the VM, in its group's anti-affinity rule first (DRS places it by the rule).
 func (b *backend) PowerOn(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
-	if err := b.syncRule(ctx, s, nil); err != nil {
+	if err := b.syncRule(ctx, s, vmRef(vm.Ref.ID), false); err != nil {
 		return "", err
 	}
 	return b.task(ctx, b.onVM("power on", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).PowerOn(ctx) })
@@ -176,8 +176,7 @@ func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervi
 // Destroy takes the VM out of its group's anti-affinity rule (the last one out removes the rule),
 // then deletes the VM and its disks.
 func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
-	ref := vmRef(vm.Ref.ID)
-	if err := b.syncRule(ctx, s, &ref); err != nil {
+	if err := b.syncRule(ctx, s, vmRef(vm.Ref.ID), true); err != nil {
 		return "", err
 	}
 	return b.task(ctx, b.onVM("delete", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
