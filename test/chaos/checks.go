@@ -97,13 +97,15 @@ func (s *soak) delete(ctx context.Context) error {
 		return err != nil && client.IgnoreNotFound(err) == nil
 	}
 	snap, err := s.h.WaitFor(ctx, "clusters deleted", s.c.Converge, func(snap harness.Snapshot) bool {
-		return gone(harness.ClusterName) && gone(badCluster) && snap.Machines == 0 && snap.VMs == s.decoyVMs() && snap.Tokens == 0
-	}, func(snap harness.Snapshot) { s.p("  %s · bootstrap tokens %d", snap, snap.Tokens) })
+		return gone(harness.ClusterName) && gone(badCluster) && snap.Machines == 0 && snap.VMs == s.decoyVMs() && snap.Rules == 0 && snap.Tokens == 0
+	}, func(snap harness.Snapshot) {
+		s.p("  %s · rules %d · bootstrap tokens %d", snap, snap.Rules, snap.Tokens)
+	})
 	s.r.Delete = time.Since(begin)
 	if err != nil {
 		s.r.Violations = append(s.r.Violations, err.Error())
 	}
-	s.r.LeakedVMs, s.r.LeakedTokens = max(0, snap.VMs-s.decoyVMs()), snap.Tokens
+	s.r.LeakedVMs, s.r.LeakedRules, s.r.LeakedTokens = max(0, snap.VMs-s.decoyVMs()), snap.Rules, snap.Tokens
 	claims := &ipamv1.IPAddressClaimList{}
 	if err := c.List(ctx, claims, client.InNamespace(harness.Namespace)); err != nil {
 		return err
@@ -134,8 +136,8 @@ func (s *soak) check() {
 	if len(dups) > 0 {
 		fail("duplicate VMs: %v", dups)
 	}
-	if r.LeakedVMs+r.LeakedClaims+r.LeakedTokens > 0 {
-		fail("left after delete: %d VMs, %d IP claims, %d tokens", r.LeakedVMs, r.LeakedClaims, r.LeakedTokens)
+	if r.LeakedVMs+r.LeakedRules+r.LeakedClaims+r.LeakedTokens > 0 {
+		fail("left after delete: %d VMs, %d anti-affinity rules, %d IP claims, %d tokens", r.LeakedVMs, r.LeakedRules, r.LeakedClaims, r.LeakedTokens)
 	}
 	if r.DecoyChanges > 0 || !r.DecoysLeft {
 		fail("a VM capwin did not create was touched: %d changing calls, unchanged: %v", r.DecoyChanges, r.DecoysLeft)

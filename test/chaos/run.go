@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
@@ -76,7 +80,7 @@ func (s *soak) prepare(ctx context.Context) error {
 		return fmt.Errorf("bad-credential cluster: %w", err)
 	}
 	n := int32(s.c.Machines) //nolint:gosec // G115: a machine count, far below 2^31
-	if err := s.h.CreateWorkers(ctx, harness.Workers{Name: Workers, Image: "ltsc2022", Replicas: n, MaxSurge: max(1, n/10)}); err != nil {
+	if err := s.h.CreateWorkers(ctx, harness.Workers{Name: Workers, Image: "ltsc2022", Replicas: n, MaxSurge: max(1, n/10), Machine: spread}); err != nil {
 		return err
 	}
 	if err := s.d.hostileMachine(ctx, Workers+"-ltsc2022"); err != nil {
@@ -147,4 +151,12 @@ func (s *soak) faults(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// spread gives the vCenter workers a Hard anti-affinity rule, so the soak's delete counts the
+// rules capwin leaves behind (vcsim keeps rules but does not enforce them).
+func spread(obj client.Object) {
+	if t, ok := obj.(*infrav1.VCenterMachineTemplate); ok {
+		t.Spec.Template.Spec.AntiAffinity = &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinityHard}
+	}
 }

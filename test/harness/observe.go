@@ -27,6 +27,8 @@ type Snapshot struct {
 	// VMs counts the hypervisor's VMs that capwin created (templates and the simulator's own
 	// VMs excluded); Files the disks and config drives they left on Hyper-V hosts.
 	VMs, Files int
+	// Rules counts the DRS anti-affinity rules capwin created (vCenter; 0 on Hyper-V).
+	Rules int
 	// Tokens counts bootstrap token Secrets in the workload cluster.
 	Tokens int
 }
@@ -90,7 +92,10 @@ func (h *Harness) Snapshot(ctx context.Context) (Snapshot, error) {
 		}
 	}
 	var err error
-	s.VMs, s.Files, err = h.hypervisorCounts(ctx)
+	if s.VMs, s.Files, err = h.hypervisorCounts(ctx); err != nil || h.opts.Provider == HyperV {
+		return s, err
+	}
+	s.Rules, err = h.VSphere.countRules(ctx)
 	return s, err
 }
 

@@ -114,6 +114,11 @@ type VCenterMachineSpec struct {
 	// +optional
 	GuestSoftPowerOffTimeout *metav1.Duration `json:"guestSoftPowerOffTimeout,omitempty"`
 
+	// antiAffinity spreads the VMs of this machine's MachineDeployment (or control plane) over
+	// the hosts of their DRS cluster (docs/vcenter.md, Anti-affinity).
+	// +optional
+	AntiAffinity *VCenterAntiAffinity `json:"antiAffinity,omitempty"`
+
 	// guestCredentialsRef names a Secret (keys username, password) of a guest administrator, for
 	// templates without cloudbase-init: once VMware Tools runs, capwin copies the bootstrap data
 	// (format powershell) into the guest and starts it with guest operations, logging in as this

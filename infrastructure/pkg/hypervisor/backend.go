@@ -138,7 +138,8 @@ type Backend interface {
 	// Task reports a task returned earlier, with the VM observed in the same read when possible.
 	Task(ctx context.Context, s *Scope, ref string) (Task, error)
 	// Create starts creating the VM from its template with hardware and user data, powered off
-	// unless the bootstrap data is complete without the VM's MACs. An error that leaves open
+	// unless the bootstrap data is complete without the VM's MACs (or the backend must place it
+	// before its first power-on: vCenter's anti-affinity rule). An error that leaves open
 	// whether the hypervisor started the create is a *CreatePending.
 	Create(ctx context.Context, s *Scope) (string, error)
 	// Deliver writes the bootstrap data that needs the VM's MACs (metadata with network config).

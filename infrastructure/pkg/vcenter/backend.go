@@ -92,7 +92,7 @@ func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error
 	}
 	obj := s.InfraMachine
 	spec, err := cloneSpec(cloneInput{
-		Spec: b.spec, UID: string(obj.GetUID()), Owner: ownerMark(obj), Place: place, UserData: s.UserData, Metadata: md, Network: network,
+		Spec: b.spec, UID: string(obj.GetUID()), Owner: ownerMark(obj), Group: groupRule(s, b.spec), Place: place, UserData: s.UserData, Metadata: md, Network: network,
 		Note: fmt.Sprintf("capwin: %s/%s (cluster %s)", obj.GetNamespace(), obj.GetName(), s.Cluster.Name),
 	})
 	if err != nil {
@@ -156,8 +156,11 @@ func (b *backend) reconfigure(ctx context.Context, on subject, vm *hypervisor.VM
 	})
 }
 
-// PowerOn starts the VM.
-func (b *backend) PowerOn(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+// PowerOn starts the VM, in its group's anti-affinity rule first (DRS places it by the rule).
+func (b *backend) PowerOn(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+	if err := b.syncRule(ctx, s, vmRef(vm.Ref.ID), false); err != nil {
+		return "", err
+	}
 	return b.task(ctx, b.onVM("power on", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).PowerOn(ctx) })
 }
 
@@ -170,8 +173,12 @@ func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervi
 	return b.task(ctx, b.onVM("power off", vm.Ref.ID), func() (*object.Task, error) { return v.PowerOff(ctx) })
 }
 
-// Destroy deletes the VM and its disks, after detaching its tags (untag).
-func (b *backend) Destroy(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+// Destroy takes the VM out of its group's anti-affinity rule (the last one out removes the rule),
+// detaches its tags (untag), then deletes the VM and its disks.
+func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
+	if err := b.syncRule(ctx, s, vmRef(vm.Ref.ID), true); err != nil {
+		return "", err
+	}
 	b.untag(ctx, vm)
 	return b.task(ctx, b.onVM("delete", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
 }

@@ -82,6 +82,7 @@ type Sessions struct {
 	// uses is logged out, its keep-alive stopped and its connections closed.
 	holders holders.Holders
 	slots   taskSlots
+	rules   ruleLocks
 	// watches are the registries of the watch loops by session key (they outlive a session that
 	// vCenter ended).
 	watches map[string]*registry

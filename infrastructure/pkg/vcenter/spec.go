@@ -20,7 +20,10 @@ type cloneInput struct {
 	Spec *infrav1.VCenterMachineSpec
 	UID  string
 	// Owner is the object's keyOwner mark.
-	Owner    string
+	Owner string
+	// Group is the VM's anti-affinity rule (keyGroup; "" for none): such a VM is cloned powered
+	// off, and put in the rule before PowerOn.
+	Group    string
 	Note     string
 	Place    *resolved
 	UserData []byte
@@ -43,6 +46,9 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	devices, err := nicChanges(in.Spec, in.Place)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
+	}
+	if in.Group != "" {
+		extra = append(extra, &types.OptionValue{Key: keyGroup, Value: in.Group})
 	}
 	disks, placed, err := dataDiskChanges(in.Spec, in.Place.Devices, in.Place.ProfileID)
 	if err != nil {
@@ -75,8 +81,9 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		profile := []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: id}}
 		loc.Profile, cfg.VmProfile = profile, profile
 	}
-	// Tags are attached after the clone (a vAPI call): a VM with tags boots after them (Tag).
-	powerOn := in.Metadata != nil && grow == nil && len(in.Spec.Tags) == 0
+	// Tags are attached after the clone (a vAPI call) and an anti-affinity rule is set before the
+	// first power-on: a VM with either boots after them (Tag, PowerOn).
+	powerOn := in.Metadata != nil && grow == nil && len(in.Spec.Tags) == 0 && in.Group == ""
 	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: powerOn}
 	if in.Spec.CloneMode == infrav1.LinkedClone {
 		spec.Snapshot = in.Place.Snapshot

@@ -2,6 +2,7 @@ package machine_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -32,14 +33,16 @@ const templateVM = "DC0_H0_VM0"
 
 // fixture is one workload cluster on vcsim with one Machine and its VCenterMachine.
 type fixture struct {
-	ns        string
-	filter    string
-	name      string // of the Cluster and VCenterCluster
-	format    string // bootstrap format; "" is cloud-config
-	cluster   *clusterv1.Cluster
-	vcCluster *infrav1.VCenterCluster
-	machine   *clusterv1.Machine
-	vm        *infrav1.VCenterMachine
+	ns     string
+	filter string
+	name   string // of the Cluster and VCenterCluster
+	format string // bootstrap format; "" is cloud-config
+	// machineLabels are added to the labels of the Machines addMachine creates.
+	machineLabels map[string]string
+	cluster       *clusterv1.Cluster
+	vcCluster     *infrav1.VCenterCluster
+	machine       *clusterv1.Machine
+	vm            *infrav1.VCenterMachine
 }
 
 // newCluster creates the namespace, identity Secret, VCenterCluster, Cluster (infrastructure
@@ -131,8 +134,10 @@ func (f *fixture) addMachine(t *testing.T, name string, userData []byte, spec in
 		Type:       clusterv1.ClusterSecretType,
 		Data:       map[string][]byte{"value": userData, "format": []byte(format)},
 	})).To(Succeed())
+	machineLabels := maps.Clone(labels)
+	maps.Copy(machineLabels, f.machineLabels)
 	f.machine = &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: labels},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: machineLabels},
 		Spec: clusterv1.MachineSpec{
 			ClusterName: f.name, Version: "v1.36.3",
 			Bootstrap: clusterv1.Bootstrap{DataSecretName: ptr.To(name + "-bootstrap")},

@@ -1,0 +1,140 @@
+package vcenter
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+)
+
+// ruleWait bounds the wait for a cluster reconfigure that edits a rule: it changes configuration
+// only and ends in well under a second, so it is waited for (under the cluster's lock, which a
+// later read-modify-write needs) instead of being remembered in status like a VM's tasks.
+const ruleWait = time.Minute
+
+// ruleLocks serializes this manager's rule edits per compute cluster (server and cluster id): an
+// edit replaces the rule's VM list, so two machines of one group powered on at once would
+// otherwise each drop the other's VM.
+type ruleLocks struct{ m sync.Map }
+
+func (l *ruleLocks) lock(key string) func() {
+	mu, _ := l.m.LoadOrStore(key, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
+}
+
+// syncRule brings the anti-affinity rule of the machine's group to the group's VMs in the compute
+// cluster of vm, without vm when it is leaving (about to be destroyed). It does nothing for a
+// machine without a group, nor for a leaving VM outside a DRS cluster (it cannot be in a rule).
+func (b *backend) syncRule(ctx context.Context, s *hypervisor.Scope, vm types.ManagedObjectReference, leaving bool) error {
+	name := groupRule(s, b.spec)
+	if name == "" {
+		return nil
+	}
+	err := b.renewing(ctx, func() error { return b.syncRuleOnce(ctx, name, vm, leaving) })
+	return callError(b.on(fmt.Sprintf("update the anti-affinity rule %s for VM %s", name, b.machine.Name)), err)
+}
+
+func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.ManagedObjectReference, leaving bool) error {
+	cluster, err := b.computeCluster(ctx, vm)
+	if err != nil || cluster == nil {
+		return err
+	}
+	if cluster.Type != "ClusterComputeResource" {
+		if leaving {
+			return nil
+		}
+		return hypervisor.Errorf(infrav1.InvalidSpecReason,
+			"spec.antiAffinity needs a DRS cluster: the VM's resource pool belongs to a standalone host (%s)", cluster.Value)
+	}
+	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
+	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
+	for attempt := 0; ; attempt++ {
+		vms, err := b.groupVMs(ctx, *cluster, name, leaving, vm)
+		if err != nil {
+			return err
+		}
+		var cc mo.ClusterComputeResource
+		if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, *cluster, []string{"configurationEx"}, &cc); err != nil {
+			return b.sess.check(err)
+		}
+		var rules []types.BaseClusterRuleInfo
+		if cfg, ok := cc.ConfigurationEx.(*types.ClusterConfigInfoEx); ok {
+			rules = cfg.Rule
+		}
+		change := ruleChange(findRule(rules, name), name, vms, mandatory)
+		if change == nil {
+			return nil
+		}
+		err = b.editRule(ctx, *cluster, change)
+		// Someone else (another manager of the same vCenter, a person) changed the rules since the
+		// read: read again, once.
+		if err == nil || attempt > 0 || !fault.Is(err, &types.InvalidArgument{}) {
+			return err
+		}
+	}
+}
+
+// computeCluster is the owner of the VM's resource pool: a ClusterComputeResource, or the
+// ComputeResource of a standalone host (nil: the VM is in no pool, a template). It is read from
+// the VM, not from the spec's placement: the template may be gone by the time the VM is deleted.
+func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectReference) (*types.ManagedObjectReference, error) {
+	pc := property.DefaultCollector(b.sess.Client)
+	var v mo.VirtualMachine
+	if err := pc.RetrieveOne(ctx, vm, []string{"resourcePool"}, &v); err != nil || v.ResourcePool == nil {
+		return nil, b.sess.check(err)
+	}
+	var pool mo.ResourcePool
+	if err := pc.RetrieveOne(ctx, *v.ResourcePool, []string{"owner"}, &pool); err != nil {
+		return nil, b.sess.check(err)
+	}
+	return &pool.Owner, nil
+}
+
+// groupVMs lists the VMs of the compute cluster marked with the group's rule name (keyGroup), but
+// vm when it is leaving: one read through a container view.
+func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, name string, leaving bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
+	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
+	if err != nil {
+		return nil, b.sess.check(err)
+	}
+	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
+	var content []types.ObjectContent
+	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(keyGroup)}, &content); err != nil {
+		return nil, b.sess.check(err)
+	}
+	var vms []types.ManagedObjectReference
+	for _, oc := range content {
+		if leaving && oc.Obj == vm {
+			continue
+		}
+		for _, p := range oc.PropSet {
+			if optionValue(p.Val) == name {
+				vms = append(vms, oc.Obj)
+			}
+		}
+	}
+	return vms, nil
+}
+
+// editRule applies one rule change to the cluster and waits for it (ruleWait).
+func (b *backend) editRule(ctx context.Context, cluster types.ManagedObjectReference, change *types.ClusterRuleSpec) error {
+	ctx, cancel := context.WithTimeout(ctx, ruleWait)
+	defer cancel()
+	spec := &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{*change}}
+	task, err := object.NewClusterComputeResource(b.sess.Client, cluster).Reconfigure(ctx, spec, true)
+	if err != nil {
+		return b.sess.check(err)
+	}
+	return b.sess.check(task.Wait(ctx))
+}
