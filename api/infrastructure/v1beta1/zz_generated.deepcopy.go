@@ -1374,6 +1374,11 @@ func (in *VCenterMachineSpec) DeepCopyInto(out *VCenterMachineSpec) {
 		*out = make([]VCenterDataDisk, len(*in))
 		copy(*out, *in)
 	}
+	if in.SecureBoot != nil {
+		in, out := &in.SecureBoot, &out.SecureBoot
+		*out = new(bool)
+		**out = **in
+	}
 	if in.Network != nil {
 		in, out := &in.Network, &out.Network
 		*out = make([]NetworkDevice, len(*in))
