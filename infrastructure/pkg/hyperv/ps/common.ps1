@@ -127,5 +127,6 @@ function Get-CapwinView {
         dvds      = $dvds
         disks     = $disks
         kvp       = (Get-CapwinKvp $VM)
+        tpm       = [bool](Get-VMSecurity -VM $VM).TpmEnabled
     }
 }
