@@ -81,3 +81,24 @@ func TestCloneSpecFirmwareMismatch(t *testing.T) {
 		})
 	}
 }
+
+// TestVTPMKeyProviderFault: a clone of a machine with a vTPM that vCenter refuses for want of a key
+// provider (vcsim never does: the fault is built here; its type is not one of its own) says so and
+// what to do, keeping vCenter's message and the fault's name; the same fault for a machine without
+// a vTPM keeps the fault's own words.
+func TestVTPMKeyProviderFault(t *testing.T) {
+	g := NewWithT(t)
+	says := "Cannot apply encryption policy. You must set the default key provider."
+	failure := types.LocalizedMethodFault{Fault: &types.InvalidVmConfig{}, LocalizedMessage: says}
+	on := clone
+	on.vtpm = true
+	g.Expect(taskMessage(on, failure)).To(And(
+		HavePrefix(clone.action+": VM win-md-0-x has a vTPM (spec.vTPM)"),
+		ContainSubstring("add a Native or Standard key provider, make it the default"),
+		ContainSubstring("Cryptographer privileges"),
+		ContainSubstring("[vCenter: "+says+"]"),
+		HaveSuffix("(vSphere fault InvalidVmConfig)")))
+	g.Expect(taskMessage(clone, failure)).To(ContainSubstring("the configuration of VM win-md-0-x is not valid"))
+	g.Expect(taskMessage(on, types.LocalizedMethodFault{Fault: &types.InvalidVmConfig{}, LocalizedMessage: "bad device"})).
+		NotTo(ContainSubstring("key provider"), "other faults of a vTPM machine keep their words")
+}
