@@ -9,7 +9,8 @@ import (
 )
 
 // TestVTPM: a machine with vTPM whose first create breaks after New-VM. The second create finishes
-// the VM with one local key protector and its TPM on, before the VM is marked complete and started.
+// the VM with one local key protector and its TPM on, before the VM is marked complete and started;
+// status.security reports the TPM with the generation 2 VM's EFI firmware and Secure Boot.
 func TestVTPM(t *testing.T) {
 	g := NewWithT(t)
 	f := newCluster(t, nil)
@@ -29,4 +30,5 @@ func TestVTPM(t *testing.T) {
 	g.Expect(ok).To(BeTrue())
 	g.Expect(vm.TPM).To(BeTrue())
 	g.Expect(vm.KeyProtectors).To(Equal(1))
+	g.Expect(mc.get(g).Status.Security).To(Equal(infrav1.SecurityStatus{Firmware: infrav1.FirmwareEFI, SecureBoot: true, TPM: true}))
 }

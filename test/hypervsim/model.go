@@ -252,7 +252,8 @@ func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {
 // view mirrors Get-CapwinView.
 func view(vm *VM) *hyperv.View {
 	v := &hyperv.View{ID: vm.ID, Name: vm.Name, State: vm.State, Notes: vm.Notes, Heartbeat: vm.Heartbeat,
-		DVDs: append([]string{}, vm.DVDs...), Disks: diskViews(vm), KVP: map[string]string{}, TPM: vm.TPM}
+		DVDs: append([]string{}, vm.DVDs...), Disks: diskViews(vm), KVP: map[string]string{},
+		SecureBoot: vm.SecureBoot, TPM: vm.TPM}
 	for _, n := range vm.NICs {
 		v.NICs = append(v.NICs, hyperv.NICView{MAC: n.MAC, Switch: n.Switch, IPs: append([]string{}, n.IPs...)})
 	}

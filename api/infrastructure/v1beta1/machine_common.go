@@ -201,6 +201,9 @@ type MachineStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	DataDisks []DataDiskStatus `json:"dataDisks,omitempty"`
+	// security is the VM's firmware, Secure Boot and virtual TPM.
+	// +optional
+	Security SecurityStatus `json:"security,omitempty,omitzero"`
 	// computerName is the Windows computer (NetBIOS) name given to the guest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63

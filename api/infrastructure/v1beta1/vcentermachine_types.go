@@ -89,7 +89,7 @@ type VCenterMachineSpec struct {
 	// convert a template's firmware (its disk would not boot): a machine whose firmware differs from
 	// its template's is refused. secureBoot and vTPM need efi.
 	// +optional
-	Firmware VCenterFirmware `json:"firmware,omitempty"`
+	Firmware Firmware `json:"firmware,omitempty"`
 
 	// secureBoot turns UEFI Secure Boot on or off in the clone; unset keeps the template's.
 	// +optional

@@ -36,8 +36,9 @@ type View struct {
 	DVDs      []string          `json:"dvds"`
 	Disks     []DiskView        `json:"disks"`
 	KVP       map[string]string `json:"kvp"`
-	// TPM is Get-VMSecurity's TpmEnabled.
-	TPM bool `json:"tpm"`
+	// SecureBoot is Get-VMFirmware's SecureBoot (On); TPM is Get-VMSecurity's TpmEnabled.
+	SecureBoot bool `json:"secureBoot"`
+	TPM        bool `json:"tpm"`
 }
 
 // DiskView is one hard disk drive of a VM: its file and where it is attached.

@@ -3,6 +3,7 @@ package vcenter
 import (
 	"cmp"
 
+	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -35,4 +36,20 @@ func securityConfig(cfg *types.VirtualMachineConfigSpec, spec *infrav1.VCenterMa
 		})
 	}
 	return nil
+}
+
+// observeSecurity reads the VM's firmware (vSphere's default, BIOS, when unset), Secure Boot and
+// vTPM from the properties of one observation.
+func observeSecurity(oc types.ObjectContent, devices object.VirtualDeviceList) infrav1.SecurityStatus {
+	out := infrav1.SecurityStatus{TPM: len(devices.SelectByType((*types.VirtualTPM)(nil))) > 0}
+	for _, p := range oc.PropSet {
+		switch p.Name {
+		case "config.firmware":
+			fw, _ := p.Val.(string)
+			out.Firmware = infrav1.Firmware(cmp.Or(fw, string(infrav1.FirmwareBIOS)))
+		case "config.bootOptions.efiSecureBootEnabled":
+			out.SecureBoot, _ = p.Val.(bool)
+		}
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
-func withSecurity(firmware infrav1.VCenterFirmware, secureBoot *bool, vTPM bool) func(*infrav1.VCenterMachineSpec) {
+func withSecurity(firmware infrav1.Firmware, secureBoot *bool, vTPM bool) func(*infrav1.VCenterMachineSpec) {
 	return func(s *infrav1.VCenterMachineSpec) { s.Firmware, s.SecureBoot, s.VTPM = firmware, secureBoot, vTPM }
 }
 
@@ -62,7 +62,7 @@ func TestCloneSpecSecurity(t *testing.T) {
 func TestCloneSpecFirmwareMismatch(t *testing.T) {
 	for _, tc := range []struct {
 		name, template string
-		want           infrav1.VCenterFirmware
+		want           infrav1.Firmware
 		says           string
 	}{
 		{"bios template to efi", "bios", infrav1.FirmwareEFI, `template "t" boots with bios firmware, not efi`},

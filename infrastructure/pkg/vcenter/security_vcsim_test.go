@@ -28,22 +28,35 @@ func TestSecurityVcsim(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	tmpl, err := find.NewFinder(sess.Client).SetDatacenter(dc).VirtualMachine(ctx, "DC0_H0_VM0")
 	g.Expect(err).NotTo(HaveOccurred())
-	task, err := tmpl.Reconfigure(ctx, types.VirtualMachineConfigSpec{Firmware: "efi"})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(task.Wait(ctx)).To(Succeed())
+	reconfigure(g, tmpl, types.VirtualMachineConfigSpec{Firmware: "efi"})
 
 	on := true
 	spec := spec(withSecurity(infrav1.FirmwareEFI, &on, true))
 	spec.Template = "DC0_H0_VM0"
-	_, _, vm := cloneAndFind(t, sess, "win-tpm", "6c1f0b6e-0000-4000-8000-0000000000e1", spec)
+	b, s, vm := cloneAndFind(t, sess, "win-tpm", "6c1f0b6e-0000-4000-8000-0000000000e1", spec)
 	var props mo.VirtualMachine
 	g.Expect(object.NewVirtualMachine(sess.Client, vmRef(vm.Ref.ID)).Properties(ctx, vmRef(vm.Ref.ID),
 		[]string{"config.hardware.device"}, &props)).To(Succeed())
 	g.Expect(object.VirtualDeviceList(props.Config.Hardware.Device).SelectByType((*types.VirtualTPM)(nil))).To(HaveLen(1))
+	// vcsim's clone is BIOS (it keeps neither firmware); Find reports what the VM has, also once
+	// the VM is made EFI with Secure Boot.
+	g.Expect(vm.Security).To(Equal(infrav1.SecurityStatus{Firmware: infrav1.FirmwareBIOS, TPM: true}))
+	reconfigure(g, object.NewVirtualMachine(sess.Client, vmRef(vm.Ref.ID)), types.VirtualMachineConfigSpec{Firmware: "efi"})
+	reconfigure(g, object.NewVirtualMachine(sess.Client, vmRef(vm.Ref.ID)), types.VirtualMachineConfigSpec{
+		BootOptions: &types.VirtualMachineBootOptions{EfiSecureBootEnabled: &on}})
+	vm, err = b.Find(ctx, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(vm.Security).To(Equal(infrav1.SecurityStatus{Firmware: infrav1.FirmwareEFI, SecureBoot: true, TPM: true}))
 
 	bios := spec.DeepCopy()
 	bios.Template = "DC0_H0_VM1"
-	b, s := vcsimMachine(t, sess, "win-bios", "6c1f0b6e-0000-4000-8000-0000000000e2", bios)
+	b, s = vcsimMachine(t, sess, "win-bios", "6c1f0b6e-0000-4000-8000-0000000000e2", bios)
 	_, err = b.Create(ctx, s)
 	g.Expect(err).To(MatchError(ContainSubstring(`template "DC0_H0_VM1" boots with bios firmware, not efi`)))
+}
+
+func reconfigure(g Gomega, vm *object.VirtualMachine, spec types.VirtualMachineConfigSpec) {
+	task, err := vm.Reconfigure(context.Background(), spec)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(task.Wait(context.Background())).To(Succeed())
 }

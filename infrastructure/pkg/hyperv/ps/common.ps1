@@ -128,5 +128,6 @@ function Get-CapwinView {
         disks     = $disks
         kvp       = (Get-CapwinKvp $VM)
         tpm       = [bool](Get-VMSecurity -VM $VM).TpmEnabled
+        secureBoot = ("$((Get-VMFirmware -VM $VM).SecureBoot)" -eq 'On')
     }
 }
