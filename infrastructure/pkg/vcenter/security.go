@@ -19,7 +19,7 @@ func securityConfig(cfg *types.VirtualMachineConfigSpec, spec *infrav1.VCenterMa
 		// vSphere reads a VM without a firmware setting as BIOS.
 		if have := cmp.Or(place.Firmware, string(infrav1.FirmwareBIOS)); have != string(spec.Firmware) {
 			return hypervisor.Errorf(infrav1.InvalidSpecReason,
-				"spec.firmware: template %q boots with %s firmware, not %s; capwin does not convert a template's firmware (its disk would not boot): set firmware to %s or use an %s template",
+				"spec.firmware: template %q boots with %s firmware, not %s; capwin does not convert a template's firmware (its disk would not boot): set firmware to %s or use a template with %s firmware",
 				spec.Template, have, spec.Firmware, have, spec.Firmware)
 		}
 		cfg.Firmware = string(spec.Firmware)

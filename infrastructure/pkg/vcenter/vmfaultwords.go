@@ -93,8 +93,9 @@ func connectionWords(on subject, f types.BaseMethodFault) string {
 }
 
 // keyProviderWords: vSphere encrypts the files of a VM with a vTPM and refuses to create one when
-// vCenter has no usable key provider. That fault has no type of its own (vCenter's message names
-// the key provider or the encryption), so the words go by the message, for a machine with a vTPM.
+// vCenter has no usable key provider. govmomi has no fault type named for that case (which type
+// vCenter sends is not known here; its message names the key provider or the encryption), so the
+// words go by the message, and only for a machine with a vTPM.
 func keyProviderWords(on subject, detail string) string {
 	d := strings.ToLower(detail)
 	if !on.vtpm || !(strings.Contains(d, "key provider") || strings.Contains(d, "encrypt") || strings.Contains(d, "kms")) {

@@ -35,11 +35,13 @@ function Get-CapwinDrive {
 }
 
 # Enable-CapwinTpm gives the VM a local key protector, then its TPM: Set-VMKeyProtector
-# -NewLocalKeyProtector and Enable-VMTPM (learn.microsoft.com/powershell/module/hyper-v/set-vmkeyprotector
-# and /enable-vmtpm). A local protector is guarded by the host's untrusted guardian, not a Host Guardian
-# Service. A VM whose TPM is on keeps its protector (a new one would lock its TPM's keys away); one an
-# interrupted run gave a protector keeps it (while there is none, Get-VMKeyProtector returns at most
-# 4 bytes: .Length counts the bytes whether they come as one array or one by one).
+# -NewLocalKeyProtector and Enable-VMTPM, see
+# https://learn.microsoft.com/powershell/module/hyper-v/set-vmkeyprotector and
+# https://learn.microsoft.com/powershell/module/hyper-v/enable-vmtpm. A local protector is guarded by
+# the host's untrusted guardian, not a Host Guardian Service. A VM whose TPM is on keeps its
+# protector (a new one would lock its TPM's keys away); one an interrupted run gave a protector
+# keeps it (while there is none, Get-VMKeyProtector returns at most 4 bytes: .Length counts the
+# bytes whether they come as one array or one by one).
 function Enable-CapwinTpm {
     param($VM)
     if ((Get-VMSecurity -VM $VM).TpmEnabled) {
