@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -58,6 +59,13 @@ func TestVCenterMachineSchema(t *testing.T) {
 		{"linked clone with disk", func(s *infrav1.VCenterMachineSpec) {
 			s.CloneMode, s.Snapshot, s.DiskGiB = infrav1.LinkedClone, "base", 100
 		}, "linkedClone cannot grow the disk"},
+		{"efi with secure boot and vTPM", func(s *infrav1.VCenterMachineSpec) {
+			s.Firmware, s.SecureBoot, s.VTPM = infrav1.FirmwareEFI, ptr.To(true), true
+		}, ""},
+		{"secure boot off without firmware", func(s *infrav1.VCenterMachineSpec) { s.SecureBoot = ptr.To(false) }, ""},
+		{"secure boot without firmware", func(s *infrav1.VCenterMachineSpec) { s.SecureBoot = ptr.To(true) }, "secureBoot needs firmware efi"},
+		{"vTPM with bios", func(s *infrav1.VCenterMachineSpec) { s.Firmware, s.VTPM = infrav1.FirmwareBIOS, true }, "vTPM needs firmware efi"},
+		{"bad firmware", func(s *infrav1.VCenterMachineSpec) { s.Firmware = "uefi" }, `Unsupported value: "uefi"`},
 		{"dhcp and static", func(s *infrav1.VCenterMachineSpec) { s.Network[0].IPAddrs = []string{"10.0.0.21/24"} }, "dhcp4 and static IPv4 addresses exclude each other"},
 		{"bad CIDR", func(s *infrav1.VCenterMachineSpec) {
 			s.Network = []infrav1.NetworkDevice{{NetworkName: "n", IPAddrs: []string{"10.0.0.300/24"}}}

@@ -58,7 +58,10 @@ type VM struct {
 	NestedVirtualization bool
 	SecureBoot           bool
 	SecureBootTemplate   string
-	Disk                 string
+	// KeyProtectors counts Set-VMKeyProtector -NewLocalKeyProtector on the VM; TPM is Enable-VMTPM.
+	KeyProtectors int
+	TPM           bool
+	Disk          string
 	// DataDisks are attached to SCSI controller 0 after Disk (location 0).
 	DataDisks []Drive
 	// Parent is the golden disk the VM's differencing disk was created from.

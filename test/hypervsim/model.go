@@ -111,6 +111,7 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 	for _, n := range in.NICs {
 		vm.NICs = append(vm.NICs, NIC{MAC: n.MAC, Switch: n.Switch, VLANID: n.VLANID})
 	}
+	enableTPM(vm, in)
 	if err := attachDataDisks(vm, in); err != nil {
 		return nil, err
 	}
@@ -251,7 +252,8 @@ func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {
 // view mirrors Get-CapwinView.
 func view(vm *VM) *hyperv.View {
 	v := &hyperv.View{ID: vm.ID, Name: vm.Name, State: vm.State, Notes: vm.Notes, Heartbeat: vm.Heartbeat,
-		DVDs: append([]string{}, vm.DVDs...), Disks: diskViews(vm), KVP: map[string]string{}}
+		DVDs: append([]string{}, vm.DVDs...), Disks: diskViews(vm), KVP: map[string]string{},
+		SecureBoot: vm.SecureBoot, TPM: vm.TPM}
 	for _, n := range vm.NICs {
 		v.NICs = append(v.NICs, hyperv.NICView{MAC: n.MAC, Switch: n.Switch, IPs: append([]string{}, n.IPs...)})
 	}
@@ -261,4 +263,16 @@ func view(vm *VM) *hyperv.View {
 		}
 	}
 	return v
+}
+
+// enableTPM is create.ps1's Enable-CapwinTpm: a VM whose TPM is on is left as it is; otherwise it
+// gets a local key protector unless it has one, then its TPM.
+func enableTPM(vm *VM, in hyperv.CreateInput) {
+	if !in.VTPM || vm.TPM {
+		return
+	}
+	if vm.KeyProtectors == 0 {
+		vm.KeyProtectors++
+	}
+	vm.TPM = true
 }

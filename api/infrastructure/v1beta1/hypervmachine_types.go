@@ -81,6 +81,12 @@ type HyperVMachineSpec struct {
 	// +optional
 	SecureBoot *HyperVSecureBoot `json:"secureBoot,omitempty"`
 
+	// vTPM gives the VM a virtual TPM, for BitLocker and Credential Guard in the guest. capwin sets a
+	// local key protector (an untrusted guardian of the host, not a Host Guardian Service), so the
+	// VM starts only on a host that holds that guardian.
+	// +optional
+	VTPM bool `json:"vTPM,omitempty"`
+
 	// network adapters of the VM, in order.
 	// +required
 	// +listType=atomic

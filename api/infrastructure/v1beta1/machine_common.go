@@ -209,6 +209,9 @@ type MachineStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	Tags []VCenterTagStatus `json:"tags,omitempty"`
+	// security is the VM's firmware, Secure Boot and virtual TPM.
+	// +optional
+	Security SecurityStatus `json:"security,omitempty,omitzero"`
 	// computerName is the Windows computer (NetBIOS) name given to the guest.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63

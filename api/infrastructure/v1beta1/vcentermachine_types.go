@@ -20,6 +20,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.cloneMode != 'linkedClone' || has(self.snapshot)",message="linkedClone needs the template's snapshot"
 // +kubebuilder:validation:XValidation:rule="self.cloneMode != 'linkedClone' || !has(self.diskGiB)",message="linkedClone cannot grow the disk: use fullClone with diskGiB"
 // +kubebuilder:validation:XValidation:rule="self.powerOffMode == 'trySoft' || !has(self.guestSoftPowerOffTimeout)",message="guestSoftPowerOffTimeout is only used with powerOffMode trySoft"
+// +kubebuilder:validation:XValidation:rule="!has(self.secureBoot) || !self.secureBoot || (has(self.firmware) && self.firmware == 'efi')",message="secureBoot needs firmware efi"
+// +kubebuilder:validation:XValidation:rule="!has(self.vTPM) || !self.vTPM || (has(self.firmware) && self.firmware == 'efi')",message="vTPM needs firmware efi"
 type VCenterMachineSpec struct {
 	// providerID is vsphere://<BIOS UUID>, set by the provider.
 	// +optional
@@ -92,6 +94,21 @@ type VCenterMachineSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
 	Tags []VCenterTag `json:"tags,omitempty"`
+	// firmware is the template's firmware, efi or bios; unset, it is not checked. capwin does not
+	// convert a template's firmware (its disk would not boot): a machine whose firmware differs from
+	// its template's is refused. secureBoot and vTPM need efi.
+	// +optional
+	Firmware Firmware `json:"firmware,omitempty"`
+
+	// secureBoot turns UEFI Secure Boot on or off in the clone; unset keeps the template's.
+	// +optional
+	SecureBoot *bool `json:"secureBoot,omitempty"`
+
+	// vTPM adds a virtual TPM 2.0 device to the clone. vSphere encrypts a VM with a vTPM (its
+	// configuration files, not its disks) and so needs a key provider in vCenter and the
+	// Cryptographer privileges for capwin's user.
+	// +optional
+	VTPM bool `json:"vTPM,omitempty"`
 
 	// network devices of the VM, in order.
 	// +required

@@ -117,6 +117,8 @@ func observe(host string, v *View, m mark, disks []infrav1.HyperVDataDisk) *hype
 		ProviderID: ProviderID(host, v.ID), Power: power(v.State), Delivered: m.complete,
 		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, noteGuestRun) != "",
 		DataDisks: observeDataDisks(disks, v),
+		// A generation 2 VM always boots with UEFI firmware.
+		Security: infrav1.SecurityStatus{Firmware: infrav1.FirmwareEFI, SecureBoot: v.SecureBoot, TPM: v.TPM},
 	}
 	for _, n := range v.NICs {
 		vm.MACs = append(vm.MACs, guest.NormalizeMAC(n.MAC))

@@ -65,7 +65,7 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Owner: ownerOf(s.InfraMachine),
 		Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
 		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20,
-		NestedVirtualization: spec.NestedVirtualization}
+		NestedVirtualization: spec.NestedVirtualization, VTPM: spec.VTPM}
 	if in.Processors == 0 {
 		in.Processors = 2
 	}

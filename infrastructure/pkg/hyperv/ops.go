@@ -36,6 +36,9 @@ type View struct {
 	DVDs      []string          `json:"dvds"`
 	Disks     []DiskView        `json:"disks"`
 	KVP       map[string]string `json:"kvp"`
+	// SecureBoot is Get-VMFirmware's SecureBoot (On); TPM is Get-VMSecurity's TpmEnabled.
+	SecureBoot bool `json:"secureBoot"`
+	TPM        bool `json:"tpm"`
 }
 
 // DiskView is one hard disk drive of a VM: its file and where it is attached.
@@ -75,7 +78,9 @@ type CreateInput struct {
 	// NestedVirtualization exposes the host's virtualization extensions to the guest.
 	NestedVirtualization bool       `json:"nestedVirtualization,omitempty"`
 	SecureBoot           SecureBoot `json:"secureBoot"`
-	NICs                 []NICInput `json:"nics"`
+	// VTPM gives the VM a local key protector and enables its TPM.
+	VTPM bool       `json:"vtpm,omitempty"`
+	NICs []NICInput `json:"nics"`
 	// DataDisks are created in the VM's folder and attached in this order, before the config drive.
 	DataDisks []DataDiskInput `json:"dataDisks"`
 	// ConfigDrive is the NoCloud ISO, base64.

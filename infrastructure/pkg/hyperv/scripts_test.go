@@ -86,3 +86,26 @@ func TestCreateDiskOrder(t *testing.T) {
 		t.Errorf("data disks attached by call %d %v, config drive by call %d %v; want the data disks first, at SCSI 0:$data.location", d, data.Args, v, dvd.Args)
 	}
 }
+
+// TestCreateTPMCalls reads create.ps1's calls: the TPM is checked first (Get-VMSecurity), a local
+// key protector is set only where Get-VMKeyProtector found none, and Enable-VMTPM comes after it.
+func TestCreateTPMCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	calls, err := pscheck.Calls(filepath.Join("ps", "create.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := func(name string) int {
+		_, i := pscheck.Find(calls, func(c pscheck.Call) bool { return c.Name == name && c.Function == "Enable-CapwinTpm" })
+		return i
+	}
+	security, protector, set, enable := index("Get-VMSecurity"), index("Get-VMKeyProtector"), index("Set-VMKeyProtector"), index("Enable-VMTPM")
+	if security < 0 || security > protector || protector > set || set > enable {
+		t.Errorf("Enable-CapwinTpm calls Get-VMSecurity %d, Get-VMKeyProtector %d, Set-VMKeyProtector %d, Enable-VMTPM %d; want them in this order", security, protector, set, enable)
+	}
+	if c, _ := pscheck.Find(calls, func(c pscheck.Call) bool { return c.Name == "Set-VMKeyProtector" }); !slices.Equal(c.Args, []string{"-VM", "$VM", "-NewLocalKeyProtector"}) {
+		t.Errorf("Set-VMKeyProtector %v, want -VM $VM -NewLocalKeyProtector", c.Args)
+	}
+}

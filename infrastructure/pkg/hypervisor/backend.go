@@ -103,6 +103,8 @@ type VM struct {
 	// DataDisks are the VM's data disks (spec.dataDisks) with the SCSI address the guest sees
 	// each at, in spec order; the reconciler copies them into status.dataDisks.
 	DataDisks []infrav1.DataDiskStatus
+	// Security is the VM's firmware, Secure Boot and TPM.
+	Security infrav1.SecurityStatus
 }
 
 // TaskState of a hypervisor task.

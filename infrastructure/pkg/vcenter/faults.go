@@ -1,6 +1,7 @@
 package vcenter
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
@@ -19,6 +20,8 @@ type subject struct {
 	vm, folder string
 	// template is the template a clone copies; datastore and pool are the placement asked for.
 	template, datastore, pool string
+	// vtpm: the machine asks for a vTPM, which vSphere refuses without a key provider.
+	vtpm bool
 }
 
 // vmName names the VM: "VM win-md-0-x", or "the VM".
@@ -81,7 +84,7 @@ func taskMessage(on subject, f types.LocalizedMethodFault) string {
 // name, then the fault's name: "<words> [vCenter: <detail>] (vSphere fault DuplicateName)".
 func faultMessage(on subject, f types.BaseMethodFault, detail string) string {
 	name := faultName(f)
-	msg := faultWords(on, f)
+	msg := cmp.Or(keyProviderWords(on, detail), faultWords(on, f))
 	if detail = strings.TrimSpace(detail); detail != "" && strings.TrimPrefix(detail, "*types.") != name {
 		msg += " [vCenter: " + detail + "]"
 	}

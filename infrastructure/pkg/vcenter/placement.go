@@ -38,6 +38,8 @@ type resolved struct {
 	Datastore  *types.ManagedObjectReference
 	// Devices of the template (disks and NICs are edited in the clone spec).
 	Devices object.VirtualDeviceList
+	// Firmware of the template: efi, bios, or "" (vSphere's default, BIOS).
+	Firmware string
 	// Backings of the spec's networks, in spec order.
 	Backings []types.BaseVirtualDeviceBackingInfo
 	// ProfileID of the storage policy ("" for none).
@@ -121,13 +123,13 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 	}
 	r.Template = tmpl.Reference()
 	var props mo.VirtualMachine
-	if err := tmpl.Properties(ctx, r.Template, []string{"config.hardware.device", "snapshot"}, &props); err != nil {
+	if err := tmpl.Properties(ctx, r.Template, []string{"config.hardware.device", "config.firmware", "snapshot"}, &props); err != nil {
 		return nil, callError(subject{action: fmt.Sprintf("read the devices of template %q", w.Template), template: w.Template}, sess.check(err))
 	}
 	if props.Config == nil {
 		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "template %q has no configuration (is it accessible?)", w.Template)
 	}
-	r.Devices = object.VirtualDeviceList(props.Config.Hardware.Device)
+	r.Devices, r.Firmware = object.VirtualDeviceList(props.Config.Hardware.Device), props.Config.Firmware
 	if w.Snapshot != "" {
 		snap := findSnapshot(props.Snapshot, w.Snapshot)
 		if snap == nil {

@@ -38,7 +38,7 @@ func extraConfigPath(key string) string { return fmt.Sprintf("config.extraConfig
 // the whole map would carry the 64 KiB user data on every poll.
 var vmProperties = []string{
 	"config.instanceUuid", "config.uuid", "runtime.powerState", "guest.net", "guest.toolsRunningStatus",
-	"config.hardware.device",
+	"config.hardware.device", "config.firmware", "config.bootOptions.efiSecureBootEnabled",
 	extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyStatus), extraConfigPath(keyGuestRun),
 	extraConfigPath(keyOwner), extraConfigPath(keyDataDisks),
 }
@@ -177,6 +177,7 @@ func observe(ref types.ManagedObjectReference, oc types.ObjectContent) (vm *hype
 	}
 	vm.ProviderID = guest.ProviderID(vm.Ref.BIOSUUID)
 	vm.MACs, vm.IPs = nicAddresses(devices, nets)
+	vm.Security = observeSecurity(oc, devices)
 	var keys []int32
 	vm.DataDisks, keys = observeDataDisks(placed, devices)
 	devices = devices.Select(func(d types.BaseVirtualDevice) bool { return !slices.Contains(keys, d.GetVirtualDevice().Key) })

@@ -3,6 +3,7 @@ package vcenter
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/vmware/govmomi/vim25/types"
 )
@@ -89,4 +90,17 @@ func connectionWords(on subject, f types.BaseMethodFault) string {
 		return fmt.Sprintf("vCenter had an internal error (%s): capwin retries; see vCenter's logs if it stays", cmp.Or(f.Reason, "no reason given"))
 	}
 	return ""
+}
+
+// keyProviderWords: vSphere encrypts the files of a VM with a vTPM and refuses to create one when
+// vCenter has no usable key provider. govmomi has no fault type named for that case (which type
+// vCenter sends is not known here; its message names the key provider or the encryption), so the
+// words go by the message, and only for a machine with a vTPM.
+func keyProviderWords(on subject, detail string) string {
+	d := strings.ToLower(detail)
+	if !on.vtpm || !(strings.Contains(d, "key provider") || strings.Contains(d, "encrypt") || strings.Contains(d, "kms")) {
+		return ""
+	}
+	return fmt.Sprintf("%s has a vTPM (spec.vTPM), which vSphere encrypts with a key provider, and vCenter has no usable one: add a Native or Standard key provider, make it the default and give capwin's user the Cryptographer privileges (docs/vcenter.md, Firmware, Secure Boot and vTPM), or remove spec.vTPM",
+		on.vmName())
 }

@@ -60,7 +60,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *hypervisor.Scope, p
 		st.Task = ""
 	}
 	st.Provisioning.Failures = 0
-	st.VM, st.DataDisks = vm.Ref, vm.DataDisks
+	st.VM, st.DataDisks, st.Security = vm.Ref, vm.DataDisks, vm.Security
 	if pid := obj.GetProviderID(); *pid == "" {
 		*pid = vm.ProviderID // set once: it is immutable afterwards (CAPI contract, webhook)
 	}

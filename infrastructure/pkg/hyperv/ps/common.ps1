@@ -127,5 +127,8 @@ function Get-CapwinView {
         dvds      = $dvds
         disks     = $disks
         kvp       = (Get-CapwinKvp $VM)
+        # A VM found by a reference may be someone's generation 1 VM, which has no UEFI settings.
+        tpm       = ($VM.Generation -eq 2 -and [bool](Get-VMSecurity -VM $VM).TpmEnabled)
+        secureBoot = ($VM.Generation -eq 2 -and "$((Get-VMFirmware -VM $VM).SecureBoot)" -eq 'On')
     }
 }

@@ -34,6 +34,25 @@ function Get-CapwinDrive {
     return Get-VMHardDiskDrive -VM $VM -ControllerType SCSI -ControllerNumber 0 -ControllerLocation $Location | Where-Object { $_.Path -eq $Path } | Select-Object -First 1
 }
 
+# Enable-CapwinTpm gives the VM a local key protector, then its TPM: Set-VMKeyProtector
+# -NewLocalKeyProtector and Enable-VMTPM, see
+# https://learn.microsoft.com/powershell/module/hyper-v/set-vmkeyprotector and
+# https://learn.microsoft.com/powershell/module/hyper-v/enable-vmtpm. A local protector is guarded by
+# the host's untrusted guardian, not a Host Guardian Service. A VM whose TPM is on keeps its
+# protector (a new one would lock its TPM's keys away); one an interrupted run gave a protector
+# keeps it (while there is none, Get-VMKeyProtector returns at most 4 bytes: .Length counts the
+# bytes whether they come as one array or one by one).
+function Enable-CapwinTpm {
+    param($VM)
+    if ((Get-VMSecurity -VM $VM).TpmEnabled) {
+        return
+    }
+    if ((Get-VMKeyProtector -VM $VM).Length -le 4) {
+        Set-VMKeyProtector -VM $VM -NewLocalKeyProtector
+    }
+    Enable-VMTPM -VM $VM
+}
+
 $complete = 'capwin-complete:' + $In.uid
 $vm = Find-CapwinVM $In
 if ($null -ne $vm -and "$($vm.Notes)".Contains($complete)) {
@@ -90,6 +109,9 @@ if ($In.secureBoot.enabled) {
 } else {
     Set-VMFirmware -VM $vm -EnableSecureBoot Off
 }
+if ($In.vtpm) {
+    Enable-CapwinTpm $vm
+}
 Set-VMProcessor -VM $vm -ExposeVirtualizationExtensions ([bool]$In.nestedVirtualization)
 Get-VMNetworkAdapter -VM $vm | Remove-VMNetworkAdapter
 foreach ($nic in $In.nics) {
@@ -122,6 +144,9 @@ foreach ($data in $In.dataDisks) {
     if ($null -eq (Get-CapwinDrive $vm $path $data.location)) {
         Stop-Capwin 'Failed' ('VM {0} has no data disk {1} at SCSI 0:{2} after create' -f $vm.Id, $path, $data.location)
     }
+}
+if ($In.vtpm -and -not (Get-VMSecurity -VM $vm).TpmEnabled) {
+    Stop-Capwin 'Failed' ('VM {0} has no TPM after create' -f $vm.Id)
 }
 $dvd = @(Get-VMDvdDrive -VM $vm | Where-Object { $_.Path -eq $iso -and $_.ControllerNumber -eq 0 -and $_.ControllerLocation -eq $In.configDriveLocation })
 if ($In.configDrive -and $dvd.Count -ne 1) {
