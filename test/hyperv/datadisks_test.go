@@ -20,19 +20,10 @@ import (
 // guest's addresses (target 0, LUN 1 and 2); delete leaves no file of the machine.
 func TestDataDisks(t *testing.T) {
 	g := NewWithT(t)
-	f := newCluster(t, nil)
-	f.provisioned(t)
 	spec := defaultSpec()
-	spec.Host = "hv2"
 	spec.DataDisks = []infrav1.HyperVDataDisk{{Name: "containerd", SizeGiB: 20}, {Name: "logs", SizeGiB: 2, Type: infrav1.DiskFixed}}
-	h := host("hv2")
-	before := h.Ops()["create"]
-	h.CutCreates(1)
-	t.Cleanup(func() { h.CutCreates(0) })
-	mc := f.addMachine(t, "win-disks-"+randSuffix(), "", userData, spec)
-	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	h, mc, m := createCutOnce(t, "win-disks-", spec)
 	uid := string(m.UID)
-	g.Expect(h.Ops()["create"] - before).To(Equal(2))
 	g.Eventually(func(g Gomega) {
 		g.Expect(mc.get(g).Status.DataDisks).To(Equal([]infrav1.DataDiskStatus{
 			{Name: "containerd", Target: 0, LUN: 1}, {Name: "logs", Target: 0, LUN: 2}}))
@@ -59,4 +50,21 @@ func TestDataDisks(t *testing.T) {
 	}
 	_, ok = h.VHD(dir + "logs.vhdx")
 	g.Expect(ok).To(BeFalse())
+}
+
+// createCutOnce creates a machine of spec on host hv2 whose first create is cut right after
+// New-VM, and waits until the second create finished the VM (exactly two creates).
+func createCutOnce(t *testing.T, prefix string, spec infrav1.HyperVMachineSpec) (*hypervsim.Host, *machine, *infrav1.HyperVMachine) {
+	t.Helper()
+	f := newCluster(t, nil)
+	f.provisioned(t)
+	spec.Host = "hv2"
+	h := host("hv2")
+	before := h.Ops()["create"]
+	h.CutCreates(1)
+	t.Cleanup(func() { h.CutCreates(0) })
+	mc := f.addMachine(t, prefix+randSuffix(), "", userData, spec)
+	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	NewWithT(t).Expect(h.Ops()["create"] - before).To(Equal(2))
+	return h, mc, m
 }

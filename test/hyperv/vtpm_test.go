@@ -13,18 +13,9 @@ import (
 // status.security reports the TPM with the generation 2 VM's EFI firmware and Secure Boot.
 func TestVTPM(t *testing.T) {
 	g := NewWithT(t)
-	f := newCluster(t, nil)
-	f.provisioned(t)
 	spec := defaultSpec()
-	spec.Host = "hv2"
 	spec.VTPM = true
-	h := host("hv2")
-	before := h.Ops()["create"]
-	h.CutCreates(1)
-	t.Cleanup(func() { h.CutCreates(0) })
-	mc := f.addMachine(t, "win-vtpm-"+randSuffix(), "", userData, spec)
-	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
-	g.Expect(h.Ops()["create"] - before).To(Equal(2))
+	h, mc, m := createCutOnce(t, "win-vtpm-", spec)
 
 	vm, ok := vmOf(h, string(m.UID))
 	g.Expect(ok).To(BeTrue())
