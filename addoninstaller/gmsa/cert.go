@@ -65,12 +65,7 @@ func (p keyPair) check(now time.Time) error {
 	if err != nil {
 		return err
 	}
-	leaf := pair.Leaf
-	if leaf == nil {
-		if leaf, err = x509.ParseCertificate(pair.Certificate[0]); err != nil {
-			return err
-		}
-	}
+	leaf := pair.Leaf // X509KeyPair parses the leaf (Go 1.23 and later)
 	if !slices.Contains(leaf.DNSNames, serviceHost()) {
 		return fmt.Errorf("it does not name %s", serviceHost())
 	}

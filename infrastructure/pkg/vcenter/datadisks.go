@@ -133,16 +133,13 @@ func observeDataDisks(placed string, devices object.VirtualDeviceList) ([]infrav
 
 // diskAt is the disk at unit of the SCSI controller on bus (nil: none).
 func diskAt(devices object.VirtualDeviceList, bus, unit int32) *types.VirtualDisk {
-	for _, d := range devices {
-		c, ok := d.(types.BaseVirtualSCSIController)
-		if !ok || c.GetVirtualSCSIController().BusNumber != bus {
+	for _, d := range devices.SelectByType((*types.VirtualDisk)(nil)) {
+		disk := d.(*types.VirtualDisk)
+		if disk.UnitNumber == nil || *disk.UnitNumber != unit {
 			continue
 		}
-		key := c.GetVirtualSCSIController().Key
-		for _, dd := range devices {
-			if disk, ok := dd.(*types.VirtualDisk); ok && disk.ControllerKey == key && disk.UnitNumber != nil && *disk.UnitNumber == unit {
-				return disk
-			}
+		if c, ok := devices.FindByKey(disk.ControllerKey).(types.BaseVirtualSCSIController); ok && c.GetVirtualSCSIController().BusNumber == bus {
+			return disk
 		}
 	}
 	return nil
