@@ -131,6 +131,7 @@ func TestRenderAndDryRun(t *testing.T) {
 			values := map[string]string{}
 			maps.Copy(values, imagesFor(flavor))
 			maps.Copy(values, diskValues(flavor))
+			maps.Copy(values, vmPolicyValues(flavor))
 			cfg := localRepo(t, values)
 			ctx := context.Background()
 			ns := namespace(ctx, t, "render-"+flavor)
@@ -142,6 +143,7 @@ func TestRenderAndDryRun(t *testing.T) {
 			}
 			checkRendered(g, objs)
 			checkDisks(g, flavor, objs)
+			checkVMPolicy(g, flavor, objs)
 			checkOneCNI(g, flavor, objs)
 			dryRunAddons(ctx, t, objs)
 		})

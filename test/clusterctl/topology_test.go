@@ -39,6 +39,7 @@ func TestTopology(t *testing.T) {
 		"WINDOWS_SSH_AUTHORIZED_KEYS":   "['" + key + "']",
 		"WINDOWS_CONTAINERD_REGISTRIES": "[{host: registry.k8s.io, mirrors: [{url: 'https://mirror.corp.example'}]}]",
 		"WINDOWS_DATA_DISKS":            "[{name: containerd, sizeGiB: 100}]",
+		"VSPHERE_TAGS":                  "[{category: backup, name: gold}]",
 		"WINDOWS_DISKS":                 "[{location: {target: 1, lun: 0}, label: containerd, driveLetter: E}]"}), kubeconfig, ns, "windows-topology", false)
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -85,6 +86,8 @@ func TestTopology(t *testing.T) {
 	} {
 		g.Expect(apply(ctx, withVariable(g, cluster, "windowsDataDisks", value), client.DryRunAll)).To(MatchError(ContainSubstring(msg)), "windowsDataDisks %s", value)
 	}
+	g.Expect(apply(ctx, withVariable(g, cluster, "windowsAntiAffinity", `"Always"`), client.DryRunAll)).To(MatchError(ContainSubstring("Unsupported value")))
+	g.Expect(apply(ctx, withVariable(g, cluster, "vcenterTags", `[{"category": "backup"}]`), client.DryRunAll)).To(MatchError(ContainSubstring("Required value")))
 	g.Expect(apply(ctx, cluster)).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
@@ -122,6 +125,12 @@ func TestTopology(t *testing.T) {
 			}
 		}
 		g.Expect(memory).To(HaveKey(int64(16384)), "the control plane's memory")
+		// Anti-affinity is on (Soft) by default for the control plane (the flavor's only Linux
+		// machines) and the Windows workers, and vcenterTags reaches every template.
+		for _, t := range cps.Items {
+			g.Expect(t.Spec.Template.Spec.AntiAffinity).To(Equal(&infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinitySoft}), "template %s", t.Name)
+			g.Expect(t.Spec.Template.Spec.Tags).To(Equal([]infrav1.VCenterTag{{Category: "backup", Name: "gold"}}), "template %s", t.Name)
+		}
 	}, time.Minute).Should(Succeed())
 
 	// The upgrade: the 2025 template next to the 2022 one, then one variable.

@@ -32,13 +32,27 @@ type aaMachine struct {
 
 func startGrouped(t *testing.T, sess *Session, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
 	t.Helper()
+	return startIn(t, sess, vcsimCluster+"/Resources", name, uid, labels, mode)
+}
+
+// startStandalone is startGrouped in the pool of vcsim's standalone host.
+func startStandalone(t *testing.T, sess *Session, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
+	t.Helper()
+	return startIn(t, sess, "", name, uid, labels, mode)
+}
+
+// startIn clones and powers on a VM of a group in pool ("": the default spec's, a standalone host).
+func startIn(t *testing.T, sess *Session, pool, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
 	sp := spec(func(s *infrav1.VCenterMachineSpec) {
 		s.Template, s.AntiAffinity = "DC0_H0_VM0", &infrav1.VCenterAntiAffinity{Mode: mode}
 	})
 	b, s := vcsimMachine(t, sess, name, uid, sp)
-	b.where.Pool = vcsimCluster + "/Resources"
+	if pool != "" {
+		b.where.Pool = pool
+	}
 	s.Cluster = &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "cluster-uid"}}
 	s.Machine = &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: labels}}
 	ref, err := b.Create(ctx, s)
@@ -92,7 +106,7 @@ func vmIDs(refs []types.ManagedObjectReference) []string {
 // TestAntiAffinityVcsim: two VMs of one MachineDeployment (Hard) get one mandatory rule with both;
 // a third group member joins it; a second MachineDeployment (Soft) gets its own non-mandatory
 // rule; deleting VMs takes them out, the rule goes with the last but one, and deleting every VM
-// leaves no rule. A machine of a standalone host's pool is refused with words.
+// leaves no rule. On a standalone host's pool Soft makes no rule and Hard is refused with words.
 func TestAntiAffinityVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -134,10 +148,15 @@ func TestAntiAffinityVcsim(t *testing.T) {
 	b2.destroy(t)
 	g.Expect(vcsimRules(g, sess)).To(BeEmpty(), "no rule outlives its MachineDeployment")
 
-	// A VM of a standalone host's pool cannot power on in a rule: InvalidSpec in words. It can
-	// be deleted (the template may be gone by then: the cluster is read from the VM).
+	// A Soft VM of a standalone host's pool powers on without a rule (the flavors' default must
+	// work there); a Hard one cannot power on in a rule: InvalidSpec in words. It can be deleted
+	// (the template may be gone by then: the cluster is read from the VM).
+	for i, uid := range []string{"6c1f0b6e-0000-4000-8000-0000000000c2", "6c1f0b6e-0000-4000-8000-0000000000c3"} {
+		defer startStandalone(t, sess, fmt.Sprintf("alone-soft-%d", i), uid, md("s"), infrav1.AntiAffinitySoft).destroy(t)
+	}
+	g.Expect(vcsimRules(g, sess)).To(BeEmpty(), "Soft on a standalone host makes no rule")
 	alone, s := vcsimMachine(t, sess, "alone", "6c1f0b6e-0000-4000-8000-0000000000c1", spec(func(s *infrav1.VCenterMachineSpec) {
-		s.Template, s.AntiAffinity = "DC0_H0_VM0", &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinitySoft}
+		s.Template, s.AntiAffinity = "DC0_H0_VM0", &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinityHard}
 	}))
 	s.Machine = &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: md("c")}}
 	ref, err := alone.Create(ctx, s)

@@ -35,7 +35,8 @@ func (l *ruleLocks) lock(key string) func() {
 
 // syncRule brings the anti-affinity rule of the machine's group to the group's VMs in the compute
 // cluster of vm, without vm when it is leaving (about to be destroyed). It does nothing for a
-// machine without a group, nor for a leaving VM outside a DRS cluster (it cannot be in a rule).
+// machine without a group, nor for a leaving VM outside a DRS cluster (it cannot be in a rule),
+// nor for a Soft group on a standalone host.
 func (b *backend) syncRule(ctx context.Context, s *hypervisor.Scope, vm types.ManagedObjectReference, leaving bool) error {
 	name := groupRule(s, b.spec)
 	if name == "" {
@@ -51,11 +52,14 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.Manage
 		return err
 	}
 	if cluster.Type != "ClusterComputeResource" {
-		if leaving {
+		// A standalone host has one host to run on: Soft ("keep apart when you can") is met by
+		// doing nothing, which lets the flavors turn Soft on by default; Hard cannot be met once
+		// a second VM of the group arrives, so it is refused in words at once.
+		if leaving || antiAffinity(b.spec) == infrav1.AntiAffinitySoft {
 			return nil
 		}
 		return hypervisor.Errorf(infrav1.InvalidSpecReason,
-			"spec.antiAffinity needs a DRS cluster: the VM's resource pool belongs to a standalone host (%s)", cluster.Value)
+			"spec.antiAffinity Hard needs a DRS cluster: the VM's resource pool belongs to a standalone host (%s); use Soft or None there", cluster.Value)
 	}
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
