@@ -153,10 +153,12 @@ func (s *soak) faults(ctx context.Context) error {
 	return nil
 }
 
-// spread gives the vCenter workers a Hard anti-affinity rule, so the soak's delete counts the
-// rules capwin leaves behind (vcsim keeps rules but does not enforce them).
+// spread gives the vCenter workers a Hard anti-affinity rule and the harness's vSphere tags, so
+// the soak's delete counts the rules and tag attachments capwin leaves behind (vcsim keeps rules
+// but does not enforce them).
 func spread(obj client.Object) {
 	if t, ok := obj.(*infrav1.VCenterMachineTemplate); ok {
 		t.Spec.Template.Spec.AntiAffinity = &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinityHard}
+		t.Spec.Template.Spec.Tags = harness.VSphereTags
 	}
 }

@@ -58,10 +58,12 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 }
 
 // enterpriseMachines gives the VMs a data disk for containerd (unit 1 of the template's SCSI
-// controller: target 1, LUN 0 in Windows) and the company network's route, MTU and search domain.
+// controller: target 1, LUN 0 in Windows), the company network's route, MTU and search domain,
+// a Soft anti-affinity rule (the flavors' default) and the company's vSphere tags.
 func enterpriseMachines(o client.Object) {
 	s := &o.(*infrav1.VCenterMachineTemplate).Spec.Template.Spec
 	s.DataDisks = []infrav1.VCenterDataDisk{{Name: "containerd", SizeGiB: 20}}
+	s.AntiAffinity, s.Tags = &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinitySoft}, harness.VSphereTags
 	nic := &s.Network[0]
 	nic.Routes = []infrav1.NetworkRoute{{To: corpNetwork, Via: corpRouter, Metric: ptr.To[int32](50)}}
 	nic.MTU, nic.SearchDomains = ptr.To[int32](1400), []string{harness.DomainName}
@@ -77,7 +79,7 @@ const (
 // from the mirror first, trusting the company CA and sending the pull credentials, and from
 // registry.k8s.io after it, and keeps its data on the VM's data disk, which the VCenterMachine
 // reports at the SCSI address the bootstrap found it at; the cloudbase-init guest applied the route,
-// MTU and search domain (the bootstrap's network step).
+// MTU and search domain (the bootstrap's network step); the VM carries the company's tags.
 func checkEnterpriseNode(g Gomega, h *harness.Harness, m clusterv1.Machine) {
 	node := m.Status.NodeRef.Name
 	guest := h.Guests.ByNode(node)
@@ -92,6 +94,12 @@ func checkEnterpriseNode(g Gomega, h *harness.Harness, m clusterv1.Machine) {
 	g.Expect(h.Guests.Domain.Accounts()).To(HaveKeyWithValue(strings.ToUpper(node), harness.DomainOU), "computer account of %s", node)
 
 	checkDataDisk(g, h, m, infrav1.DataDiskStatus{Name: "containerd", Target: 1, LUN: 0})
+	vm := &infrav1.VCenterMachine{}
+	g.Expect(h.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.InfrastructureRef.Name}, vm)).To(Succeed())
+	g.Expect(vm.Status.Tags).To(HaveLen(len(harness.VSphereTags)), "machine %s: status.tags", m.Name)
+	for i, tag := range harness.VSphereTags {
+		g.Expect(vm.Status.Tags[i]).To(And(HaveField("Category", tag.Category), HaveField("Name", tag.Name), HaveField("ID", Not(BeEmpty()))))
+	}
 
 	net := guest.Network()
 	g.Expect(net.SuffixSearchList).To(Equal([]string{harness.DomainName}))

@@ -102,9 +102,9 @@ func TestVCenter(t *testing.T) {
 	// 7. Delete the Cluster: nothing left.
 	s, err = h.DeleteCluster(ctx, stepTimeout, p)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(s.VMs + s.Files + s.Tokens + s.Machines).To(BeZero())
+	g.Expect(s.VMs + s.Files + s.Rules + s.Tagged + s.Tokens + s.Machines).To(BeZero())
 	g.Expect(h.Guests.Running()).To(BeEmpty())
-	p("7. delete: 0 VMs, 0 Machines, 0 bootstrap tokens")
+	p("7. delete: 0 VMs, 0 Machines, 0 anti-affinity rules, 0 tag attachments, 0 bootstrap tokens")
 }
 
 // sideBySide: MachineDeployment "win22" (ltsc2022) runs a process-isolated ltsc2022 app pinned
@@ -146,6 +146,12 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 			g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue(), "machine %s has a Node", m.Name)
 			checkEnterpriseNode(g, h, m)
 		}
+		// win25 is the one MachineDeployment with anti-affinity: one rule, and its two VMs carry
+		// two tags each.
+		snap, err := h.Snapshot(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(snap.Rules).To(Equal(1), "win25's anti-affinity rule")
+		g.Expect(snap.Tagged).To(Equal(2*len(harness.VSphereTags)), "tag attachments of win25's VMs")
 	}, 30*time.Second, 500*time.Millisecond).Should(Succeed())
 	g.Expect(h.DeployApp(ctx, pin("ltsc2025"))).To(Succeed())
 	g.Eventually(func(g Gomega) {

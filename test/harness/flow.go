@@ -55,8 +55,8 @@ func (h *Harness) DeleteCluster(ctx context.Context, timeout time.Duration, p Pr
 	}
 	return h.WaitFor(ctx, "cluster deleted", timeout, func(s Snapshot) bool {
 		err := c.Get(ctx, client.ObjectKey{Namespace: Namespace, Name: ClusterName}, &clusterv1.Cluster{})
-		return client.IgnoreNotFound(err) == nil && err != nil && s.Machines == 0 && s.VMs == 0 && s.Files == 0 && s.Rules == 0 && s.Tokens == 0
+		return client.IgnoreNotFound(err) == nil && err != nil && s.Machines == 0 && s.VMs == 0 && s.Files == 0 && s.Rules == 0 && s.Tagged == 0 && s.Tokens == 0
 	}, func(s Snapshot) {
-		p("  %s · files %d · rules %d · bootstrap tokens %d", s, s.Files, s.Rules, s.Tokens)
+		p("  %s · files %d · rules %d · tagged %d · bootstrap tokens %d", s, s.Files, s.Rules, s.Tagged, s.Tokens)
 	})
 }

@@ -27,8 +27,9 @@ type Snapshot struct {
 	// VMs counts the hypervisor's VMs that capwin created (templates and the simulator's own
 	// VMs excluded); Files the disks and config drives they left on Hyper-V hosts.
 	VMs, Files int
-	// Rules counts the DRS anti-affinity rules capwin created (vCenter; 0 on Hyper-V).
-	Rules int
+	// Rules counts the DRS anti-affinity rules capwin created (vCenter; 0 on Hyper-V); Tagged
+	// the attachments of the harness's vSphere tags (VSphereTags) to VMs.
+	Rules, Tagged int
 	// Tokens counts bootstrap token Secrets in the workload cluster.
 	Tokens int
 }
@@ -95,7 +96,7 @@ func (h *Harness) Snapshot(ctx context.Context) (Snapshot, error) {
 	if s.VMs, s.Files, err = h.hypervisorCounts(ctx); err != nil || h.opts.Provider == HyperV {
 		return s, err
 	}
-	s.Rules, err = h.VSphere.countRules(ctx)
+	s.Rules, s.Tagged, err = h.VSphere.countVSphere(ctx)
 	return s, err
 }
 

@@ -61,7 +61,8 @@ func startVSphere(ctx context.Context) (*VSphere, error) {
 	if err := model.Create(); err != nil {
 		return nil, err
 	}
-	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
+	model.Service.TLS = new(tls.Config)    // capwin verifies vCenter's certificate
+	model.Service.RegisterEndpoints = true // vAPI (tags), SPBM
 	v := &VSphere{Model: model, GuestOps: vcsim.Install(model), Datacenter: "DC0",
 		ResourcePool: "/DC0/host/DC0_C0/Resources", Network: "VM Network"}
 	v.Server = model.Service.NewServer()
@@ -76,6 +77,10 @@ func startVSphere(ctx context.Context) (*VSphere, error) {
 	if err := v.createTemplates(ctx, c); err != nil {
 		v.stop()
 		return nil, fmt.Errorf("vcsim templates: %w", err)
+	}
+	if err := v.createTags(ctx, c); err != nil {
+		v.stop()
+		return nil, fmt.Errorf("vcsim tags: %w", err)
 	}
 	return v, nil
 }
