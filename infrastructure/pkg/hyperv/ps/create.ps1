@@ -72,6 +72,9 @@ function Test-CapwinGpu {
         if ($null -ne $VM -and @(Get-VMGpuPartitionAdapter -VM $VM).Count -gt 0) {
             return
         }
+        if (-not (Get-Command -Name 'Get-VMHostPartitionableGpu' -ErrorAction SilentlyContinue)) {
+            Stop-Capwin 'NoGPU' ('host {0} has no GPU partitioning (its Hyper-V module lacks Get-VMHostPartitionableGpu)' -f $env:COMPUTERNAME)
+        }
         $total = 0
         foreach ($gpu in @(Get-VMHostPartitionableGpu)) {
             $total += $gpu.PartitionCount
