@@ -11,8 +11,11 @@ if (Get-Command -Name 'Get-VMHostPartitionableGpu' -ErrorAction SilentlyContinue
     foreach ($gpu in @(Get-VMHostPartitionableGpu)) {
         $partitions += $gpu.PartitionCount
     }
-    foreach ($vm in @(Get-VM)) {
-        $inUse += @(Get-VMGpuPartitionAdapter -VM $vm).Count
+    # A host without partitions has none in use: its VMs are not asked one by one.
+    if ($partitions -gt 0) {
+        foreach ($vm in @(Get-VM)) {
+            $inUse += @(Get-VMGpuPartitionAdapter -VM $vm).Count
+        }
     }
 }
 return @{
