@@ -37,9 +37,13 @@ func (h *Host) SetGPUs(partitions int, devices ...string) {
 	}
 }
 
-// partitionsInUse counts the VMs' partition adapters (Get-VM | Get-VMGpuPartitionAdapter).
+// partitionsInUse counts the VMs' partition adapters (Get-VM | Get-VMGpuPartitionAdapter); host.ps1
+// asks the VMs only on a host with partitions.
 func (h *Host) partitionsInUse() int {
 	n := 0
+	if h.gpuPartitions == 0 {
+		return 0
+	}
 	for _, vm := range h.vms {
 		if vm.GPU.Partition {
 			n++
