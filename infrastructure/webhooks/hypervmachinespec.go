@@ -28,6 +28,9 @@ func DefaultHyperVMachineSpec(spec *infrav1.HyperVMachineSpec) {
 	for i := range spec.DataDisks {
 		setIfEmpty(&spec.DataDisks[i].Type, infrav1.DiskDynamic)
 	}
+	if spec.GPU != nil {
+		setIfEmpty(&spec.GPU.Count, 1)
+	}
 	enabled, template := spec.SecureBootSettings()
 	spec.SecureBoot = &infrav1.HyperVSecureBoot{Enabled: &enabled, Template: template}
 	if spec.PowerOffMode == infrav1.PowerOffTrySoft && spec.GuestSoftPowerOffTimeout == nil {
@@ -52,5 +55,6 @@ func ValidateHyperVMachineSpec(spec infrav1.HyperVMachineSpec, path *field.Path)
 			"Linux does not boot with the MicrosoftWindows template; use MicrosoftUEFICertificateAuthority"))
 	}
 	errs = append(errs, validateHyperVDataDisks(spec.DataDisks, path.Child("dataDisks"))...)
+	errs = append(errs, validateHyperVGPU(spec, path.Child("gpu"))...)
 	return append(errs, validateNetwork(spec.NetworkDevices(), path.Child("network"))...)
 }

@@ -29,6 +29,7 @@ func ValidateMachineSpec(spec infrav1.VCenterMachineSpec, path *field.Path) fiel
 		errs = append(errs, field.Invalid(path.Child("guestCredentialsRef"), spec.GuestCredentialsRef.Name,
 			"runs Windows powershell bootstrap data through VMware Tools; Linux machines bootstrap with cloud-init from guestinfo: remove it"))
 	}
+	errs = append(errs, validatePCIDevices(spec.PCIDevices, path.Child("pciDevices"))...)
 	return append(errs, validateNetwork(spec.Network, path.Child("network"))...)
 }
 

@@ -65,6 +65,30 @@ func TestHyperVMachineSchema(t *testing.T) {
 		{"bad Secure Boot template", func(s *infrav1.HyperVMachineSpec) {
 			s.SecureBoot = &infrav1.HyperVSecureBoot{Template: "Linux"}
 		}, `spec.secureBoot.template: Unsupported value: "Linux"`},
+		{"GPU partition with bounds", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUPartition, Partition: &infrav1.HyperVGPUPartition{
+				VRAM: &infrav1.HyperVGPUResource{Min: 1, Optimal: 2, Max: 3}}}
+		}, ""},
+		{"two assigned GPUs", func(s *infrav1.HyperVMachineSpec) { s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUAssign, Count: 2} }, ""},
+		{"two GPU partitions", func(s *infrav1.HyperVMachineSpec) { s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUPartition, Count: 2} }, "a VM gets one GPU partition"},
+		{"partition with a location path", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUPartition, LocationPath: "PCIROOT(0)#PCI(0300)"}
+		}, "locationPath is for mode Assign"},
+		{"location path for two GPUs", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUAssign, Count: 2, LocationPath: "PCIROOT(0)#PCI(0300)"}
+		}, "locationPath names one device"},
+		{"assigned GPU with partition bounds", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUAssign, Partition: &infrav1.HyperVGPUPartition{}}
+		}, "partition is for mode Partition"},
+		{"partition bounds out of order", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUPartition, Partition: &infrav1.HyperVGPUPartition{
+				Compute: &infrav1.HyperVGPUResource{Min: 3, Optimal: 2, Max: 3}}}
+		}, "want min <= optimal <= max"},
+		{"assigned GPU with dynamic memory", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUAssign}
+			s.MemoryMiB, s.DynamicMemory = 2048, &infrav1.HyperVDynamicMemory{MinimumMiB: 512, MaximumMiB: 2048}
+		}, "gpu mode Assign needs static memory"},
+		{"bad GPU mode", func(s *infrav1.HyperVMachineSpec) { s.GPU = &infrav1.HyperVGPU{Mode: "Share"} }, `Unsupported value: "Share"`},
 		{"timeout without trySoft", func(s *infrav1.HyperVMachineSpec) { s.GuestSoftPowerOffTimeout = &metav1.Duration{} }, "only used with powerOffMode trySoft"},
 	}
 	for i, tc := range cases {

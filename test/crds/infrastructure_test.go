@@ -66,6 +66,25 @@ func TestVCenterMachineSchema(t *testing.T) {
 		{"secure boot without firmware", func(s *infrav1.VCenterMachineSpec) { s.SecureBoot = ptr.To(true) }, "secureBoot needs firmware efi"},
 		{"vTPM with bios", func(s *infrav1.VCenterMachineSpec) { s.Firmware, s.VTPM = infrav1.FirmwareBIOS, true }, "vTPM needs firmware efi"},
 		{"bad firmware", func(s *infrav1.VCenterMachineSpec) { s.Firmware = "uefi" }, `Unsupported value: "uefi"`},
+		{"DirectPath I/O and vGPU devices", func(s *infrav1.VCenterMachineSpec) {
+			s.PCIDevices = []infrav1.VCenterPCIDevice{{VendorID: ptr.To[int32](0x10de), DeviceID: ptr.To[int32](0x1eb8)}, {VGPUProfile: "grid_t4-4q"}}
+		}, ""},
+		{"PCI device with vendor only", func(s *infrav1.VCenterMachineSpec) {
+			s.PCIDevices = []infrav1.VCenterPCIDevice{{VendorID: ptr.To[int32](0x10de)}}
+		}, "vendorId and deviceId go together"},
+		{"PCI device with ids and profile", func(s *infrav1.VCenterMachineSpec) {
+			s.PCIDevices = []infrav1.VCenterPCIDevice{{VendorID: ptr.To[int32](0x10de), DeviceID: ptr.To[int32](1), VGPUProfile: "grid_t4-4q"}}
+		}, "set either vendorId and deviceId (DirectPath I/O) or vGPUProfile"},
+		{"empty PCI device", func(s *infrav1.VCenterMachineSpec) { s.PCIDevices = []infrav1.VCenterPCIDevice{{}} }, "set either vendorId and deviceId"},
+		{"PCI vendor id too large", func(s *infrav1.VCenterMachineSpec) {
+			s.PCIDevices = []infrav1.VCenterPCIDevice{{VendorID: ptr.To[int32](70000), DeviceID: ptr.To[int32](1)}}
+		}, "spec.pciDevices[0].vendorId"},
+		{"nine PCI devices", func(s *infrav1.VCenterMachineSpec) {
+			s.PCIDevices = make([]infrav1.VCenterPCIDevice, 9)
+			for i := range s.PCIDevices {
+				s.PCIDevices[i].VGPUProfile = "grid_t4-1q"
+			}
+		}, "spec.pciDevices: Too many"},
 		{"dhcp and static", func(s *infrav1.VCenterMachineSpec) { s.Network[0].IPAddrs = []string{"10.0.0.21/24"} }, "dhcp4 and static IPv4 addresses exclude each other"},
 		{"bad CIDR", func(s *infrav1.VCenterMachineSpec) {
 			s.Network = []infrav1.NetworkDevice{{NetworkName: "n", IPAddrs: []string{"10.0.0.300/24"}}}

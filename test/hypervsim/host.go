@@ -26,6 +26,10 @@ type Host struct {
 	drives        map[string][]byte // config drive contents by path (lower case)
 	vhds          map[string]VHD    // data disk files by path (lower case)
 	vms           map[string]*VM    // by id
+	// gpuPartitions is the PartitionCount of the host's partitionable GPUs; devices maps the
+	// location path of each device dismounted for assignment to the VM holding it ("" = free).
+	gpuPartitions int
+	devices       map[string]string
 	jobs          map[string]*job
 	ops           map[string]int
 	nextID        int
@@ -61,7 +65,9 @@ type VM struct {
 	// KeyProtectors counts Set-VMKeyProtector -NewLocalKeyProtector on the VM; TPM is Enable-VMTPM.
 	KeyProtectors int
 	TPM           bool
-	Disk          string
+	// GPU is the partition or assigned devices the VM was given.
+	GPU  GPU
+	Disk string
 	// DataDisks are attached to SCSI controller 0 after Disk (location 0).
 	DataDisks []Drive
 	// Parent is the golden disk the VM's differencing disk was created from.
@@ -100,7 +106,7 @@ type job struct {
 // NewHost returns a host with memory, free disk space, switches and parent disks.
 func NewHost(name string, memoryMiB int64, switches []string, parentDisks map[string]int64) *Host {
 	h := &Host{Name: name, memoryMiB: memoryMiB, freeDiskBytes: 1 << 40, switches: map[string]bool{}, files: map[string]int64{}, drives: map[string][]byte{}, vhds: map[string]VHD{},
-		vms: map[string]*VM{}, jobs: map[string]*job{}, ops: map[string]int{}, lose: map[string]int{}, jobDelay: 200 * time.Millisecond}
+		vms: map[string]*VM{}, devices: map[string]string{}, jobs: map[string]*job{}, ops: map[string]int{}, lose: map[string]int{}, jobDelay: 200 * time.Millisecond}
 	for _, s := range switches {
 		h.switches[s] = true
 	}

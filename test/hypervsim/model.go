@@ -27,7 +27,8 @@ func (h *Host) info() hyperv.HostInfo {
 			free -= vm.MemoryBytes >> 20
 		}
 	}
-	return hyperv.HostInfo{Name: h.Name, FreeMemoryMiB: free, LogicalProcessors: 32, VMs: len(h.vms), Switches: switches, Build: 26100}
+	return hyperv.HostInfo{Name: h.Name, FreeMemoryMiB: free, LogicalProcessors: 32, VMs: len(h.vms), Switches: switches, Build: 26100,
+		GPUPartitions: h.gpuPartitions, GPUPartitionsInUse: h.partitionsInUse(), AssignableDevices: h.assignable(nil)}
 }
 
 func diskPath(k hyperv.VMKey) string { return k.DiskPath + `\` + k.UID + ".vhdx" }
@@ -72,6 +73,11 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 			return nil, fail(hyperv.KindInvalidSpec, "virtual switch %s does not exist on host %s", n.Switch, h.Name)
 		}
 	}
+	if in.GPU != nil {
+		if err := h.testGPU(vm, in.GPU); err != nil {
+			return nil, err
+		}
+	}
 	if in.DiskBytes > 0 && in.DiskBytes < parent {
 		return nil, fail(hyperv.KindInvalidSpec, "diskGiB is smaller than the parent disk (%d bytes)", parent)
 	}
@@ -112,11 +118,17 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 		vm.NICs = append(vm.NICs, NIC{MAC: n.MAC, Switch: n.Switch, VLANID: n.VLANID})
 	}
 	enableTPM(vm, in)
+	if in.GPU != nil {
+		h.addGPU(vm, in.GPU)
+	}
 	if err := attachDataDisks(vm, in); err != nil {
 		return nil, err
 	}
 	if len(iso) > 0 {
 		vm.DVDs, vm.DVDLocation = []string{isoPath(in.VMKey)}, in.ConfigDriveLocation
+	}
+	if in.GPU != nil && !gpuGiven(vm, in.GPU) {
+		return nil, fail(hyperv.KindFailed, "VM %s has no GPU (%s) after create", vm.ID, in.GPU.Mode)
 	}
 	vm.Notes += "\n" + complete
 	return view(vm), nil
@@ -190,6 +202,7 @@ func (h *Host) jobState(in hyperv.JobRef) hyperv.JobState {
 
 func (h *Host) remove(k hyperv.VMKey) {
 	if vm := h.find(k); vm != nil {
+		h.releaseGPU(vm)
 		delete(h.vms, vm.ID)
 	}
 	prefix := strings.ToLower(vmDir(k)) + `\`

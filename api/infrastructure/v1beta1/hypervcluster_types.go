@@ -192,6 +192,9 @@ type HyperVHostStatus struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	VMs int32 `json:"vms,omitempty"`
+	// gpu is what the host has free for machines with spec.gpu; unset when it has none.
+	// +optional
+	GPU *HyperVHostGPUStatus `json:"gpu,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -10,6 +10,7 @@ import (
 // choose a generation.
 // +kubebuilder:validation:XValidation:rule="self.powerOffMode == 'trySoft' || !has(self.guestSoftPowerOffTimeout)",message="guestSoftPowerOffTimeout is only used with powerOffMode trySoft"
 // +kubebuilder:validation:XValidation:rule="!has(self.dynamicMemory) || !has(self.memoryMiB) || (self.dynamicMemory.minimumMiB <= self.memoryMiB && self.memoryMiB <= self.dynamicMemory.maximumMiB)",message="dynamicMemory needs minimumMiB <= memoryMiB <= maximumMiB (memoryMiB is the startup memory)"
+// +kubebuilder:validation:XValidation:rule="!has(self.gpu) || self.gpu.mode != 'Assign' || !has(self.dynamicMemory)",message="gpu mode Assign needs static memory: Discrete Device Assignment does not work with dynamic memory; remove dynamicMemory"
 // +kubebuilder:validation:XValidation:rule="!has(self.nestedVirtualization) || !self.nestedVirtualization || !has(self.dynamicMemory)",message="nestedVirtualization needs static memory: Hyper-V does not expose virtualization extensions to a VM with dynamic memory; remove dynamicMemory"
 type HyperVMachineSpec struct {
 	// providerID is hyperv://<host>/<VM id>, set by the provider.
@@ -86,6 +87,11 @@ type HyperVMachineSpec struct {
 	// VM starts only on a host that holds that guardian.
 	// +optional
 	VTPM bool `json:"vTPM,omitempty"`
+
+	// gpu gives the VM a GPU partition or whole GPUs of its host (docs/hyperv.md, GPUs); the VM is
+	// placed only on a host with a free one.
+	// +optional
+	GPU *HyperVGPU `json:"gpu,omitempty"`
 
 	// network adapters of the VM, in order.
 	// +required

@@ -110,6 +110,14 @@ type VCenterMachineSpec struct {
 	// +optional
 	VTPM bool `json:"vTPM,omitempty"`
 
+	// pciDevices are PCI devices (GPUs) the clone gets through DirectPath I/O or NVIDIA GRID vGPU
+	// (docs/vcenter.md, GPUs). The clone's memory is then fully reserved, as vSphere requires, and
+	// the VM runs only on a host that has such a device free.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	PCIDevices []VCenterPCIDevice `json:"pciDevices,omitempty"`
+
 	// network devices of the VM, in order.
 	// +required
 	// +listType=atomic

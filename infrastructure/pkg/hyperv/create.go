@@ -18,8 +18,12 @@ import (
 // interrupted is finished on its host.
 func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	ref, err := b.create(ctx, s)
-	if KindOf(err) == KindInvalidSpec {
+	switch KindOf(err) {
+	case KindInvalidSpec:
 		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
+	case KindNoGPU:
+		// Checked before New-VM: the host has nothing of this machine, the next Create places it again.
+		return "", hypervisor.Errorf(infrav1.NoGPUAvailableReason, "%s", err.Error())
 	}
 	return ref, doing("create VM "+s.InfraMachine.GetName(), err)
 }
@@ -65,7 +69,7 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Owner: ownerOf(s.InfraMachine),
 		Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
 		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20,
-		NestedVirtualization: spec.NestedVirtualization, VTPM: spec.VTPM}
+		NestedVirtualization: spec.NestedVirtualization, VTPM: spec.VTPM, GPU: gpuInput(spec.GPU)}
 	if in.Processors == 0 {
 		in.Processors = 2
 	}

@@ -17,10 +17,12 @@ const (
 	KindAccessDenied     = "AccessDenied"
 	KindGuestUnavailable = "GuestUnavailable"
 	KindGuestFailed      = "GuestFailed"
-	KindFailed           = "Failed"
-	KindUnreachable      = "Unreachable"
-	KindAuth             = "AuthFailed"
-	KindTLS              = "TLSVerificationFailed"
+	// KindNoGPU: the host has no free GPU of the kind the machine asks for.
+	KindNoGPU       = "NoGPU"
+	KindFailed      = "Failed"
+	KindUnreachable = "Unreachable"
+	KindAuth        = "AuthFailed"
+	KindTLS         = "TLSVerificationFailed"
 	// KindCredentials: the host's credentials Secret is missing or incomplete.
 	KindCredentials = "CredentialsNotFound"
 )
@@ -70,6 +72,8 @@ var kindWords = map[string]struct{ what, todo string }{
 		"wait for the guest to boot, or enable its shutdown integration service; powerOffMode trySoft cuts the power after its timeout"},
 	KindGuestFailed: {"PowerShell Direct into the guest failed",
 		"check the user and password of spec.guestCredentialsRef and that the guest runs"},
+	KindNoGPU: {"the host has no free GPU of the kind spec.gpu asks for",
+		"capwin tries again, for a machine without spec.host on a host whose status.hosts[].gpu shows a free one; free a GPU or add one to a host (docs/hyperv.md, GPUs)"},
 	KindFailed: {"the operation failed", "capwin tries again; the host's message says why"},
 	KindUnreachable: {"the host did not answer",
 		"check that the host runs and that its WinRM HTTPS listener is reachable from the manager; capwin tries again after a pause"},

@@ -16,6 +16,12 @@ type HostInfo struct {
 	VMs               int      `json:"vms"`
 	Switches          []string `json:"switches"`
 	Build             int      `json:"build"`
+	// GPUPartitions is the PartitionCount of every partitionable GPU, summed; GPUPartitionsInUse
+	// the VMs' GPU partition adapters; AssignableDevices the location paths of the devices
+	// dismounted from the host and not assigned to a VM. gpuStatus makes status of them.
+	GPUPartitions      int      `json:"gpuPartitions"`
+	GPUPartitionsInUse int      `json:"gpuPartitionsInUse"`
+	AssignableDevices  []string `json:"assignableDevices"`
 }
 
 // VMKey identifies a machine's VM: by id when known, else by UID (notes, disk name).
@@ -79,7 +85,9 @@ type CreateInput struct {
 	NestedVirtualization bool       `json:"nestedVirtualization,omitempty"`
 	SecureBoot           SecureBoot `json:"secureBoot"`
 	// VTPM gives the VM a local key protector and enables its TPM.
-	VTPM bool       `json:"vtpm,omitempty"`
+	VTPM bool `json:"vtpm,omitempty"`
+	// GPU gives the VM a GPU partition or assigned GPUs (nil: none).
+	GPU  *GPUInput  `json:"gpu,omitempty"`
 	NICs []NICInput `json:"nics"`
 	// DataDisks are created in the VM's folder and attached in this order, before the config drive.
 	DataDisks []DataDiskInput `json:"dataDisks"`

@@ -16,8 +16,9 @@ import (
 )
 
 // place chooses the host of a new VM: the pinned host; else, among the hosts of the Machine's
-// failure domain (or all hosts), the available one with the fewest VMs of the same
-// MachineDeployment, then the most free memory, then by name.
+// failure domain (or all hosts) that are available and, for a machine with spec.gpu, have a free
+// GPU of its kind as last probed, the one with the fewest VMs of the same MachineDeployment, then
+// the most free memory, then by name. create.ps1 checks the GPU again on the host.
 func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	if pin := b.m.Spec.Host; pin != "" {
 		if _, ok := b.hosts[pin]; !ok {
@@ -35,6 +36,7 @@ func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error
 		return "", err
 	}
 	var candidates []string
+	gpu, noGPU := b.m.Spec.GPU, 0
 	for _, h := range b.cluster.Spec.Hosts {
 		if fd != "" && h.FailureDomain != fd {
 			continue
@@ -42,7 +44,16 @@ func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error
 		if st, known := status[h.Name]; known && !st.Available {
 			continue
 		}
+		if !hasFreeGPU(status[h.Name].GPU, gpu) {
+			noGPU++
+			continue
+		}
 		candidates = append(candidates, h.Name)
+	}
+	if len(candidates) == 0 && noGPU > 0 {
+		return "", hypervisor.Errorf(infrav1.NoGPUAvailableReason,
+			"none of the %d available hosts (failure domain %q) has %s (see the HyperVCluster's status.hosts[].gpu): capwin places the machine once a host has one; free a GPU or add one (docs/hyperv.md, GPUs)",
+			noGPU, fd, gpuWords(gpu))
 	}
 	if len(candidates) == 0 {
 		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "no available host in failure domain %q (see the HyperVCluster's status.hosts)", fd)

@@ -109,3 +109,48 @@ func TestCreateTPMCalls(t *testing.T) {
 		t.Errorf("Set-VMKeyProtector %v, want -VM $VM -NewLocalKeyProtector", c.Args)
 	}
 }
+
+// TestGPUCalls reads the GPU calls of create.ps1 and remove.ps1 against the parameter sets of
+// Microsoft's cmdlet docs: the free GPU is checked before New-VM makes anything; the VM gets
+// Set-VM -GuestControlledCacheTypes with the MMIO space, then Add-VMGpuPartitionAdapter (VMObject
+// set, bounds splatted) or Add-VMAssignableDevice -VM -LocationPath; remove.ps1 gives the devices
+// back with Remove-VMAssignableDevice's Object set (it has no -VM) and the partition with
+// Remove-VMGpuPartitionAdapter -VM, before Remove-VM.
+func TestGPUCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	create, err := pscheck.Calls(filepath.Join("ps", "create.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(calls []pscheck.Call, name, function string) (pscheck.Call, int) {
+		return pscheck.Find(calls, func(c pscheck.Call) bool { return c.Name == name && c.Function == function })
+	}
+	test, tested := at(create, "Test-CapwinGpu", "")
+	_, newVM := at(create, "New-VM", "")
+	if tested < 0 || newVM < 0 || tested > newVM || !slices.Equal(test.Args, []string{"$vm", "$In.gpu"}) {
+		t.Errorf("Test-CapwinGpu is call %d %v, New-VM call %d: want the GPU checked first", tested, test.Args, newVM)
+	}
+	want := map[string][]string{
+		"Set-VM":                    {"-VM", "$VM", "-GuestControlledCacheTypes", "$true", "@mmio"},
+		"Add-VMGpuPartitionAdapter": {"-VM", "$VM", "@bounds"},
+		"Add-VMAssignableDevice":    {"-VM", "$VM", "-LocationPath", "$device.LocationPath"},
+	}
+	for name, args := range want {
+		if c, i := at(create, name, "Add-CapwinGpu"); i < 0 || !slices.Equal(c.Args, args) {
+			t.Errorf("Add-CapwinGpu calls %s %v, want %v", name, c.Args, args)
+		}
+	}
+	remove, err := pscheck.Calls(filepath.Join("ps", "remove.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	devices, d := at(remove, "Remove-VMAssignableDevice", "")
+	partition, p := at(remove, "Remove-VMGpuPartitionAdapter", "")
+	_, removed := at(remove, "Remove-VM", "")
+	if d < 0 || p < 0 || d > removed || p > removed || !slices.Equal(devices.Args, []string{"-VMAssignableDevice", "$devices"}) ||
+		!slices.Equal(partition.Args, []string{"-VM", "$vm"}) {
+		t.Errorf("remove.ps1: Remove-VMAssignableDevice %d %v, Remove-VMGpuPartitionAdapter %d %v, Remove-VM %d", d, devices.Args, p, partition.Args, removed)
+	}
+}

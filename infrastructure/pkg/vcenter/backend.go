@@ -49,7 +49,7 @@ func (b *backend) on(action string) subject {
 		folder = r.Folder.InventoryPath
 	}
 	return subject{action: action, vm: b.machine.Name, folder: folder, template: b.where.Template,
-		datastore: b.where.Datastore, pool: b.where.Pool, vtpm: b.spec.VTPM}
+		datastore: b.where.Datastore, pool: b.where.Pool, vtpm: b.spec.VTPM, pci: len(b.spec.PCIDevices) > 0}
 }
 
 // metadata renders the instance metadata and, for a Windows guest whose NICs have routes, an MTU

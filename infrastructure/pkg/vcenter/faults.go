@@ -22,6 +22,8 @@ type subject struct {
 	template, datastore, pool string
 	// vtpm: the machine asks for a vTPM, which vSphere refuses without a key provider.
 	vtpm bool
+	// pci: the machine asks for PCI devices (GPUs), which only some hosts have free.
+	pci bool
 }
 
 // vmName names the VM: "VM win-md-0-x", or "the VM".

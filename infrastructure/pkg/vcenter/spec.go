@@ -33,10 +33,11 @@ type cloneInput struct {
 	Network []byte
 }
 
-// cloneSpec is the desired VM: hardware, NICs, data disks, Secure Boot, vTPM and guestinfo in one
-// CloneVM_Task, powered on by the same task when the metadata is complete and nothing is left to
-// do before the first boot (a disk to grow, tags to attach, an anti-affinity rule). The data disks
-// are created by the clone itself: a clone that fails or is cancelled leaves none behind.
+// cloneSpec is the desired VM: hardware, NICs, data disks, Secure Boot, vTPM, PCI devices (GPUs) and
+// guestinfo in one CloneVM_Task, powered on by the same task when the metadata is complete and
+// nothing is left to do before the first boot (a disk to grow, tags to attach, an anti-affinity
+// rule). The data disks and PCI devices are created by the clone itself: a clone that fails or is
+// cancelled leaves none behind.
 func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	extra, err := guestinfo(in.Metadata, in.Network, in.UserData)
 	if err != nil {
@@ -75,6 +76,7 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	if err := securityConfig(cfg, in.Spec, in.Place); err != nil {
 		return types.VirtualMachineCloneSpec{}, err
 	}
+	gpuConfig(cfg, in.Spec)
 	loc := types.VirtualMachineRelocateSpec{Pool: &in.Place.Pool, Datastore: in.Place.Datastore}
 	if in.Place.Folder != nil {
 		ref := in.Place.Folder.Reference()

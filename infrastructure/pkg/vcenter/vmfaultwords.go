@@ -70,6 +70,9 @@ func configWords(on subject, f types.BaseMethodFault) string {
 	case types.BaseVmConfigFault:
 		return fmt.Sprintf("vSphere refused the configuration of %s: check the machine's spec and the template", on.vmName())
 	case *types.NoCompatibleHost:
+		if on.pci {
+			return fmt.Sprintf("no host of the cluster can run %s with its PCI devices (spec.pciDevices): it needs a host with such a device free (a DirectPath I/O device of that vendor and device id, or an NVIDIA vGPU manager offering the profile) and room for its full memory reservation (docs/vcenter.md, GPUs)", on.vmName())
+		}
 		return fmt.Sprintf("no host of the cluster can run %s: check that its networks, datastore and hardware version are available on the hosts", on.vmName())
 	case types.BaseInvalidFolder:
 		return fmt.Sprintf("%s cannot hold VMs: set spec.placement.folder to a VM folder", on.where())

@@ -86,6 +86,9 @@ func (r *Reconciler) check(ctx context.Context, hc *infrav1.HyperVCluster) (ctrl
 	var firstErr error
 	for _, c := range checks {
 		st := infrav1.HyperVHostStatus{Name: c.Name, Available: c.Err == nil, FreeMemoryMiB: c.Info.FreeMemoryMiB, VMs: vms[c.Name]}
+		if c.Err == nil {
+			st.GPU = hyperv.GPUStatus(c.Info)
+		}
 		if c.Err != nil {
 			st.Message = c.Err.Error()
 			down = append(down, c.Name)

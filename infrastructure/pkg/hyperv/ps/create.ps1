@@ -5,7 +5,8 @@
 # and that it is complete only at the very end, once every setting is checked: capwin starts no
 # VM without that line. SCSI controller 0 holds the OS disk at location 0, the data disks at the
 # locations $In gives (1, 2, ...) and the config drive after them: the guest finds data disk i at
-# SCSI target 0, LUN i+1.
+# SCSI target 0, LUN i+1. A VM with a GPU is created only when the host has one free (checked
+# before anything is made) and gets it before it is marked complete.
 param($In)
 
 # New-CapwinDataDisk creates a data disk's VHDX, or keeps the one an interrupted run made when it
@@ -53,6 +54,114 @@ function Enable-CapwinTpm {
     Enable-VMTPM -VM $VM
 }
 
+# Get-CapwinAssignable returns the devices a VM may be given (gpu mode Assign): those an operator
+# dismounted from the host and no VM holds (Get-VMHostAssignableDevice), only the one the spec's
+# locationPath names when it names one.
+function Get-CapwinAssignable {
+    param($Gpu)
+    return @(Get-VMHostAssignableDevice | Where-Object { -not $Gpu.locationPath -or $_.LocationPath -eq $Gpu.locationPath })
+}
+
+# Test-CapwinGpu stops the create before anything is made when the host has no free GPU of the kind
+# asked for; a VM an interrupted run left keeps what it was given. Free partitions are the
+# PartitionCount of the host's partitionable GPUs (Get-VMHostPartitionableGpu) less the partition
+# adapters of all its VMs, capwin's or not.
+function Test-CapwinGpu {
+    param($VM, $Gpu)
+    if ($Gpu.mode -eq 'Partition') {
+        if ($null -ne $VM -and @(Get-VMGpuPartitionAdapter -VM $VM).Count -gt 0) {
+            return
+        }
+        if (-not (Get-Command -Name 'Get-VMHostPartitionableGpu' -ErrorAction SilentlyContinue)) {
+            Stop-Capwin 'NoGPU' ('host {0} has no GPU partitioning (its Hyper-V module lacks Get-VMHostPartitionableGpu)' -f $env:COMPUTERNAME)
+        }
+        $total = 0
+        foreach ($gpu in @(Get-VMHostPartitionableGpu)) {
+            $total += $gpu.PartitionCount
+        }
+        $used = 0
+        foreach ($other in @(Get-VM)) {
+            $used += @(Get-VMGpuPartitionAdapter -VM $other).Count
+        }
+        if ($used -ge $total) {
+            Stop-Capwin 'NoGPU' ('host {0} has no free GPU partition ({1} of {2} in use)' -f $env:COMPUTERNAME, $used, $total)
+        }
+        return
+    }
+    $have = 0
+    if ($null -ne $VM) {
+        $have = @(Get-VMAssignableDevice -VM $VM).Count
+    }
+    $free = @(Get-CapwinAssignable $Gpu)
+    if ($have + $free.Count -lt $Gpu.count) {
+        Stop-Capwin 'NoGPU' ('host {0} has {1} free assignable devices{2}, the VM needs {3}' -f $env:COMPUTERNAME, $free.Count, $(if ($Gpu.locationPath) { ' at ' + $Gpu.locationPath } else { '' }), ($Gpu.count - $have))
+    }
+}
+
+# Add-CapwinGpu gives the VM its GPU, once. Write-combining and the MMIO space follow Microsoft's
+# DDA guide, https://learn.microsoft.com/windows-server/virtualization/hyper-v/deploy/deploying-graphics-devices-using-dda
+# (Set-VM -GuestControlledCacheTypes, -LowMemoryMappedIoSpace, -HighMemoryMappedIoSpace; DDA also
+# needs -AutomaticStopAction TurnOff, which every capwin VM has). A partition comes from
+# Add-VMGpuPartitionAdapter, with the bounds the spec sets
+# (https://learn.microsoft.com/powershell/module/hyper-v/add-vmgpupartitionadapter); devices from
+# Add-VMAssignableDevice -LocationPath (https://learn.microsoft.com/powershell/module/hyper-v/add-vmassignabledevice).
+function Add-CapwinGpu {
+    param($VM, $Gpu)
+    $mmio = @{}
+    if ($Gpu.lowMmioBytes -gt 0) {
+        $mmio.LowMemoryMappedIoSpace = $Gpu.lowMmioBytes
+    }
+    if ($Gpu.highMmioBytes -gt 0) {
+        $mmio.HighMemoryMappedIoSpace = $Gpu.highMmioBytes
+    }
+    Set-VM -VM $VM -GuestControlledCacheTypes $true @mmio
+    if ($Gpu.mode -eq 'Partition') {
+        if (@(Get-VMGpuPartitionAdapter -VM $VM).Count -gt 0) {
+            return
+        }
+        $bounds = @{}
+        $p = $Gpu.partition
+        if ($p.vram) {
+            $bounds.MinPartitionVRAM = [uint64]$p.vram.min
+            $bounds.MaxPartitionVRAM = [uint64]$p.vram.max
+            $bounds.OptimalPartitionVRAM = [uint64]$p.vram.optimal
+        }
+        if ($p.encode) {
+            $bounds.MinPartitionEncode = [uint64]$p.encode.min
+            $bounds.MaxPartitionEncode = [uint64]$p.encode.max
+            $bounds.OptimalPartitionEncode = [uint64]$p.encode.optimal
+        }
+        if ($p.decode) {
+            $bounds.MinPartitionDecode = [uint64]$p.decode.min
+            $bounds.MaxPartitionDecode = [uint64]$p.decode.max
+            $bounds.OptimalPartitionDecode = [uint64]$p.decode.optimal
+        }
+        if ($p.compute) {
+            $bounds.MinPartitionCompute = [uint64]$p.compute.min
+            $bounds.MaxPartitionCompute = [uint64]$p.compute.max
+            $bounds.OptimalPartitionCompute = [uint64]$p.compute.optimal
+        }
+        Add-VMGpuPartitionAdapter -VM $VM @bounds
+        return
+    }
+    $need = $Gpu.count - @(Get-VMAssignableDevice -VM $VM).Count
+    if ($need -le 0) {
+        return
+    }
+    foreach ($device in @(Get-CapwinAssignable $Gpu | Select-Object -First $need)) {
+        Add-VMAssignableDevice -VM $VM -LocationPath $device.LocationPath
+    }
+}
+
+# Test-CapwinGpuGiven reports whether the VM has the GPU the spec asks for.
+function Test-CapwinGpuGiven {
+    param($VM, $Gpu)
+    if ($Gpu.mode -eq 'Partition') {
+        return @(Get-VMGpuPartitionAdapter -VM $VM).Count -ge 1
+    }
+    return @(Get-VMAssignableDevice -VM $VM).Count -ge $Gpu.count
+}
+
 $complete = 'capwin-complete:' + $In.uid
 $vm = Find-CapwinVM $In
 if ($null -ne $vm -and "$($vm.Notes)".Contains($complete)) {
@@ -68,6 +177,9 @@ foreach ($switch in $In.nics) {
     if ($null -eq (Get-VMSwitch -Name $switch.switch -ErrorAction SilentlyContinue)) {
         Stop-Capwin 'InvalidSpec' ('virtual switch {0} does not exist on host {1}' -f $switch.switch, $env:COMPUTERNAME)
     }
+}
+if ($In.gpu) {
+    Test-CapwinGpu $vm $In.gpu
 }
 $dir = Get-CapwinVMDir $In
 $disk = Get-CapwinDiskPath $In
@@ -113,6 +225,9 @@ if ($In.vtpm) {
     Enable-CapwinTpm $vm
 }
 Set-VMProcessor -VM $vm -ExposeVirtualizationExtensions ([bool]$In.nestedVirtualization)
+if ($In.gpu) {
+    Add-CapwinGpu $vm $In.gpu
+}
 Get-VMNetworkAdapter -VM $vm | Remove-VMNetworkAdapter
 foreach ($nic in $In.nics) {
     $adapter = Add-VMNetworkAdapter -VM $vm -SwitchName $nic.switch -StaticMacAddress $nic.mac -Passthru
@@ -144,6 +259,9 @@ foreach ($data in $In.dataDisks) {
     if ($null -eq (Get-CapwinDrive $vm $path $data.location)) {
         Stop-Capwin 'Failed' ('VM {0} has no data disk {1} at SCSI 0:{2} after create' -f $vm.Id, $path, $data.location)
     }
+}
+if ($In.gpu -and -not (Test-CapwinGpuGiven $vm $In.gpu)) {
+    Stop-Capwin 'Failed' ('VM {0} has no GPU ({1}) after create' -f $vm.Id, $In.gpu.mode)
 }
 if ($In.vtpm -and -not (Get-VMSecurity -VM $vm).TpmEnabled) {
     Stop-Capwin 'Failed' ('VM {0} has no TPM after create' -f $vm.Id)

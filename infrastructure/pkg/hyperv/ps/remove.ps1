@@ -21,6 +21,15 @@ if ($null -ne $vm) {
     if ($vm.State -ne 'Off') {
         Stop-VM -VM $vm -TurnOff -Force
     }
+    # The GPUs go back before the VM: an assigned device to the host's assignable devices (still
+    # dismounted from the host, ready for the next VM), a partition to its GPU.
+    $devices = @(Get-VMAssignableDevice -VM $vm)
+    if ($devices.Count -gt 0) {
+        Remove-VMAssignableDevice -VMAssignableDevice $devices
+    }
+    if (@(Get-VMGpuPartitionAdapter -VM $vm).Count -gt 0) {
+        Remove-VMGpuPartitionAdapter -VM $vm
+    }
     Remove-VM -VM $vm -Force
 }
 foreach ($path in $paths) {

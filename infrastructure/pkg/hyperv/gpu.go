@@ -1,0 +1,127 @@
+package hyperv
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// The MMIO space of a VM with an assigned GPU when the spec sets none: the values Microsoft's DDA
+// guide gives for one GPU, "Deploy graphics devices by using Discrete Device Assignment",
+// https://learn.microsoft.com/windows-server/virtualization/hyper-v/deploy/deploying-graphics-devices-using-dda
+// (Set-VM -LowMemoryMappedIoSpace 3Gb, -HighMemoryMappedIoSpace 33280Mb).
+const (
+	ddaLowMMIOMiB  = 3 * 1024
+	ddaHighMMIOMiB = 33280
+)
+
+// GPUInput is create.ps1's GPU: a partition (mode Partition, with optional resource bounds) or
+// Count assigned devices (mode Assign, LocationPath to name the one). The MMIO sizes are in bytes,
+// 0 for Hyper-V's own.
+type GPUInput struct {
+	Mode          string          `json:"mode"`
+	Count         int32           `json:"count"`
+	LocationPath  string          `json:"locationPath,omitempty"`
+	Partition     *PartitionInput `json:"partition,omitempty"`
+	LowMMIOBytes  int64           `json:"lowMmioBytes"`
+	HighMMIOBytes int64           `json:"highMmioBytes"`
+}
+
+// PartitionInput bounds a GPU partition: each resource set becomes Add-VMGpuPartitionAdapter's
+// -MinPartition<Resource>, -MaxPartition<Resource> and -OptimalPartition<Resource>.
+type PartitionInput struct {
+	VRAM    *GPUBound `json:"vram,omitempty"`
+	Encode  *GPUBound `json:"encode,omitempty"`
+	Decode  *GPUBound `json:"decode,omitempty"`
+	Compute *GPUBound `json:"compute,omitempty"`
+}
+
+// GPUBound is one resource of a partition.
+type GPUBound struct {
+	Min     int64 `json:"min"`
+	Max     int64 `json:"max"`
+	Optimal int64 `json:"optimal"`
+}
+
+// gpuInput renders spec.gpu for create.ps1 (nil: no GPU).
+func gpuInput(g *infrav1.HyperVGPU) *GPUInput {
+	if g == nil {
+		return nil
+	}
+	in := &GPUInput{Mode: string(g.Mode), Count: max(g.Count, 1), LocationPath: g.LocationPath,
+		LowMMIOBytes: int64(g.LowMMIOSpaceMiB) << 20, HighMMIOBytes: g.HighMMIOSpaceMiB << 20}
+	if g.Mode == infrav1.GPUAssign {
+		in.LowMMIOBytes = cmp.Or(in.LowMMIOBytes, ddaLowMMIOMiB<<20)
+		in.HighMMIOBytes = cmp.Or(in.HighMMIOBytes, ddaHighMMIOMiB<<20)
+	}
+	if p := g.Partition; p != nil && g.Mode == infrav1.GPUPartition {
+		in.Partition = &PartitionInput{VRAM: bound(p.VRAM), Encode: bound(p.Encode), Decode: bound(p.Decode), Compute: bound(p.Compute)}
+	}
+	return in
+}
+
+func bound(r *infrav1.HyperVGPUResource) *GPUBound {
+	if r == nil {
+		return nil
+	}
+	return &GPUBound{Min: r.Min, Max: r.Max, Optimal: r.Optimal}
+}
+
+// maxAssignable and maxLocationPath are the CRD's limits on status.hosts[].gpu.assignableDevices.
+const (
+	maxAssignable   = 64
+	maxLocationPath = 512
+)
+
+// GPUStatus is what host.ps1 reports of the host's GPUs, made fit for status: free partitions never
+// below zero, location paths trimmed, non-empty, unique, sorted and within the CRD's limits (a path
+// too long to keep could not be asked for by spec.gpu.locationPath either). nil when the host has
+// no free GPU.
+func GPUStatus(info HostInfo) *infrav1.HyperVHostGPUStatus {
+	free := min(max(info.GPUPartitions-info.GPUPartitionsInUse, 0), 1<<20)
+	var paths []string
+	for _, p := range info.AssignableDevices {
+		if p = strings.TrimSpace(p); p != "" && len(p) <= maxLocationPath {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	if len(paths) > maxAssignable {
+		paths = paths[:maxAssignable]
+	}
+	if free == 0 && len(paths) == 0 {
+		return nil
+	}
+	return &infrav1.HyperVHostGPUStatus{FreePartitions: int32(free), AssignableDevices: paths} //nolint:gosec // bounded above
+}
+
+// hasFreeGPU reports whether a host, as last probed, has what spec.gpu asks for.
+func hasFreeGPU(st *infrav1.HyperVHostGPUStatus, g *infrav1.HyperVGPU) bool {
+	if g == nil {
+		return true
+	}
+	if st == nil {
+		return false
+	}
+	if g.Mode == infrav1.GPUPartition {
+		return st.FreePartitions > 0
+	}
+	if g.LocationPath != "" {
+		return slices.ContainsFunc(st.AssignableDevices, func(p string) bool { return strings.EqualFold(p, g.LocationPath) })
+	}
+	return len(st.AssignableDevices) >= int(max(g.Count, 1))
+}
+
+// gpuWords name what spec.gpu asks for, for the placement's error.
+func gpuWords(g *infrav1.HyperVGPU) string {
+	switch {
+	case g.Mode == infrav1.GPUPartition:
+		return "a free GPU partition"
+	case g.LocationPath != "":
+		return "assignable device " + g.LocationPath + " free"
+	}
+	return "free assignable GPUs"
+}
