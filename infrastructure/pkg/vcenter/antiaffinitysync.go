@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/fault"
-	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -60,7 +59,7 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.Manage
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
 	for attempt := 0; ; attempt++ {
-		vms, err := b.groupVMs(ctx, *cluster, name, leaving, vm)
+		vms, err := b.groupVMs(ctx, *cluster, keyGroup, name, leaving, vm)
 		if err != nil {
 			return err
 		}
@@ -101,16 +100,16 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 	return &pool.Owner, nil
 }
 
-// groupVMs lists the VMs of the compute cluster marked with the group's rule name (keyGroup), but
+// groupVMs lists the VMs of the compute cluster whose mark key (keyGroup, keyDomain) is name, but
 // vm when it is leaving: one read through a container view.
-func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, name string, leaving bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
+func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
 		return nil, b.sess.check(err)
 	}
 	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
 	var content []types.ObjectContent
-	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(keyGroup)}, &content); err != nil {
+	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(key)}, &content); err != nil {
 		return nil, b.sess.check(err)
 	}
 	var vms []types.ManagedObjectReference
@@ -129,12 +128,5 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 
 // editRule applies one rule change to the cluster and waits for it (ruleWait).
 func (b *backend) editRule(ctx context.Context, cluster types.ManagedObjectReference, change *types.ClusterRuleSpec) error {
-	ctx, cancel := context.WithTimeout(ctx, ruleWait)
-	defer cancel()
-	spec := &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{*change}}
-	task, err := object.NewClusterComputeResource(b.sess.Client, cluster).Reconfigure(ctx, spec, true)
-	if err != nil {
-		return b.sess.check(err)
-	}
-	return b.sess.check(task.Wait(ctx))
+	return b.reconfigureOnce(ctx, cluster, &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{*change}})
 }

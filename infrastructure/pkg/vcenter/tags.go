@@ -19,21 +19,26 @@ import (
 // The vCenter backend tags VMs.
 var _ hypervisor.Tagger = (*backend)(nil)
 
-// Tag attaches spec.tags to the VM through vCenter's tagging service (a vAPI call, not part of
-// the clone task), skipping those already attached, and returns them with their ids. Once status
-// reports them all it makes no call: spec.tags is immutable, and vCenter keeps a VM's tags.
+// Tag attaches spec.tags and the failure domain's zone and region to the VM through vCenter's
+// tagging service (a vAPI call, not part of the clone task), skipping those already attached,
+// and returns them with their ids. Once status reports them all it makes no call: spec.tags and
+// a domain's zone and region are immutable, and vCenter keeps a VM's tags.
 func (b *backend) Tag(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) ([]infrav1.VCenterTagStatus, error) {
-	have := s.InfraMachine.GetMachineStatus().Tags
-	if reported(b.spec.Tags, have) {
+	have, want := s.InfraMachine.GetMachineStatus().Tags, b.tags()
+	if reported(want, have) {
 		return have, nil
 	}
 	var out []infrav1.VCenterTagStatus
 	err := b.sess.withVAPI(ctx, "tagging", func(rc *rest.Client) error {
 		var err error
-		out, err = attachTags(ctx, tags.NewManager(rc), b.spec.Tags, vmRef(vm.Ref.ID))
+		out, err = attachTags(ctx, tags.NewManager(rc), want, vmRef(vm.Ref.ID))
 		return err
 	})
-	return out, callError(b.onVM("attach spec.tags to", vm.Ref.ID), err)
+	action := "attach spec.tags to"
+	if len(want) > len(b.spec.Tags) {
+		action = fmt.Sprintf("attach spec.tags and the zone and region of failure domain %s to", b.fd.Name)
+	}
+	return out, callError(b.onVM(action, vm.Ref.ID), err)
 }
 
 // reported is true when status lists every tag of the spec, and no other.
@@ -148,7 +153,7 @@ func attachable(cat tags.Category, want []infrav1.VCenterTag) error {
 // from depending on that (vcsim, for one, keeps them). It detaches whatever the VM carries, as
 // listed then, so a status that lost its tags misses none.
 func (b *backend) untag(ctx context.Context, vm *hypervisor.VM) {
-	if len(b.spec.Tags) == 0 {
+	if len(b.tags()) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, untagTimeout)
