@@ -98,3 +98,114 @@ func TestFailureDomainNetworksVcsim(t *testing.T) {
 	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring(`failure domain "rack-b" names 3 networks, the machine has 1 NICs`))
 }
+
+// vcsimHostGroup creates a DRS host group of every host of vcsim's cluster: the administrator's.
+func vcsimHostGroup(t *testing.T, sess *Session, name string) {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	cc, err := find.NewFinder(sess.Client).ClusterComputeResource(ctx, vcsimCluster)
+	g.Expect(err).NotTo(HaveOccurred())
+	hosts, err := cc.Hosts(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	var refs []types.ManagedObjectReference
+	for _, h := range hosts {
+		refs = append(refs, h.Reference())
+	}
+	task, err := cc.Reconfigure(ctx, &types.ClusterConfigSpecEx{GroupSpec: []types.ClusterGroupSpec{{
+		ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
+		Info:            &types.ClusterHostGroup{ClusterGroupInfo: types.ClusterGroupInfo{Name: name}, Host: refs[:2]},
+	}}}, true)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(task.Wait(ctx)).To(Succeed())
+}
+
+// vcsimGroups reads the DRS groups and rules of vcsim's cluster.
+func vcsimGroups(g Gomega, sess *Session) clusterGroups {
+	ctx := context.Background()
+	cc, err := find.NewFinder(sess.Client).ClusterComputeResource(ctx, vcsimCluster)
+	g.Expect(err).NotTo(HaveOccurred())
+	var c mo.ClusterComputeResource
+	g.Expect(cc.Properties(ctx, cc.Reference(), []string{"configurationEx"}, &c)).To(Succeed())
+	cfg := c.ConfigurationEx.(*types.ClusterConfigInfoEx)
+	return clusterGroups{groups: cfg.Group, rules: cfg.Rule}
+}
+
+// startInDomain clones a machine of vc's failure domain and powers it on (PowerOn puts it in the
+// domain's VM group first).
+func startInDomain(t *testing.T, sess *Session, vc *infrav1.VCenterCluster, name, uid string) aaMachine {
+	t.Helper()
+	b, s := domainMachine(t, sess, vc, name, uid, spec(nil))
+	vm := cloned(t, b, s)
+	NewWithT(t).Expect(vm.Power).To(Equal(hypervisor.PoweredOff), "a VM of a domain with a hostGroup is cloned powered off, so DRS places it by the rule")
+	ref, err := b.PowerOn(context.Background(), s, vm)
+	run(t, b, s, ref, err)
+	return aaMachine{b, s, vm}
+}
+
+// TestFailureDomainHostGroupVcsim: the VMs of a domain with a hostGroup (Must) are kept in one VM
+// group tied to the administrator's host group by a mandatory VM-Host rule; deleting them takes
+// them out and the last one removes the group and the rule (the host group stays). A domain
+// naming a host group the cluster lacks is refused with words, and its VM stays off; a domain
+// whose hostGroup was dropped loses its group and rule with its next deleted VM.
+func TestFailureDomainHostGroupVcsim(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	vcsimHostGroup(t, sess, "rack-a-hosts")
+	vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", HostGroup: &infrav1.VCenterHostGroup{Name: "rack-a-hosts", Mode: infrav1.HostGroupMust}})
+
+	m1 := startInDomain(t, sess, vc, "win-fd-1", "6c1f0b6e-0000-4000-8000-0000000000f3")
+	m2 := startInDomain(t, sess, vc, "win-fd-2", "6c1f0b6e-0000-4000-8000-0000000000f4")
+	name := domainGroup(m1.s, m1.b.fd)
+	g.Expect(len(name)).To(BeNumerically("<=", maxRuleName))
+	have := vcsimGroups(g, sess)
+	g.Expect(have.vmGroup(name)).NotTo(BeNil())
+	g.Expect(vmIDs(have.vmGroup(name).Vm)).To(ConsistOf(m1.vm.Ref.ID, m2.vm.Ref.ID))
+	rule := have.vmHostRule(name)
+	g.Expect(rule).NotTo(BeNil())
+	g.Expect(rule.VmGroupName).To(Equal(name))
+	g.Expect(rule.AffineHostGroupName).To(Equal("rack-a-hosts"))
+	g.Expect(*rule.Mandatory).To(BeTrue())
+	g.Expect(*rule.Enabled).To(BeTrue())
+
+	// PowerOn again changes nothing.
+	g.Expect(m1.b.syncDomain(ctx, m1.s, vmRef(m1.vm.Ref.ID), false)).To(Succeed())
+	g.Expect(vcsimGroups(g, sess).vmHostRule(name).RuleUuid).To(Equal(rule.RuleUuid))
+
+	m1.destroy(t)
+	have = vcsimGroups(g, sess)
+	g.Expect(vmIDs(have.vmGroup(name).Vm)).To(ConsistOf(m2.vm.Ref.ID))
+	g.Expect(have.vmHostRule(name)).NotTo(BeNil())
+	m2.destroy(t)
+	have = vcsimGroups(g, sess)
+	g.Expect(have.vmGroup(name)).To(BeNil(), "the last VM out removes the VM group")
+	g.Expect(have.vmHostRule(name)).To(BeNil(), "and its rule")
+	g.Expect(have.hostGroup("rack-a-hosts")).NotTo(BeNil(), "the host group is the administrator's")
+
+	// A host group the cluster lacks: InvalidSpec in words, the VM stays off; it can be deleted.
+	missing := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-b", HostGroup: &infrav1.VCenterHostGroup{Name: "nope"}})
+	b, s := domainMachine(t, sess, missing, "win-fd-missing", "6c1f0b6e-0000-4000-8000-0000000000f5", spec(nil))
+	vm := cloned(t, b, s)
+	_, err := b.PowerOn(ctx, s, vm)
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
+	g.Expect(err.Error()).To(ContainSubstring(`has no DRS host group "nope"`))
+	vm, err = b.Find(ctx, s)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(vm.Power).To(Equal(hypervisor.PoweredOff))
+	ref, err := b.Destroy(ctx, s, vm)
+	run(t, b, s, ref, err)
+
+	// A hostGroup dropped from the spec: the domain's next deleted VM removes its group and rule.
+	m3 := startInDomain(t, sess, vc, "win-fd-3", "6c1f0b6e-0000-4000-8000-0000000000f6")
+	m4 := startInDomain(t, sess, vc, "win-fd-4", "6c1f0b6e-0000-4000-8000-0000000000f7")
+	m3.b.fd.HostGroup = nil
+	m3.destroy(t)
+	have = vcsimGroups(g, sess)
+	g.Expect(have.vmGroup(name)).To(BeNil())
+	g.Expect(have.vmHostRule(name)).To(BeNil())
+	m4.b.fd.HostGroup = nil
+	m4.destroy(t)
+	g.Expect(vcsimGroups(g, sess).groups).To(HaveLen(1), "only the administrator's host group is left")
+}
