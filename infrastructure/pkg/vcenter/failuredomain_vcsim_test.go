@@ -209,3 +209,45 @@ func TestFailureDomainHostGroupVcsim(t *testing.T) {
 	m4.destroy(t)
 	g.Expect(vcsimGroups(g, sess).groups).To(HaveLen(1), "only the administrator's host group is left")
 }
+
+// TestFailureDomainTagsVcsim: a VM of a domain with a zone and a region is cloned powered off and
+// gets both tags besides its spec.tags, all reported with their ids; destroying it leaves it none.
+func TestFailureDomainTagsVcsim(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	zone, region := infrav1.VCenterTag{Category: "k8s-zone", Name: "rack-a"}, infrav1.VCenterTag{Category: "k8s-region", Name: "dc-west"}
+	daily := infrav1.VCenterTag{Category: "backup", Name: "daily"}
+	ids := vcsimTags(t, sess, []string{"k8s-zone", "k8s-region"}, nil, zone, region, daily)
+	vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", Zone: &zone, Region: &region})
+	b, s := domainMachine(t, sess, vc, "win-fd-tags", "6c1f0b6e-0000-4000-8000-0000000000f8",
+		spec(func(s *infrav1.VCenterMachineSpec) { s.Tags = []infrav1.VCenterTag{daily} }))
+	vm := cloned(t, b, s)
+	g.Expect(vm.Power).To(Equal(hypervisor.PoweredOff), "the clone task leaves a VM with tags to attach off")
+
+	got, err := b.Tag(ctx, s, vm)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(got).To(Equal([]infrav1.VCenterTagStatus{
+		{Category: "backup", Name: "daily", ID: ids["backup/daily"]},
+		{Category: "k8s-zone", Name: "rack-a", ID: ids["k8s-zone/rack-a"]},
+		{Category: "k8s-region", Name: "dc-west", ID: ids["k8s-region/dc-west"]},
+	}))
+	g.Expect(attachedTags(g, sess, vm.Ref.ID)).To(ConsistOf(ids["backup/daily"], ids["k8s-zone/rack-a"], ids["k8s-region/dc-west"]))
+	s.InfraMachine.GetMachineStatus().Tags = got
+	again, err := b.Tag(ctx, s, vm)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(again).To(Equal(got), "status reports them all: no call")
+
+	ref, err := b.Destroy(ctx, s, vm)
+	run(t, b, s, ref, err)
+	g.Expect(attachedTags(g, sess, vm.Ref.ID)).To(BeEmpty())
+
+	// A zone tag vCenter lacks is an InvalidSpec error naming the domain.
+	lost := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-z", Zone: &infrav1.VCenterTag{Category: "k8s-zone", Name: "rack-z"}, Region: &region})
+	b, s = domainMachine(t, sess, lost, "win-fd-lost", "6c1f0b6e-0000-4000-8000-0000000000f9", spec(nil))
+	vm = cloned(t, b, s)
+	_, err = b.Tag(ctx, s, vm)
+	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
+	g.Expect(err.Error()).To(ContainSubstring("zone and region of failure domain rack-z"))
+	g.Expect(err.Error()).To(ContainSubstring(`the zone or region of failure domain rack-z: tag category "k8s-zone" has no tag "rack-z"`))
+}
