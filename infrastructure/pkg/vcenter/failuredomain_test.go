@@ -24,7 +24,9 @@ func TestDomainNetworksAndTags(t *testing.T) {
 
 func TestDomainChanges(t *testing.T) {
 	g := NewWithT(t)
-	vm := func(id string) types.ManagedObjectReference { return types.ManagedObjectReference{Type: "VirtualMachine", Value: id} }
+	vm := func(id string) types.ManagedObjectReference {
+		return types.ManagedObjectReference{Type: "VirtualMachine", Value: id}
+	}
 	must := &infrav1.VCenterHostGroup{Name: "hosts-a", Mode: infrav1.HostGroupMust}
 	ops := func(changes []*types.ClusterConfigSpecEx) []string {
 		var out []string
