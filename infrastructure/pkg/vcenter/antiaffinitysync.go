@@ -23,8 +23,28 @@ const ruleWait = time.Minute
 
 // ruleLocks serializes this manager's rule edits per compute cluster (server and cluster id): an
 // edit replaces the rule's VM list, so two machines of one group powered on at once would
-// otherwise each drop the other's VM.
-type ruleLocks struct{ m sync.Map }
+// otherwise each drop the other's VM. It also remembers the VMs that left their rules and groups
+// (leaving): their delete task may still run when the next VM of the group leaves, and counting
+// them would keep the group alive after the last VM is gone.
+type ruleLocks struct{ m, leaving sync.Map }
+
+// leavingTTL bounds how long a leaving VM is remembered: its delete ends long before, and a
+// retried delete marks it again.
+const leavingTTL = time.Hour
+
+// leave remembers that vm (server and id) left its rules and groups; gone reports whether it did.
+func (l *ruleLocks) leave(key string) {
+	now := time.Now()
+	l.leaving.Store(key, now)
+	l.leaving.Range(func(k, v any) bool {
+		if now.Sub(v.(time.Time)) > leavingTTL {
+			l.leaving.Delete(k)
+		}
+		return true
+	})
+}
+
+func (l *ruleLocks) gone(key string) bool { _, ok := l.leaving.Load(key); return ok }
 
 func (l *ruleLocks) lock(key string) func() {
 	mu, _ := l.m.LoadOrStore(key, new(sync.Mutex))
@@ -101,7 +121,8 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 }
 
 // groupVMs lists the VMs of the compute cluster whose mark key (keyGroup, keyDomain) is name, but
-// vm when it is leaving: one read through a container view.
+// vm when it is leaving and the VMs that left before (ruleLocks.leaving): one read through a
+// container view.
 func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
@@ -113,8 +134,11 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 		return nil, b.sess.check(err)
 	}
 	var vms []types.ManagedObjectReference
+	if leaving {
+		b.sess.pool.rules.leave(b.sess.host() + "/" + vm.Value)
+	}
 	for _, oc := range content {
-		if leaving && oc.Obj == vm {
+		if (leaving && oc.Obj == vm) || b.sess.pool.rules.gone(b.sess.host()+"/"+oc.Obj.Value) {
 			continue
 		}
 		for _, p := range oc.PropSet {

@@ -2,6 +2,8 @@ package vcenter
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -197,10 +199,12 @@ func TestFailureDomainHostGroupVcsim(t *testing.T) {
 	ref, err := b.Destroy(ctx, s, vm)
 	run(t, b, s, ref, err)
 
-	// A hostGroup dropped from the spec: the domain's next deleted VM removes its group and rule.
+	// A domain removed from the VCenterCluster (or its hostGroup dropped): the domain's next
+	// deleted VM removes its group and rule, found by the VM's mark.
 	m3 := startInDomain(t, sess, vc, "win-fd-3", "6c1f0b6e-0000-4000-8000-0000000000f6")
 	m4 := startInDomain(t, sess, vc, "win-fd-4", "6c1f0b6e-0000-4000-8000-0000000000f7")
-	m3.b.fd.HostGroup = nil
+	g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(m3.vm.Ref.ID, m4.vm.Ref.ID))
+	m3.b.fd = nil
 	m3.destroy(t)
 	have = vcsimGroups(g, sess)
 	g.Expect(have.vmGroup(name)).To(BeNil())
@@ -208,6 +212,7 @@ func TestFailureDomainHostGroupVcsim(t *testing.T) {
 	m4.b.fd.HostGroup = nil
 	m4.destroy(t)
 	g.Expect(vcsimGroups(g, sess).groups).To(HaveLen(1), "only the administrator's host group is left")
+	g.Expect(vcsimGroups(g, sess).rules).To(BeEmpty())
 }
 
 // TestFailureDomainTagsVcsim: a VM of a domain with a zone and a region is cloned powered off and
@@ -250,4 +255,41 @@ func TestFailureDomainTagsVcsim(t *testing.T) {
 	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring("zone and region of failure domain rack-z"))
 	g.Expect(err.Error()).To(ContainSubstring(`the zone or region of failure domain rack-z: tag category "k8s-zone" has no tag "rack-z"`))
+}
+
+// TestFailureDomainHostGroupConcurrent: four VMs of one domain powered on at once all end in its
+// VM group (edits are serialized per compute cluster), and deleting them at once leaves no group
+// and no rule.
+func TestFailureDomainHostGroupConcurrent(t *testing.T) {
+	g := NewWithT(t)
+	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	vcsimHostGroup(t, sess, "rack-a-hosts")
+	var ms []aaMachine
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i := range 4 {
+		wg.Go(func() {
+			vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", HostGroup: &infrav1.VCenterHostGroup{Name: "rack-a-hosts"}})
+			m := startInDomain(t, sess, vc, fmt.Sprintf("win-fd-c%d", i), fmt.Sprintf("6c1f0b6e-0000-4000-8000-0000000002%02d", i))
+			mu.Lock()
+			ms = append(ms, m)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.vm.Ref.ID)
+	}
+	have := vcsimGroups(g, sess)
+	name := domainGroup(ms[0].s, ms[0].b.fd)
+	g.Expect(vmIDs(have.vmGroup(name).Vm)).To(ConsistOf(ids))
+	g.Expect(*have.vmHostRule(name).Mandatory).To(BeFalse(), "Should is the default")
+	for _, m := range ms {
+		wg.Go(func() { m.destroy(t) })
+	}
+	wg.Wait()
+	have = vcsimGroups(g, sess)
+	g.Expect(have.groups).To(HaveLen(1), "only the administrator's host group is left")
+	g.Expect(have.rules).To(BeEmpty())
 }

@@ -14,20 +14,30 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
-// syncDomain brings the VM group and VM-Host rule of the machine's failure domain to the domain's
-// VMs in the compute cluster of vm, without vm when it is leaving (about to be destroyed). A VM
-// that is not leaving is synced only when its domain has a hostGroup; a leaving one always, so a
-// hostGroup dropped from the spec leaves no group behind.
+// syncDomain brings the VM group and VM-Host rule that vm's mark (keyDomain) names to the VMs
+// carrying that mark in the compute cluster of vm, without vm when it is leaving (about to be
+// destroyed), and the rule to the machine's failure domain's hostGroup. The name is read from
+// the VM, not computed from the spec: a domain removed from the VCenterCluster, or a Cluster that
+// clusterctl moved (a new UID), still finds the group its VMs are in. A VM that is not leaving is
+// synced only when its domain has a hostGroup; a leaving one of a machine placed in a domain
+// always, so a hostGroup (or a whole domain) dropped from the spec leaves no group behind.
 func (b *backend) syncDomain(ctx context.Context, s *hypervisor.Scope, vm types.ManagedObjectReference, leaving bool) error {
-	name := domainGroup(s, b.fd)
-	if name == "" || (!leaving && b.fd.HostGroup == nil) {
+	if s.Machine == nil || s.Machine.Spec.FailureDomain == "" || (!leaving && (b.fd == nil || b.fd.HostGroup == nil)) {
 		return nil
 	}
-	err := b.renewing(ctx, func() error { return b.syncDomainOnce(ctx, name, vm, leaving) })
-	return callError(b.on(fmt.Sprintf("update the VM group %s of failure domain %s for VM %s", name, b.fd.Name, b.machine.Name)), err)
+	var hostGroup *infrav1.VCenterHostGroup
+	if b.fd != nil {
+		hostGroup = b.fd.HostGroup
+	}
+	on := b.on(fmt.Sprintf("update the VM group of failure domain %s for VM %s", s.Machine.Spec.FailureDomain, b.machine.Name))
+	return callError(on, b.renewing(ctx, func() error { return b.syncDomainOnce(ctx, hostGroup, vm, leaving) }))
 }
 
-func (b *backend) syncDomainOnce(ctx context.Context, name string, vm types.ManagedObjectReference, leaving bool) error {
+func (b *backend) syncDomainOnce(ctx context.Context, hostGroup *infrav1.VCenterHostGroup, vm types.ManagedObjectReference, leaving bool) error {
+	name, err := b.vmMark(ctx, vm, keyDomain)
+	if err != nil || name == "" {
+		return err // a VM cloned before its domain had a group carries no mark, and is in none
+	}
 	cluster, err := b.computeCluster(ctx, vm)
 	if err != nil || cluster == nil {
 		return err
@@ -49,17 +59,31 @@ func (b *backend) syncDomainOnce(ctx context.Context, name string, vm types.Mana
 		if err != nil {
 			return err
 		}
-		if hg := b.fd.HostGroup; hg != nil && !leaving && have.hostGroup(hg.Name) == nil {
+		if hg := hostGroup; hg != nil && !leaving && have.hostGroup(hg.Name) == nil {
 			return hypervisor.Errorf(infrav1.InvalidSpecReason,
 				"failure domain %q: compute cluster %s has no DRS host group %q: create it (govc cluster.group.create -cluster <cluster> -name %q -host <hosts>) or fix spec.failureDomains[].hostGroup.name of the VCenterCluster",
 				b.fd.Name, cluster.Value, hg.Name, hg.Name)
 		}
-		err = b.reconfigureCluster(ctx, *cluster, domainChanges(have, name, b.fd.HostGroup, vms))
+		err = b.reconfigureCluster(ctx, *cluster, domainChanges(have, name, hostGroup, vms))
 		// Someone else changed the groups or rules since the read: read again, once.
 		if err == nil || attempt > 0 || !fault.Is(err, &types.InvalidArgument{}) {
 			return err
 		}
 	}
+}
+
+// vmMark reads one of capwin's extraConfig marks of a VM ("" when it has none).
+func (b *backend) vmMark(ctx context.Context, vm types.ManagedObjectReference, key string) (string, error) {
+	var content []types.ObjectContent
+	if err := property.DefaultCollector(b.sess.Client).Retrieve(ctx, []types.ManagedObjectReference{vm}, []string{extraConfigPath(key)}, &content); err != nil {
+		return "", b.sess.check(err)
+	}
+	for _, oc := range content {
+		for _, p := range oc.PropSet {
+			return optionValue(p.Val), nil
+		}
+	}
+	return "", nil
 }
 
 // clusterGroups reads a compute cluster's DRS groups and rules.
