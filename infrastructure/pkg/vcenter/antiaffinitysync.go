@@ -79,7 +79,7 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.Manage
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
 	for attempt := 0; ; attempt++ {
-		vms, err := b.groupVMs(ctx, *cluster, keyGroup, name, leaving, vm)
+		vms, err := b.groupVMs(ctx, *cluster, keyGroup, name, leaving, false, vm)
 		if err != nil {
 			return err
 		}
@@ -121,16 +121,17 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 }
 
 // groupVMs lists the VMs of the compute cluster whose mark key (keyGroup, keyDomain) is name, but
-// vm when it is leaving and the VMs that left before (ruleLocks.leaving): one read through a
-// container view.
-func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
+// vm when it is leaving and the VMs that left before (ruleLocks.leaving); with running, only those
+// powered on, and vm when it is not leaving (it is about to be): one read through a container
+// view.
+func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving, running bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
 		return nil, b.sess.check(err)
 	}
 	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
 	var content []types.ObjectContent
-	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(key)}, &content); err != nil {
+	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(key), "runtime.powerState"}, &content); err != nil {
 		return nil, b.sess.check(err)
 	}
 	var vms []types.ManagedObjectReference
@@ -141,10 +142,17 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 		if (leaving && oc.Obj == vm) || b.sess.pool.rules.gone(b.sess.host()+"/"+oc.Obj.Value) {
 			continue
 		}
+		marked, on := false, false
 		for _, p := range oc.PropSet {
-			if optionValue(p.Val) == name {
-				vms = append(vms, oc.Obj)
+			switch p.Name {
+			case extraConfigPath(key):
+				marked = optionValue(p.Val) == name
+			case "runtime.powerState":
+				on = powerState(p.Val) == hypervisor.PoweredOn
 			}
+		}
+		if marked && (!running || on || (!leaving && oc.Obj == vm)) {
+			vms = append(vms, oc.Obj)
 		}
 	}
 	return vms, nil

@@ -213,6 +213,21 @@ func TestFailureDomainHostGroupVcsim(t *testing.T) {
 	m4.destroy(t)
 	g.Expect(vcsimGroups(g, sess).groups).To(HaveLen(1), "only the administrator's host group is left")
 	g.Expect(vcsimGroups(g, sess).rules).To(BeEmpty())
+
+	// A VM powered off for its delete (by a manager that restarted since) is not counted: the
+	// other VM's delete removes the group although the first VM still exists.
+	vc.Spec.FailureDomains[0].HostGroup = &infrav1.VCenterHostGroup{Name: "rack-a-hosts"}
+	m5 := startInDomain(t, sess, vc, "win-fd-5", "6c1f0b6e-0000-4000-8000-0000000000fa")
+	m6 := startInDomain(t, sess, vc, "win-fd-6", "6c1f0b6e-0000-4000-8000-0000000000fb")
+	g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(m5.vm.Ref.ID, m6.vm.Ref.ID))
+	ref, err = m5.b.PowerOff(ctx, m5.s, m5.vm, true)
+	run(t, m5.b, m5.s, ref, err)
+	m6.destroy(t)
+	g.Expect(vcsimGroups(g, sess).vmGroup(name)).To(BeNil())
+	ref, err = m5.b.Destroy(ctx, m5.s, m5.vm)
+	run(t, m5.b, m5.s, ref, err)
+	g.Expect(vcsimGroups(g, sess).groups).To(HaveLen(1))
+	g.Expect(vcsimGroups(g, sess).rules).To(BeEmpty())
 }
 
 // TestFailureDomainTagsVcsim: a VM of a domain with a zone and a region is cloned powered off and

@@ -51,7 +51,10 @@ func (b *backend) syncDomainOnce(ctx context.Context, hostGroup *infrav1.VCenter
 	}
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	for attempt := 0; ; attempt++ {
-		vms, err := b.groupVMs(ctx, *cluster, keyDomain, name, leaving, vm)
+		// Only running VMs: a VM is powered off before it is deleted, so one whose delete was
+		// under way when the manager restarted is not counted, and DRS places a VM that is off
+		// only when it is powered on, which syncs the group again.
+		vms, err := b.groupVMs(ctx, *cluster, keyDomain, name, leaving, true, vm)
 		if err != nil {
 			return err
 		}
