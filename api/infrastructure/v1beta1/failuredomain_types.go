@@ -44,17 +44,6 @@ func (g *VCenterHostGroup) hostGroupMode() HostGroupMode {
 // Mandatory is true when the VM-Host rule must be a "must" rule.
 func (g *VCenterHostGroup) Mandatory() bool { return g.hostGroupMode() == HostGroupMust }
 
-// DomainTags are the zone and region tags of the failure domain named name ("" for none), in
-// that order; nil when the domain sets none or does not exist.
-func (s *VCenterClusterSpec) DomainTags(name string) []VCenterTag {
-	for _, fd := range s.FailureDomains {
-		if fd.Name == name && name != "" && fd.Zone != nil && fd.Region != nil {
-			return []VCenterTag{*fd.Zone, *fd.Region}
-		}
-	}
-	return nil
-}
-
 // FailureDomain returns the failure domain named name (nil: none).
 func (s *VCenterClusterSpec) FailureDomain(name string) *VCenterFailureDomain {
 	for i := range s.FailureDomains {
