@@ -65,3 +65,23 @@ func TestDomainChanges(t *testing.T) {
 	g.Expect(gone[1].GroupSpec[0].RemoveKey).To(Equal("g"))
 	g.Expect(ops(domainChanges(have, "g", nil, []types.ManagedObjectReference{vm("vm-1")}))).To(Equal([]string{"rule remove", "group remove"}), "a dropped hostGroup")
 }
+
+// TestCloneSpecInDomain: a VM of a failure domain carries its VM group's mark; it is cloned powered
+// off when the domain has a hostGroup (the group first) or tags (zone and region), and powered on
+// by the clone otherwise.
+func TestCloneSpecInDomain(t *testing.T) {
+	g := NewWithT(t)
+	in := cloneInput{Spec: spec(nil), UID: "u", Place: template(), UserData: []byte("x"), Metadata: []byte("m"), Domain: "capwin-ns-c-fd-a-0123456789"}
+	plain, err := cloneSpec(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(plain.Config.ExtraConfig).To(ContainElement(&types.OptionValue{Key: keyDomain, Value: "capwin-ns-c-fd-a-0123456789"}))
+	g.Expect(plain.PowerOn).To(BeTrue(), "a domain without hostGroup or tags holds nothing back")
+	in.HostGroup = true
+	grouped, err := cloneSpec(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(grouped.PowerOn).To(BeFalse())
+	in.HostGroup, in.Tagged = false, true
+	tagged, err := cloneSpec(in)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tagged.PowerOn).To(BeFalse())
+}
