@@ -97,7 +97,8 @@ type VCenterFailureDomain struct {
 	// +optional
 	HostGroup *VCenterHostGroup `json:"hostGroup,omitempty"`
 	// zone is a vSphere tag that the domain's VMs get, besides the machine's spec.tags (status.tags
-	// lists both). Set with region, or not at all; immutable.
+	// lists both). Set with region, or not at all; immutable (set, or not, when the domain is
+	// added).
 	// +optional
 	Zone *VCenterTag `json:"zone,omitempty"`
 	// region is a vSphere tag that the domain's VMs get, like zone. Set with zone, or not at all;
