@@ -40,6 +40,7 @@ func ValidateClusterSpec(spec infrav1.VCenterClusterSpec, path *field.Path) fiel
 			continue
 		}
 		seen[fd.Name] = i
+		errs = append(errs, failureDomainProblems(fd, fds.Index(i))...)
 	}
 	return errs
 }

@@ -227,6 +227,12 @@ func TestValidateClusterSpec(t *testing.T) {
 			}
 		}
 	}
+	zone, region := infrav1.VCenterTag{Category: "k8s-zone", Name: "a"}, infrav1.VCenterTag{Category: "k8s-region", Name: "west"}
+	zoned := func(z, r *infrav1.VCenterTag) func(*infrav1.VCenterClusterSpec) {
+		return func(s *infrav1.VCenterClusterSpec) {
+			s.FailureDomains = append(s.FailureDomains, infrav1.VCenterFailureDomain{Name: "a", Zone: z, Region: r})
+		}
+	}
 	cases := []specCase[infrav1.VCenterClusterSpec]{
 		{"sha-256 thumbprint", func(*infrav1.VCenterClusterSpec) {}, "", ""},
 		{"sha-1 thumbprint", func(s *infrav1.VCenterClusterSpec) { s.Thumbprint = strings.Repeat("0F:", 19) + "a0" }, "", ""},
@@ -259,6 +265,11 @@ func TestValidateClusterSpec(t *testing.T) {
 			s.CABundle = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("junk")})
 		}, "spec.caBundle", "PEM block 1 is not an x509 certificate"},
 		{"duplicate failure domain", fd("a", "b", "a"), "spec.failureDomains[2].name", "same as spec.failureDomains[0].name"},
+		{"zone and region", zoned(&zone, &region), "", ""},
+		{"zone without region", zoned(&zone, nil), "spec.failureDomains[0].region", "set both zone and region, or neither"},
+		{"region without zone", zoned(nil, &region), "spec.failureDomains[0].zone", "set both zone and region, or neither"},
+		{"zone and region of one category", zoned(&zone, &infrav1.VCenterTag{Category: "k8s-zone", Name: "west"}),
+			"spec.failureDomains[0].region.category", "must differ from the zone's category"},
 	}
 	runSpecCases(t, cases, validClusterSpec, func(s infrav1.VCenterClusterSpec) field.ErrorList {
 		return ValidateClusterSpec(s, field.NewPath("spec"))
@@ -353,6 +364,23 @@ func TestClusterUpdate(t *testing.T) {
 	_, err = w.ValidateUpdate(ctx, old, c)
 	g.Expect(causes(g, err)).To(Equal([]string{"spec.server", "spec.datacenter"}))
 	g.Expect(err.Error()).To(ContainSubstring("field is immutable: the cluster's VMs live there"))
+
+	// A failure domain's zone and region cannot change; a new domain may bring its own.
+	zone, region := &infrav1.VCenterTag{Category: "k8s-zone", Name: "a"}, &infrav1.VCenterTag{Category: "k8s-region", Name: "west"}
+	old = &infrav1.VCenterCluster{Spec: validClusterSpec()}
+	old.Spec.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "a", Zone: zone, Region: region}}
+	c = old.DeepCopy()
+	c.Spec.FailureDomains = append(c.Spec.FailureDomains, infrav1.VCenterFailureDomain{Name: "b",
+		Zone: &infrav1.VCenterTag{Category: "k8s-zone", Name: "b"}, Region: region, HostGroup: &infrav1.VCenterHostGroup{Name: "hosts-b"}})
+	_, err = w.ValidateUpdate(ctx, old, c)
+	g.Expect(err).NotTo(HaveOccurred())
+	c.Spec.FailureDomains[0].Zone = &infrav1.VCenterTag{Category: "k8s-zone", Name: "moved"}
+	_, err = w.ValidateUpdate(ctx, old, c)
+	g.Expect(causes(g, err)).To(Equal([]string{"spec.failureDomains[0].zone"}))
+	g.Expect(err.Error()).To(ContainSubstring("field is immutable: the domain's VMs carry its tag"))
+	c.Spec.FailureDomains[0].Zone, c.Spec.FailureDomains[0].Region = nil, nil
+	_, err = w.ValidateUpdate(ctx, old, c)
+	g.Expect(causes(g, err)).To(Equal([]string{"spec.failureDomains[0].zone", "spec.failureDomains[0].region"}))
 
 	// An unchanged spec is not validated again (objects stored before a rule was added).
 	legacy := &infrav1.VCenterCluster{Spec: validClusterSpec()}

@@ -47,6 +47,7 @@ func (w *VCenterCluster) ValidateUpdate(_ context.Context, old, c *infrav1.VCent
 	}
 	if !apiequality.Semantic.DeepEqual(old.Spec, c.Spec) {
 		errs = append(errs, ValidateClusterSpec(c.Spec, path)...)
+		errs = append(errs, failureDomainChanges(old.Spec, c.Spec, path)...)
 	}
 	return nil, clusterInvalid(c, errs)
 }

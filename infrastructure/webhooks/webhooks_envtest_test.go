@@ -318,6 +318,20 @@ func TestClusterAdmission(t *testing.T) {
 		{"duplicate failure domain (CRD)", func(s *infrav1.VCenterClusterSpec) {
 			s.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "a"}, {Name: "a"}}
 		}, "spec.failureDomains[1]", "Duplicate value"},
+		{"failure domain with networks, hostGroup, zone and region", func(s *infrav1.VCenterClusterSpec) {
+			s.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "a", Placement: infrav1.Placement{Datastore: "ds"}, Networks: []string{"pg-a"},
+				HostGroup: &infrav1.VCenterHostGroup{Name: "hosts-a", Mode: infrav1.HostGroupMust},
+				Zone:      &infrav1.VCenterTag{Category: "k8s-zone", Name: "a"}, Region: &infrav1.VCenterTag{Category: "k8s-region", Name: "west"}}}
+		}, "", ""},
+		{"zone without region (CRD)", func(s *infrav1.VCenterClusterSpec) {
+			s.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "a", Placement: infrav1.Placement{Datastore: "ds"}, Zone: &infrav1.VCenterTag{Category: "k8s-zone", Name: "a"}}}
+		}, "spec.failureDomains[0]", "set both zone and region, or neither"},
+		{"bad host group mode (CRD)", func(s *infrav1.VCenterClusterSpec) {
+			s.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "a", Placement: infrav1.Placement{Datastore: "ds"}, HostGroup: &infrav1.VCenterHostGroup{Name: "h", Mode: "Always"}}}
+		}, "spec.failureDomains[0].hostGroup.mode", "Unsupported value"},
+		{"empty network name (CRD)", func(s *infrav1.VCenterClusterSpec) {
+			s.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "a", Placement: infrav1.Placement{Datastore: "ds"}, Networks: []string{""}}}
+		}, "spec.failureDomains[0].networks[0]", "at least 1 chars long"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

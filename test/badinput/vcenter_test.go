@@ -68,6 +68,10 @@ var vcenterClusterRows = []row[infrav1.VCenterClusterSpec]{
 	{"server without a host", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://:443" }, "server"},
 	{"server port out of range", func(s *infrav1.VCenterClusterSpec) { s.Server = "https://vc.example.com:70000" }, "server"},
 	{"CA bundle not PEM", func(s *infrav1.VCenterClusterSpec) { s.CABundle = []byte("not a certificate") }, "caBundle"},
+	{"zone and region of one category", func(s *infrav1.VCenterClusterSpec) {
+		s.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "rack-a", Placement: infrav1.Placement{Datastore: "LocalDS_0"},
+			Zone: &infrav1.VCenterTag{Category: "k8s", Name: "rack-a"}, Region: &infrav1.VCenterTag{Category: "k8s", Name: "west"}}}
+	}, "failureDomains[0].region.category"},
 }
 
 // vcenterBackend: VCenterMachines and VCenterClusters on vcsim.

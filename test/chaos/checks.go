@@ -137,7 +137,7 @@ func (s *soak) check() {
 		fail("duplicate VMs: %v", dups)
 	}
 	if r.LeakedVMs+r.LeakedRules+r.LeakedTags+r.LeakedClaims+r.LeakedTokens > 0 {
-		fail("left after delete: %d VMs, %d anti-affinity rules, %d tag attachments, %d IP claims, %d tokens", r.LeakedVMs, r.LeakedRules, r.LeakedTags, r.LeakedClaims, r.LeakedTokens)
+		fail("left after delete: %d VMs, %d DRS rules and VM groups, %d tag attachments, %d IP claims, %d tokens", r.LeakedVMs, r.LeakedRules, r.LeakedTags, r.LeakedClaims, r.LeakedTokens)
 	}
 	if r.DecoyChanges > 0 || !r.DecoysLeft {
 		fail("a VM capwin did not create was touched: %d changing calls, unchanged: %v", r.DecoyChanges, r.DecoysLeft)

@@ -42,7 +42,7 @@ func Markdown(reports []*Report) string {
 	row("manager restarts", func(r *Report) string { return fmt.Sprint(r.Restarts) })
 	row("machines Ready on the new image", func(r *Report) string { return fmt.Sprintf("%d/%d", r.Ready, r.Machines) })
 	row("owners with duplicate VMs (sampled every 2 s)", func(r *Report) string { return fmt.Sprint(len(r.Duplicates)) })
-	row("VMs, anti-affinity rules, tag attachments, IP claims, tokens left after delete", func(r *Report) string {
+	row("VMs, DRS rules and VM groups, tag attachments, IP claims, tokens left after delete", func(r *Report) string {
 		return fmt.Sprintf("%d, %d, %d, %d, %d", r.LeakedVMs, r.LeakedRules, r.LeakedTags, r.LeakedClaims, r.LeakedTokens)
 	})
 	row("changing calls to decoy VMs", func(r *Report) string { return fmt.Sprint(r.DecoyChanges) })

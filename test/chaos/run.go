@@ -80,7 +80,11 @@ func (s *soak) prepare(ctx context.Context) error {
 		return fmt.Errorf("bad-credential cluster: %w", err)
 	}
 	n := int32(s.c.Machines) //nolint:gosec // G115: a machine count, far below 2^31
-	if err := s.h.CreateWorkers(ctx, harness.Workers{Name: Workers, Image: "ltsc2022", Replicas: n, MaxSurge: max(1, n/10), Machine: spread}); err != nil {
+	fd := ""
+	if s.c.Provider != harness.HyperV {
+		fd = harness.FailureDomain // a VM group and a VM-Host rule to leave behind, or not
+	}
+	if err := s.h.CreateWorkers(ctx, harness.Workers{Name: Workers, Image: "ltsc2022", Replicas: n, MaxSurge: max(1, n/10), Machine: spread, FailureDomain: fd}); err != nil {
 		return err
 	}
 	if err := s.d.hostileMachine(ctx, Workers+"-ltsc2022"); err != nil {

@@ -171,3 +171,35 @@ func repeatPairs(n int) string {
 	}
 	return s
 }
+
+// TestVCenterFailureDomainZoneRegion: the API server itself refuses a failure domain with a zone
+// and no region (or the reverse), and a change of a domain's zone or region (CEL transition rules
+// on the list's items, correlated by name), while a new domain may bring its own.
+func TestVCenterFailureDomainZoneRegion(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	zone, region := &infrav1.VCenterTag{Category: "k8s-zone", Name: "a"}, &infrav1.VCenterTag{Category: "k8s-region", Name: "west"}
+	domain := func(name string, z, r *infrav1.VCenterTag) infrav1.VCenterFailureDomain {
+		return infrav1.VCenterFailureDomain{Name: name, Placement: infrav1.Placement{Datastore: "ds-" + name}, Zone: z, Region: r,
+			Networks: []string{"pg-" + name}, HostGroup: &infrav1.VCenterHostGroup{Name: "hosts-" + name}}
+	}
+	c := &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: "zoned", Namespace: "default"},
+		Spec: infrav1.VCenterClusterSpec{Server: "https://vcenter.example.com", Datacenter: "dc1",
+			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-credentials"}, Insecure: true,
+			FailureDomains: []infrav1.VCenterFailureDomain{domain("a", zone, nil)}}}
+	g.Expect(k8s.Create(ctx, c)).To(MatchError(ContainSubstring("set both zone and region, or neither")))
+	c.Spec.FailureDomains = []infrav1.VCenterFailureDomain{domain("a", zone, region)}
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	g.Expect(c.Spec.FailureDomains[0].HostGroup.Mode).To(Equal(infrav1.HostGroupShould), "the default mode")
+
+	moved := c.DeepCopy()
+	moved.Spec.FailureDomains[0].Zone = &infrav1.VCenterTag{Category: "k8s-zone", Name: "b"}
+	g.Expect(k8s.Update(ctx, moved)).To(MatchError(ContainSubstring("zone is immutable")))
+	dropped := c.DeepCopy()
+	dropped.Spec.FailureDomains[0].Zone, dropped.Spec.FailureDomains[0].Region = nil, nil
+	g.Expect(k8s.Update(ctx, dropped)).To(MatchError(ContainSubstring("region is immutable")))
+	added := c.DeepCopy()
+	added.Spec.FailureDomains = append(added.Spec.FailureDomains, domain("b", &infrav1.VCenterTag{Category: "k8s-zone", Name: "b"}, region))
+	added.Spec.FailureDomains[0].Networks = []string{"pg-other"}
+	g.Expect(k8s.Update(ctx, added)).To(Succeed(), "a new domain, and networks that change")
+}

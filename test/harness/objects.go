@@ -79,6 +79,8 @@ func (h *Harness) infraClusterObjects() []client.Object {
 		&infrav1.VCenterCluster{ObjectMeta: meta, Spec: infrav1.VCenterClusterSpec{
 			Server: "https://" + u.Host, Thumbprint: h.VSphere.Thumbprint(), Datacenter: h.VSphere.Datacenter,
 			IdentityRef: infrav1.VCenterIdentityReference{Name: "vcenter-identity"},
+			FailureDomains: []infrav1.VCenterFailureDomain{{Name: FailureDomain, Placement: infrav1.Placement{ResourcePool: h.VSphere.ResourcePool},
+				HostGroup: &infrav1.VCenterHostGroup{Name: HostGroup, Mode: infrav1.HostGroupMust}}},
 		}},
 	}
 }
@@ -104,6 +106,8 @@ type Workers struct {
 	// Machine changes the machine template before it is created, for this image and any later
 	// one (SetWorkersImage): a *infrav1.VCenterMachineTemplate or *infrav1.HyperVMachineTemplate.
 	Machine func(client.Object)
+	// FailureDomain places the Machines (vSphere: the harness's FailureDomain; "": none).
+	FailureDomain string
 }
 
 // CreateWorkers creates the Windows bootstrap template, the machine template of the image and
@@ -137,7 +141,7 @@ func (h *Harness) CreateWorkers(ctx context.Context, w Workers) error {
 				},
 			}},
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
-				ClusterName: ClusterName, Version: KubernetesVersion,
+				ClusterName: ClusterName, Version: KubernetesVersion, FailureDomain: w.FailureDomain,
 				Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
 					APIGroup: bootstrapv1.GroupVersion.Group, Kind: "WindowsConfigTemplate", Name: w.Name}},
 				InfrastructureRef: tmpl,

@@ -27,8 +27,9 @@ type Snapshot struct {
 	// VMs counts the hypervisor's VMs that capwin created (templates and the simulator's own
 	// VMs excluded); Files the disks and config drives they left on Hyper-V hosts.
 	VMs, Files int
-	// Rules counts the DRS anti-affinity rules capwin created (vCenter; 0 on Hyper-V); Tagged
-	// the attachments of the harness's vSphere tags (VSphereTags) to VMs.
+	// Rules counts the DRS rules and VM groups capwin created: anti-affinity rules, failure domain
+	// VM groups and VM-Host rules (vCenter; 0 on Hyper-V); Tagged the attachments of the
+	// harness's vSphere tags (VSphereTags) to VMs.
 	Rules, Tagged int
 	// Tokens counts bootstrap token Secrets in the workload cluster.
 	Tokens int

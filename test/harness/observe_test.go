@@ -3,6 +3,7 @@ package harness
 import (
 	"testing"
 
+	"github.com/vmware/govmomi/vim25/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
@@ -25,5 +26,23 @@ func TestMachineReadyNeedsTheWholeStatus(t *testing.T) {
 		if got := MachineReady(m); got != c.want {
 			t.Errorf("%s: machineReady = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestCapwinRulesCountsGroupsAndRules(t *testing.T) {
+	cfg := &types.ClusterConfigInfoEx{
+		Rule: []types.BaseClusterRuleInfo{
+			&types.ClusterAntiAffinityRuleSpec{ClusterRuleInfo: types.ClusterRuleInfo{Name: "capwin-ns-c-md-a-0123456789"}},
+			&types.ClusterVmHostRuleInfo{ClusterRuleInfo: types.ClusterRuleInfo{Name: "capwin-ns-c-fd-rack-a-0123456789"}},
+			&types.ClusterVmHostRuleInfo{ClusterRuleInfo: types.ClusterRuleInfo{Name: "admins-rule"}},
+		},
+		Group: []types.BaseClusterGroupInfo{
+			&types.ClusterVmGroup{ClusterGroupInfo: types.ClusterGroupInfo{Name: "capwin-ns-c-fd-rack-a-0123456789"}},
+			&types.ClusterHostGroup{ClusterGroupInfo: types.ClusterGroupInfo{Name: HostGroup}},
+			&types.ClusterVmGroup{ClusterGroupInfo: types.ClusterGroupInfo{Name: "admins-vms"}},
+		},
+	}
+	if n := capwinRules(cfg); n != 3 {
+		t.Errorf("capwinRules = %d, want 3 (an anti-affinity rule, a VM-Host rule and a VM group of capwin)", n)
 	}
 }

@@ -82,6 +82,10 @@ func startVSphere(ctx context.Context) (*VSphere, error) {
 		v.stop()
 		return nil, fmt.Errorf("vcsim tags: %w", err)
 	}
+	if err := v.createHostGroup(ctx, c); err != nil {
+		v.stop()
+		return nil, fmt.Errorf("vcsim host group: %w", err)
+	}
 	return v, nil
 }
 

@@ -112,6 +112,12 @@ func defaultSpec() infrav1.HyperVMachineSpec {
 
 func (f *fixture) addMachine(t *testing.T, name, deployment string, userData []byte, spec infrav1.HyperVMachineSpec) *machine {
 	t.Helper()
+	return f.addMachineIn(t, "", name, deployment, userData, spec)
+}
+
+// addMachineIn is addMachine with the Machine in a failure domain, as CAPI places it.
+func (f *fixture) addMachineIn(t *testing.T, failureDomain, name, deployment string, userData []byte, spec infrav1.HyperVMachineSpec) *machine {
+	t.Helper()
 	g := NewWithT(t)
 	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: watchFilter}
 	if deployment != "" {
@@ -129,7 +135,7 @@ func (f *fixture) addMachine(t *testing.T, name, deployment string, userData []b
 	mc := &machine{f: f}
 	mc.m = &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: labels},
-		Spec: clusterv1.MachineSpec{ClusterName: "win", Version: "v1.36.3",
+		Spec: clusterv1.MachineSpec{ClusterName: "win", Version: "v1.36.3", FailureDomain: failureDomain,
 			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To(name + "-bootstrap")},
 			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "HyperVMachine", Name: name}},
 	}

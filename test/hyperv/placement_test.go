@@ -96,3 +96,37 @@ func TestHostCredentialsAndTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestFailureDomainSwitch: a failure domain's virtualSwitch replaces the cluster's on its hosts: a
+// NIC naming no switch connects to it, and the hosts are checked for it (a host lacking it is
+// shown unavailable, naming the switch); a domain without one keeps the cluster's switch.
+func TestFailureDomainSwitch(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	hosts[0].AddSwitch("rack-a-sw")
+	f := newCluster(t, func(s *infrav1.HyperVClusterSpec) {
+		s.FailureDomains = []infrav1.HyperVFailureDomain{{Name: "rack-a", VirtualSwitch: "rack-a-sw"}, {Name: "rack-b"}, {Name: "rack-c", VirtualSwitch: "rack-c-sw"}}
+		s.Hosts[0].FailureDomain, s.Hosts[1].FailureDomain, s.Hosts[2].FailureDomain = "rack-a", "rack-b", "rack-c"
+	})
+	f.provisioned(t)
+	g.Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.hc), f.hc)).To(Succeed())
+		g.Expect(f.hc.Status.Hosts).To(ContainElements(
+			And(HaveField("Name", "hv1"), HaveField("Available", true)),
+			And(HaveField("Name", "hv2"), HaveField("Available", true)),
+			And(HaveField("Name", "hv3"), HaveField("Available", false), HaveField("Message", ContainSubstring(`virtual switch "rack-c-sw" does not exist`)))))
+	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+
+	for fd, want := range map[string]struct{ host, sw string }{"rack-a": {"hv1", "rack-a-sw"}, "rack-b": {"hv2", vswitch}} {
+		spec := defaultSpec()
+		spec.Network = append(spec.Network, infrav1.HyperVNetworkDevice{NetworkName: vswitch, DHCP4: true})
+		mc := f.addMachineIn(t, fd, "win-"+fd+"-"+randSuffix(), "", userData, spec)
+		m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+		g.Expect(m.Status.VM.Host).To(Equal(want.host))
+		vm, ok := vmOf(host(want.host), string(m.UID))
+		g.Expect(ok).To(BeTrue())
+		g.Expect(vm.NICs).To(HaveLen(2))
+		g.Expect(vm.NICs[0].Switch).To(Equal(want.sw), "a NIC naming no switch gets the domain's")
+		g.Expect(vm.NICs[1].Switch).To(Equal(vswitch), "a NIC naming its switch keeps it")
+	}
+}

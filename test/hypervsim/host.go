@@ -116,6 +116,9 @@ func NewHost(name string, memoryMiB int64, switches []string, parentDisks map[st
 	return h
 }
 
+// AddSwitch creates a virtual switch on the host (New-VMSwitch by hand: capwin never creates one).
+func (h *Host) AddSwitch(name string) { h.mu.Lock(); h.switches[name] = true; h.mu.Unlock() }
+
 // SetFreeDisk sets the free disk space (0 makes every disk or file creation fail as disk full).
 func (h *Host) SetFreeDisk(bytes int64) { h.mu.Lock(); h.freeDiskBytes = bytes; h.mu.Unlock() }
 

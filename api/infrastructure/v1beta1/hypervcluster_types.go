@@ -138,6 +138,12 @@ type HyperVFailureDomain struct {
 	// controlPlane says whether control-plane machines may be placed here.
 	// +optional
 	ControlPlane bool `json:"controlPlane,omitempty"`
+	// virtualSwitch replaces the cluster's spec.virtualSwitch on the hosts of this domain: a NIC
+	// naming no switch connects to it, and the hosts are checked for it instead. It must exist on
+	// every host of the domain.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	VirtualSwitch string `json:"virtualSwitch,omitempty"`
 }
 
 // HyperVClusterStatus is the observed state of a HyperVCluster.

@@ -66,6 +66,9 @@ type SecretReference struct {
 }
 
 // VCenterFailureDomain is a placement within vCenter.
+// +kubebuilder:validation:XValidation:rule="has(self.zone) == has(self.region)",message="set both zone and region, or neither"
+// +kubebuilder:validation:XValidation:rule="has(self.zone) == has(oldSelf.zone) && (!has(self.zone) || self.zone == oldSelf.zone)",message="zone is immutable: the domain's VMs carry its tag; add a new failure domain instead"
+// +kubebuilder:validation:XValidation:rule="has(self.region) == has(oldSelf.region) && (!has(self.region) || self.region == oldSelf.region)",message="region is immutable: the domain's VMs carry its tag; add a new failure domain instead"
 type VCenterFailureDomain struct {
 	// name of the failure domain.
 	// +required
@@ -79,6 +82,29 @@ type VCenterFailureDomain struct {
 	// placement overrides the machine's datacenter, resource pool, datastore and folder.
 	// +required
 	Placement Placement `json:"placement,omitzero"`
+	// networks replaces, by position, the networks of the machine's NICs in this domain: NIC i of
+	// spec.network connects to networks[i] (a port group or network name or path); NICs past the
+	// list keep their own network. A machine with fewer NICs than the list is refused
+	// (InvalidSpec). The NICs' addresses, routes and MACs stay the machine's.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	Networks []string `json:"networks,omitempty"`
+	// hostGroup keeps the domain's VMs on the hosts of a DRS host group of their compute cluster,
+	// through a VM group and a VM-Host rule that capwin manages. Needs a DRS cluster.
+	// +optional
+	HostGroup *VCenterHostGroup `json:"hostGroup,omitempty"`
+	// zone is a vSphere tag that the domain's VMs get, besides the machine's spec.tags (status.tags
+	// lists both). Set with region, or not at all; immutable (set, or not, when the domain is
+	// added).
+	// +optional
+	Zone *VCenterTag `json:"zone,omitempty"`
+	// region is a vSphere tag that the domain's VMs get, like zone. Set with zone, or not at all;
+	// immutable.
+	// +optional
+	Region *VCenterTag `json:"region,omitempty"`
 }
 
 // Placement says where a VM is created. Empty fields fall back to the machine's own settings.

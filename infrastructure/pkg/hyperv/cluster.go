@@ -17,8 +17,8 @@ type HostCheck struct {
 	Err  error
 }
 
-// CheckHosts probes every host of a HyperVCluster in parallel (capacity, the virtual switch, the
-// VM and disk folders, which it creates).
+// CheckHosts probes every host of a HyperVCluster in parallel (capacity, the virtual switch of the
+// host, its failure domain's or the cluster's, the VM and disk folders, which it creates).
 func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []HostCheck {
 	out := make([]HostCheck, len(hc.Spec.Hosts))
 	var wg sync.WaitGroup
@@ -32,7 +32,7 @@ func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []
 		wg.Add(1)
 		go func(i int, cfg HostConfig) {
 			defer wg.Done()
-			out[i].Info, out[i].Err = p.checkHost(ctx, holder(hc, cfg.Name), cfg, Folders(hc), hc.Spec.VirtualSwitch)
+			out[i].Info, out[i].Err = p.checkHost(ctx, holder(hc, cfg.Name), cfg, Folders(hc), hc.Spec.SwitchFor(h.Name))
 		}(i, cfg)
 	}
 	wg.Wait()

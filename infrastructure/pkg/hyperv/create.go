@@ -42,7 +42,7 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	if err != nil {
 		return "", err
 	}
-	in, err := b.createInput(s)
+	in, err := b.createInput(s, host)
 	if err != nil {
 		return "", err
 	}
@@ -61,8 +61,9 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	return host + "/" + vmPrefix + v.ID, nil
 }
 
-// createInput renders the create operation: hardware, NICs with MACs, and the config drive.
-func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
+// createInput renders the create operation on host: hardware, NICs with MACs (a NIC naming no
+// switch connects to the host's: its failure domain's, else the cluster's), and the config drive.
+func (b *backend) createInput(s *hypervisor.Scope, host string) (CreateInput, error) {
 	spec := &b.m.Spec
 	uid := string(s.InfraMachine.GetUID())
 	nics := append([]guest.NIC(nil), s.NICs...)
@@ -88,7 +89,7 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 		}
 		sw := d.NetworkName
 		if sw == "" {
-			sw = b.cluster.Spec.VirtualSwitch
+			sw = b.cluster.Spec.SwitchFor(host)
 		}
 		in.NICs = append(in.NICs, NICInput{Switch: sw, MAC: strings.ToUpper(strings.NewReplacer(":", "", "-", "").Replace(nics[i].MAC)), VLANID: ptrValue(d.VLANID)})
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/fault"
-	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/mo"
@@ -24,8 +23,28 @@ const ruleWait = time.Minute
 
 // ruleLocks serializes this manager's rule edits per compute cluster (server and cluster id): an
 // edit replaces the rule's VM list, so two machines of one group powered on at once would
-// otherwise each drop the other's VM.
-type ruleLocks struct{ m sync.Map }
+// otherwise each drop the other's VM. It also remembers the VMs that left their rules and groups
+// (leaving): their delete task may still run when the next VM of the group leaves, and counting
+// them would keep the group alive after the last VM is gone.
+type ruleLocks struct{ m, leaving sync.Map }
+
+// leavingTTL bounds how long a leaving VM is remembered: its delete ends long before, and a
+// retried delete marks it again.
+const leavingTTL = time.Hour
+
+// leave remembers that vm (server and id) left its rules and groups; gone reports whether it did.
+func (l *ruleLocks) leave(key string) {
+	now := time.Now()
+	l.leaving.Store(key, now)
+	l.leaving.Range(func(k, v any) bool {
+		if now.Sub(v.(time.Time)) > leavingTTL {
+			l.leaving.Delete(k)
+		}
+		return true
+	})
+}
+
+func (l *ruleLocks) gone(key string) bool { _, ok := l.leaving.Load(key); return ok }
 
 func (l *ruleLocks) lock(key string) func() {
 	mu, _ := l.m.LoadOrStore(key, new(sync.Mutex))
@@ -64,7 +83,7 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.Manage
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
 	for attempt := 0; ; attempt++ {
-		vms, err := b.groupVMs(ctx, *cluster, name, leaving, vm)
+		vms, err := b.groupVMs(ctx, *cluster, keyGroup, name, leaving, false, vm)
 		if err != nil {
 			return err
 		}
@@ -105,27 +124,39 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 	return &pool.Owner, nil
 }
 
-// groupVMs lists the VMs of the compute cluster marked with the group's rule name (keyGroup), but
-// vm when it is leaving: one read through a container view.
-func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, name string, leaving bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
+// groupVMs lists the VMs of the compute cluster whose mark key (keyGroup, keyDomain) is name, but
+// vm when it is leaving and the VMs that left before (ruleLocks.leaving); with running, only those
+// powered on, and vm when it is not leaving (it is about to be): one read through a container
+// view.
+func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving, running bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
 		return nil, b.sess.check(err)
 	}
 	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
 	var content []types.ObjectContent
-	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(keyGroup)}, &content); err != nil {
+	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(key), "runtime.powerState"}, &content); err != nil {
 		return nil, b.sess.check(err)
 	}
 	var vms []types.ManagedObjectReference
+	if leaving {
+		b.sess.pool.rules.leave(b.sess.host() + "/" + vm.Value)
+	}
 	for _, oc := range content {
-		if leaving && oc.Obj == vm {
+		if (leaving && oc.Obj == vm) || b.sess.pool.rules.gone(b.sess.host()+"/"+oc.Obj.Value) {
 			continue
 		}
+		marked, on := false, false
 		for _, p := range oc.PropSet {
-			if optionValue(p.Val) == name {
-				vms = append(vms, oc.Obj)
+			switch p.Name {
+			case extraConfigPath(key):
+				marked = optionValue(p.Val) == name
+			case "runtime.powerState":
+				on = powerState(p.Val) == hypervisor.PoweredOn
 			}
+		}
+		if marked && (!running || on || (!leaving && oc.Obj == vm)) {
+			vms = append(vms, oc.Obj)
 		}
 	}
 	return vms, nil
@@ -133,12 +164,5 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 
 // editRule applies one rule change to the cluster and waits for it (ruleWait).
 func (b *backend) editRule(ctx context.Context, cluster types.ManagedObjectReference, change *types.ClusterRuleSpec) error {
-	ctx, cancel := context.WithTimeout(ctx, ruleWait)
-	defer cancel()
-	spec := &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{*change}}
-	task, err := object.NewClusterComputeResource(b.sess.Client, cluster).Reconfigure(ctx, spec, true)
-	if err != nil {
-		return b.sess.check(err)
-	}
-	return b.sess.check(task.Wait(ctx))
+	return b.reconfigureOnce(ctx, cluster, &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{*change}})
 }

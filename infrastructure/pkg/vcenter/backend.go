@@ -27,6 +27,17 @@ type backend struct {
 	relogin func(ctx context.Context) (*Session, error)
 	// machine is the VCenterMachine: the session's watch wakes it when its VM or tasks change.
 	machine k8stypes.NamespacedName
+	// fd is the machine's failure domain (nil: none), as the VCenterCluster defines it.
+	fd *infrav1.VCenterFailureDomain
+}
+
+// tags are the tags of the machine's VM: spec.tags and its failure domain's zone and region.
+func (b *backend) tags() []infrav1.VCenterTag {
+	var domain []infrav1.VCenterTag
+	if b.fd != nil && b.fd.Zone != nil && b.fd.Region != nil {
+		domain = []infrav1.VCenterTag{*b.fd.Zone, *b.fd.Region}
+	}
+	return vmTags(b.spec, domain)
 }
 
 // onClone is the subject of the clone that creates this machine's VM.
@@ -86,6 +97,11 @@ func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error
 	if err != nil {
 		return "", err
 	}
+	if b.fd != nil && len(b.fd.Networks) > len(b.spec.Network) {
+		return "", hypervisor.Errorf(infrav1.InvalidSpecReason,
+			"failure domain %q names %d networks, the machine has %d NICs (spec.network): a domain's networks replace the machine's by position",
+			b.fd.Name, len(b.fd.Networks), len(b.spec.Network))
+	}
 	md, network, err := metadata(s, nil)
 	if err != nil {
 		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "metadata: %v", err)
@@ -93,6 +109,7 @@ func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error
 	obj := s.InfraMachine
 	spec, err := cloneSpec(cloneInput{
 		Spec: b.spec, UID: string(obj.GetUID()), Owner: ownerMark(obj), Group: groupRule(s, b.spec), Place: place, UserData: s.UserData, Metadata: md, Network: network,
+		Domain: domainGroup(s, b.fd), HostGroup: b.fd != nil && b.fd.HostGroup != nil, Tagged: len(b.tags()) > 0,
 		Note: fmt.Sprintf("capwin: %s/%s (cluster %s)", obj.GetNamespace(), obj.GetName(), s.Cluster.Name),
 	})
 	if err != nil {
@@ -156,9 +173,13 @@ func (b *backend) reconfigure(ctx context.Context, on subject, vm *hypervisor.VM
 	})
 }
 
-// PowerOn starts the VM, in its group's anti-affinity rule first (DRS places it by the rule).
+// PowerOn starts the VM, in its group's anti-affinity rule and its failure domain's VM group
+// first (DRS places it by the rules).
 func (b *backend) PowerOn(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	if err := b.syncRule(ctx, s, vmRef(vm.Ref.ID), false); err != nil {
+		return "", err
+	}
+	if err := b.syncDomain(ctx, s, vmRef(vm.Ref.ID), false); err != nil {
 		return "", err
 	}
 	return b.task(ctx, b.onVM("power on", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).PowerOn(ctx) })
@@ -173,10 +194,13 @@ func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervi
 	return b.task(ctx, b.onVM("power off", vm.Ref.ID), func() (*object.Task, error) { return v.PowerOff(ctx) })
 }
 
-// Destroy takes the VM out of its group's anti-affinity rule (the last one out removes the rule),
-// detaches its tags (untag), then deletes the VM and its disks.
+// Destroy takes the VM out of its group's anti-affinity rule and its failure domain's VM group
+// (the last one out removes them), detaches its tags (untag), then deletes the VM and its disks.
 func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	if err := b.syncRule(ctx, s, vmRef(vm.Ref.ID), true); err != nil {
+		return "", err
+	}
+	if err := b.syncDomain(ctx, s, vmRef(vm.Ref.ID), true); err != nil {
 		return "", err
 	}
 	b.untag(ctx, vm)

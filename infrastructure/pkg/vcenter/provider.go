@@ -83,25 +83,22 @@ func (p *Provider) Backend(ctx context.Context, s *hypervisor.Scope) (hypervisor
 		return nil, err
 	}
 	relogin := func(ctx context.Context) (*Session, error) { return p.session(ctx, vc) }
-	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin,
+	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin, fd: vc.Spec.FailureDomain(s.Machine.Spec.FailureDomain),
 		machine: k8stypes.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}}, nil
 }
 
-// placementFor merges the machine's placement with its failure domain's (the domain wins).
+// placementFor merges the machine's placement and networks with its failure domain's (the domain
+// wins).
 func placementFor(vc *infrav1.VCenterCluster, vm *infrav1.VCenterMachine, failureDomain string) where {
 	p := vm.Spec.Placement
-	for _, fd := range vc.Spec.FailureDomains {
-		if fd.Name == failureDomain && failureDomain != "" {
-			p = overlay(p, fd.Placement)
-		}
+	fd := vc.Spec.FailureDomain(failureDomain)
+	if fd != nil {
+		p = overlay(p, fd.Placement)
 	}
 	if p.Datacenter == "" {
 		p.Datacenter = vc.Spec.Datacenter
 	}
-	nets := make([]string, 0, len(vm.Spec.Network))
-	for _, n := range vm.Spec.Network {
-		nets = append(nets, n.NetworkName)
-	}
+	nets := domainNetworks(&vm.Spec, fd)
 	snapshot := ""
 	if vm.Spec.CloneMode == infrav1.LinkedClone {
 		snapshot = vm.Spec.Snapshot

@@ -23,7 +23,14 @@ type cloneInput struct {
 	Owner string
 	// Group is the VM's anti-affinity rule (keyGroup; "" for none): such a VM is cloned powered
 	// off, and put in the rule before PowerOn.
-	Group    string
+	Group string
+	// Domain is the VM's failure domain VM group (keyDomain; "" for none). With HostGroup the
+	// domain has a VM-Host rule: the VM is cloned powered off, and put in the group before PowerOn.
+	Domain    string
+	HostGroup bool
+	// Tagged: the VM gets tags (spec.tags, its domain's zone and region), attached before its
+	// first boot.
+	Tagged   bool
 	Note     string
 	Place    *resolved
 	UserData []byte
@@ -50,6 +57,9 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 	}
 	if in.Group != "" {
 		extra = append(extra, &types.OptionValue{Key: keyGroup, Value: in.Group})
+	}
+	if in.Domain != "" {
+		extra = append(extra, &types.OptionValue{Key: keyDomain, Value: in.Domain})
 	}
 	disks, placed, err := dataDiskChanges(in.Spec, in.Place.Devices, in.Place.ProfileID)
 	if err != nil {
@@ -86,9 +96,11 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		profile := []types.BaseVirtualMachineProfileSpec{&types.VirtualMachineDefinedProfileSpec{ProfileId: id}}
 		loc.Profile, cfg.VmProfile = profile, profile
 	}
-	// Tags are attached after the clone (a vAPI call) and an anti-affinity rule is set before the
-	// first power-on: a VM with either boots after them (Tag, PowerOn).
-	powerOn := in.Metadata != nil && grow == nil && len(in.Spec.Tags) == 0 && in.Group == ""
+	// Tags are attached after the clone (a vAPI call) and an anti-affinity rule or a failure
+	// domain's VM-Host rule is set before the first power-on: a VM with any boots after them (Tag,
+	// PowerOn).
+	tagged := in.Tagged || len(in.Spec.Tags) > 0
+	powerOn := in.Metadata != nil && grow == nil && !tagged && in.Group == "" && !in.HostGroup
 	spec := types.VirtualMachineCloneSpec{Location: loc, Config: cfg, PowerOn: powerOn}
 	if in.Spec.CloneMode == infrav1.LinkedClone {
 		spec.Snapshot = in.Place.Snapshot

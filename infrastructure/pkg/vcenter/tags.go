@@ -19,21 +19,35 @@ import (
 // The vCenter backend tags VMs.
 var _ hypervisor.Tagger = (*backend)(nil)
 
-// Tag attaches spec.tags to the VM through vCenter's tagging service (a vAPI call, not part of
-// the clone task), skipping those already attached, and returns them with their ids. Once status
-// reports them all it makes no call: spec.tags is immutable, and vCenter keeps a VM's tags.
+// Tag attaches spec.tags and the failure domain's zone and region to the VM through vCenter's
+// tagging service (a vAPI call, not part of the clone task), skipping those already attached,
+// and returns them with their ids. Once status reports them all it makes no call: spec.tags and
+// a domain's zone and region are immutable, and vCenter keeps a VM's tags.
 func (b *backend) Tag(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) ([]infrav1.VCenterTagStatus, error) {
-	have := s.InfraMachine.GetMachineStatus().Tags
-	if reported(b.spec.Tags, have) {
+	have, want := s.InfraMachine.GetMachineStatus().Tags, b.tags()
+	if reported(want, have) {
 		return have, nil
 	}
 	var out []infrav1.VCenterTagStatus
 	err := b.sess.withVAPI(ctx, "tagging", func(rc *rest.Client) error {
 		var err error
-		out, err = attachTags(ctx, tags.NewManager(rc), b.spec.Tags, vmRef(vm.Ref.ID))
+		out, err = attachTags(ctx, tags.NewManager(rc), want, b.tagField, vmRef(vm.Ref.ID))
 		return err
 	})
-	return out, callError(b.onVM("attach spec.tags to", vm.Ref.ID), err)
+	action := "attach spec.tags to"
+	if len(want) > len(b.spec.Tags) {
+		action = fmt.Sprintf("attach spec.tags and the zone and region of failure domain %s to", b.fd.Name)
+	}
+	return out, callError(b.onVM(action, vm.Ref.ID), err)
+}
+
+// tagField names where a tag of the VM comes from, for an operator: spec.tags, or the failure
+// domain's zone or region.
+func (b *backend) tagField(t infrav1.VCenterTag) string {
+	if slices.Contains(b.spec.Tags, t) || b.fd == nil {
+		return "spec.tags"
+	}
+	return fmt.Sprintf("the zone or region of failure domain %s", b.fd.Name)
 }
 
 // reported is true when status lists every tag of the spec, and no other.
@@ -52,11 +66,11 @@ func reported(want []infrav1.VCenterTag, have []infrav1.VCenterTagStatus) bool {
 }
 
 // attachTags resolves the tags to their ids and attaches those the VM lacks, in one call.
-func attachTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag, vm types.ManagedObjectReference) ([]infrav1.VCenterTagStatus, error) {
+func attachTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag, field func(infrav1.VCenterTag) string, vm types.ManagedObjectReference) ([]infrav1.VCenterTagStatus, error) {
 	if len(want) == 0 {
 		return nil, nil
 	}
-	out, err := resolveTags(ctx, m, want)
+	out, err := resolveTags(ctx, m, want, field)
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +102,9 @@ func forbidden(err error) string {
 
 // resolveTags finds each tag's id by its category's name and its own name: one listing of the
 // categories and one of each category named. A category or tag that does not exist, or that
-// cannot go on a VM as the spec asks, is an InvalidSpec error naming it.
-func resolveTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag) ([]infrav1.VCenterTagStatus, error) {
+// cannot go on a VM as the spec asks, is an InvalidSpec error naming it and where it comes from
+// (field).
+func resolveTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag, field func(infrav1.VCenterTag) string) ([]infrav1.VCenterTagStatus, error) {
 	cats, err := m.GetCategories(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list tag categories: %w", err)
@@ -100,10 +115,10 @@ func resolveTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag
 		i := slices.IndexFunc(cats, func(c tags.Category) bool { return c.Name == w.Category })
 		if i < 0 {
 			return nil, hypervisor.Errorf(infrav1.InvalidSpecReason,
-				"spec.tags: vCenter has no tag category %q: create it (govc tags.category.create -t VirtualMachine %q) or remove the tag from the spec", w.Category, w.Category)
+				"%s: vCenter has no tag category %q: create it (govc tags.category.create -t VirtualMachine %q) or remove the tag from the spec", field(w), w.Category, w.Category)
 		}
 		cat := cats[i]
-		if err := attachable(cat, want); err != nil {
+		if err := attachable(cat, want, field(w)); err != nil {
 			return nil, err
 		}
 		if _, ok := inCategory[cat.ID]; !ok {
@@ -114,7 +129,7 @@ func resolveTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag
 		j := slices.IndexFunc(inCategory[cat.ID], func(t tags.Tag) bool { return t.Name == w.Name })
 		if j < 0 {
 			return nil, hypervisor.Errorf(infrav1.InvalidSpecReason,
-				"spec.tags: tag category %q has no tag %q: create it (govc tags.create -c %q %q) or remove it from the spec", w.Category, w.Name, w.Category, w.Name)
+				"%s: tag category %q has no tag %q: create it (govc tags.create -c %q %q) or remove it from the spec", field(w), w.Category, w.Name, w.Category, w.Name)
 		}
 		out = append(out, infrav1.VCenterTagStatus{Category: w.Category, Name: w.Name, ID: inCategory[cat.ID][j].ID})
 	}
@@ -123,11 +138,11 @@ func resolveTags(ctx context.Context, m *tags.Manager, want []infrav1.VCenterTag
 
 // attachable refuses a category whose tags cannot go on VMs, and a one-tag-per-object category
 // of which the spec names more than one tag.
-func attachable(cat tags.Category, want []infrav1.VCenterTag) error {
+func attachable(cat tags.Category, want []infrav1.VCenterTag, field string) error {
 	if len(cat.AssociableTypes) > 0 && !slices.ContainsFunc(cat.AssociableTypes, func(t string) bool { return strings.HasSuffix(t, "VirtualMachine") }) {
 		return hypervisor.Errorf(infrav1.InvalidSpecReason,
-			"spec.tags: tags of category %q cannot be attached to virtual machines (associable types %s): add VirtualMachine to the category's types",
-			cat.Name, strings.Join(cat.AssociableTypes, ", "))
+			"%s: tags of category %q cannot be attached to virtual machines (associable types %s): add VirtualMachine to the category's types",
+			field, cat.Name, strings.Join(cat.AssociableTypes, ", "))
 	}
 	n := 0
 	for _, w := range want {
@@ -137,7 +152,7 @@ func attachable(cat tags.Category, want []infrav1.VCenterTag) error {
 	}
 	if n > 1 && cat.Cardinality == "SINGLE" {
 		return hypervisor.Errorf(infrav1.InvalidSpecReason,
-			"spec.tags: tag category %q allows one tag per object, the spec names %d of its tags", cat.Name, n)
+			"%s: tag category %q allows one tag per object, the VM would get %d of its tags (spec.tags and its failure domain's zone and region)", field, cat.Name, n)
 	}
 	return nil
 }
@@ -148,7 +163,7 @@ func attachable(cat tags.Category, want []infrav1.VCenterTag) error {
 // from depending on that (vcsim, for one, keeps them). It detaches whatever the VM carries, as
 // listed then, so a status that lost its tags misses none.
 func (b *backend) untag(ctx context.Context, vm *hypervisor.VM) {
-	if len(b.spec.Tags) == 0 {
+	if len(b.tags()) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, untagTimeout)

@@ -131,7 +131,7 @@ func TestTagsVcsimInvalid(t *testing.T) {
 		{"unknown tag", []infrav1.VCenterTag{daily, {Category: "backup", Name: "hourly"}},
 			`tag category "backup" has no tag "hourly": create it (govc tags.create -c "backup" "hourly")`},
 		{"one tag per object", []infrav1.VCenterTag{daily, gold, silver},
-			`tag category "tier" allows one tag per object, the spec names 2 of its tags`},
+			`tag category "tier" allows one tag per object, the VM would get 2 of its tags`},
 		{"not for VMs", []infrav1.VCenterTag{daily, lun},
 			`tags of category "storage" cannot be attached to virtual machines (associable types Datastore)`},
 	} {

@@ -39,6 +39,8 @@ type fixture struct {
 	format string // bootstrap format; "" is cloud-config
 	// machineLabels are added to the labels of the Machines addMachine creates.
 	machineLabels map[string]string
+	// failureDomain places the Machines addMachine creates ("": none).
+	failureDomain string
 	cluster       *clusterv1.Cluster
 	vcCluster     *infrav1.VCenterCluster
 	machine       *clusterv1.Machine
@@ -139,7 +141,7 @@ func (f *fixture) addMachine(t *testing.T, name string, userData []byte, spec in
 	f.machine = &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: machineLabels},
 		Spec: clusterv1.MachineSpec{
-			ClusterName: f.name, Version: "v1.36.3",
+			ClusterName: f.name, Version: "v1.36.3", FailureDomain: f.failureDomain,
 			Bootstrap: clusterv1.Bootstrap{DataSecretName: ptr.To(name + "-bootstrap")},
 			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
 				APIGroup: infrav1.GroupVersion.Group, Kind: "VCenterMachine", Name: name},
