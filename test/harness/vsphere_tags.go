@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 
 	"github.com/vmware/govmomi/vapi/rest"
 	_ "github.com/vmware/govmomi/vapi/simulator" // vcsim's vAPI endpoint: the tagging service
@@ -67,7 +68,9 @@ func countTagged(ctx context.Context, c *vimClient, user *url.Userinfo) (int, er
 				return err
 			}
 			for _, o := range seen {
-				objs = append(objs, o)
+				if !slices.ContainsFunc(objs, func(r mo.Reference) bool { return r.Reference() == o.Reference() }) {
+					objs = append(objs, o)
+				}
 			}
 		}
 		if len(objs) == 0 {
