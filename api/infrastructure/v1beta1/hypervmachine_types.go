@@ -87,6 +87,11 @@ type HyperVMachineSpec struct {
 	// +optional
 	VTPM bool `json:"vTPM,omitempty"`
 
+	// antiAffinity keeps the VMs of this machine's MachineDeployment (or control plane) on
+	// different nodes of the HyperVCluster's failover cluster (docs/hyperv.md, Failover clusters).
+	// +optional
+	AntiAffinity *HyperVAntiAffinity `json:"antiAffinity,omitempty"`
+
 	// network adapters of the VM, in order.
 	// +required
 	// +listType=atomic
