@@ -76,6 +76,7 @@ func (b *backend) createInput(s *hypervisor.Scope) (CreateInput, error) {
 		in.DynamicMemory = &DynamicMemory{MinimumBytes: dm.MinimumMiB << 20, MaximumBytes: dm.MaximumMiB << 20, BufferPercent: max(dm.BufferPercent, 5)}
 	}
 	in.DataDisks, in.ConfigDriveLocation = dataDiskInputs(spec.DataDisks)
+	in.AntiAffinityClass, in.EnforceAntiAffinity = b.antiAffinityClass(s)
 	enabled, template := spec.SecureBootSettings()
 	in.SecureBoot = SecureBoot{Enabled: enabled, Template: string(template)}
 	for i, d := range spec.Network {

@@ -3,6 +3,10 @@ param($In)
 New-Item -ItemType Directory -Force -Path $In.vmPath, $In.diskPath | Out-Null
 $os = Get-CimInstance -ClassName 'Win32_OperatingSystem'
 $vmHost = Get-VMHost
+$cluster = ''
+if ($In.cluster) {
+    $cluster = "$((Assert-CapwinCluster $In).Name)"
+}
 return @{
     name              = $env:COMPUTERNAME
     freeMemoryMiB     = [int64]($os.FreePhysicalMemory / 1024)
@@ -10,4 +14,5 @@ return @{
     vms               = @(Get-VM).Count
     switches          = @(Get-VMSwitch | ForEach-Object { $_.Name })
     build             = [Environment]::OSVersion.Version.Build
+    cluster           = $cluster
 }
