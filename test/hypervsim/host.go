@@ -30,11 +30,11 @@ type Host struct {
 	// cluster is the failover cluster the host is a node of (nil: none).
 	cluster *Cluster
 	// down: the node failed (Cluster.Fail); it runs no operation until it is back.
-	down bool
-	vms  map[string]*VM // by id
-	jobs          map[string]*job
-	ops           map[string]int
-	nextID        int
+	down   bool
+	vms    map[string]*VM // by id
+	jobs   map[string]*job
+	ops    map[string]int
+	nextID int
 	// jobDelay is how long a power job runs.
 	jobDelay time.Duration
 	// guestPassword is the only password PowerShell Direct accepts ("" = any).
