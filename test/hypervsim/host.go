@@ -8,6 +8,7 @@ package hypervsim
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"sync"
@@ -308,5 +309,9 @@ func (h *Host) settle() {
 
 func (h *Host) newID() string {
 	h.nextID++
-	return fmt.Sprintf("%08x-5a1b-4c2d-8e3f-%012x", h.nextID, len(h.Name)*1000+h.nextID)
+	// Hyper-V's VM ids are GUIDs, unique across hosts: a VM that moves to another node of a
+	// failover cluster keeps its id beside the ids that node made.
+	name := fnv.New32a()
+	_, _ = name.Write([]byte(h.Name))
+	return fmt.Sprintf("%08x-5a1b-4c2d-8e3f-%04x%08x", h.nextID, name.Sum32()&0xffff, h.nextID)
 }
