@@ -62,7 +62,8 @@ type Report struct {
 	Hostile string
 	// Duplicates lists owners seen with more than one VM (sampled every 2 s).
 	Duplicates []string
-	// Left after deleting the Clusters (LeakedRules: DRS anti-affinity rules, vCenter only).
+	// Left after deleting the Clusters (LeakedRules: DRS anti-affinity rules on vCenter, VM roles
+	// of a Hyper-V failover cluster).
 	LeakedVMs, LeakedRules, LeakedClaims, LeakedTokens int
 	// DecoyChanges counts calls that would change a VM capwin did not create; DecoysLeft whether
 	// every such VM still exists as it was.

@@ -29,6 +29,8 @@ type Snapshot struct {
 	VMs, Files int
 	// Rules counts the DRS anti-affinity rules capwin created (vCenter; 0 on Hyper-V).
 	Rules int
+	// Roles counts the VM roles of the Hyper-V hosts' failover cluster (0 without one).
+	Roles int
 	// Tokens counts bootstrap token Secrets in the workload cluster.
 	Tokens int
 }
@@ -93,6 +95,9 @@ func (h *Harness) Snapshot(ctx context.Context) (Snapshot, error) {
 	}
 	var err error
 	if s.VMs, s.Files, err = h.hypervisorCounts(ctx); err != nil || h.opts.Provider == HyperV {
+		if h.HyperVCluster != nil {
+			s.Roles = len(h.HyperVCluster.Groups())
+		}
 		return s, err
 	}
 	s.Rules, err = h.VSphere.countRules(ctx)

@@ -37,11 +37,22 @@ type Group struct {
 	Offline bool
 }
 
-// NewCluster makes the hosts the nodes of a failover cluster. Call it before the hosts serve.
+// NewCluster makes the hosts the nodes of a failover cluster; their files under C:\ClusterStorage
+// move to its shared volumes. Call it before the hosts serve.
 func NewCluster(name string, nodes ...*Host) *Cluster {
 	c := &Cluster{Name: name, mu: &sync.Mutex{}, nodes: nodes, groups: map[string]*Group{}, csv: newVolume()}
 	for _, h := range nodes {
 		h.mu, h.cluster, h.csv = c.mu, c, c.csv
+		// Files a node had under C:\ClusterStorage (its golden disks) are on the shared volume now.
+		for p, size := range h.local.files {
+			if strings.HasPrefix(p, csvRoot) {
+				c.csv.files[p] = size
+				if d, ok := h.local.vhds[p]; ok {
+					c.csv.vhds[p] = d
+				}
+				h.local.delete(p)
+			}
+		}
 	}
 	return c
 }
