@@ -68,5 +68,5 @@ func TestHyperVFailoverCluster(t *testing.T) {
 
 	s, err = h.DeleteCluster(ctx, stepTimeout, p)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(s.VMs + s.Files + s.Roles + s.Tokens).To(BeZero(), "no VM, disk, config drive, cluster role or token left")
+	g.Expect(s.VMs+s.Files+s.Roles+s.Tokens).To(BeZero(), "no VM, disk, config drive, cluster role or token left")
 }
