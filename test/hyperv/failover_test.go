@@ -147,3 +147,27 @@ func TestFailoverClusterInterrupted(t *testing.T) {
 	g.Expect(countVMs(nodes)).To(BeZero())
 	g.Expect(c.Files()).To(Equal([]string{strings.ToLower(csvParent)}))
 }
+
+// TestFailoverClusterJobOnFailedNode: the node fails while the power-on job of a new VM runs there;
+// the cluster starts the VM on the other node. The job is given up (its node does not answer), the
+// VM is found through the cluster, running on the other node, and the machine goes on there.
+func TestFailoverClusterJobOnFailedNode(t *testing.T) {
+	g := NewWithT(t)
+	f, c, nodes := failoverCluster(t)
+	nodes["node1"].SetJobDelay(time.Hour)
+	spec := clusteredSpec(infrav1.AntiAffinityNone)
+	spec.Host = "node1"
+	mc := f.addMachine(t, "win-fc-job-"+randSuffix(), "", userData, spec)
+	g.Eventually(func(g Gomega) {
+		st := mc.get(g).Status
+		g.Expect(st.Task).To(HavePrefix("node1/job:"))
+	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+	g.Expect(c.Fail("node1")).To(HaveLen(1))
+	m := mc.waitReason(t, infrav1.WaitingForAddressesReason)
+	g.Expect(m.Status.VM.Host).To(Equal("node2"))
+	g.Expect(m.Status.Task).To(BeEmpty())
+	vms := nodes["node2"].VMs()
+	g.Expect(vms).To(HaveLen(1))
+	g.Expect(vms[0].State).To(Equal("Running"))
+	g.Expect(countVMs(nodes)).To(Equal(1))
+}

@@ -119,6 +119,7 @@ func (c *Cluster) Fail(node string) map[string]string {
 		}
 		if to := c.failoverTarget(g); to != nil {
 			c.moveVM(g, to)
+			restart(to.vms[g.VMID])
 			moved[g.Name] = to.Name
 		} else {
 			g.Offline = true
@@ -154,6 +155,20 @@ func (c *Cluster) failoverTarget(g *Group) *Host {
 		}
 	}
 	return best
+}
+
+// restart is a failover's effect on a VM: the cluster brings an online role (running, or on its
+// way there) online on its new node, a cold boot; an offline one stays off.
+func restart(vm *VM) {
+	if vm == nil {
+		return
+	}
+	if vm.State == "Running" || vm.State == "Starting" {
+		vm.State = "Running"
+		vm.StartNotes = append(vm.StartNotes, vm.Notes)
+		return
+	}
+	vm.State, vm.Heartbeat = "Off", false
 }
 
 func sharesClass(a, b *Group) bool {

@@ -165,6 +165,11 @@ func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hy
 	}
 	var js JobState
 	if err := c.Run(ctx, OpJob, JobRef{Job: job}, &js); err != nil {
+		if b.folders.Cluster != "" && KindOf(err) != KindInvalidSpec {
+			// The node may have failed and the cluster moved the VM: its job is not read again,
+			// the VM's state (found through the cluster) tells what happened.
+			return hypervisor.Task{State: hypervisor.TaskUnknown, Message: err.Error()}, nil
+		}
 		return hypervisor.Task{}, err
 	}
 	t := hypervisor.Task{State: hypervisor.TaskUnknown, Message: js.Message}
