@@ -20,6 +20,15 @@ const csvParent = `C:\ClusterStorage\Volume1\golden\win2022.vhdx`
 // disk on its CSV) and a workload cluster whose HyperVCluster names them and the cluster.
 func failoverCluster(t *testing.T) (*fixture, *hypervsim.Cluster, map[string]*hypervsim.Host) {
 	t.Helper()
+	f, c, nodes := clusterOfNodes(t, "HVCLU1")
+	f.provisioned(t)
+	return f, c, nodes
+}
+
+// clusterOfNodes is failoverCluster with the HyperVCluster naming failover cluster name, not yet
+// provisioned.
+func clusterOfNodes(t *testing.T, name string) (*fixture, *hypervsim.Cluster, map[string]*hypervsim.Host) {
+	t.Helper()
 	nodes := map[string]*hypervsim.Host{}
 	var served []simHost
 	for _, name := range []string{"node1", "node2"} {
@@ -42,10 +51,23 @@ func failoverCluster(t *testing.T) (*fixture, *hypervsim.Cluster, map[string]*hy
 			s.Hosts = append(s.Hosts, infrav1.HyperVHost{Name: h.Name, Address: h.srv.Host, Port: int32(h.srv.Port), //nolint:gosec // G115: a TCP port, below 2^16
 				CredentialsRef: infrav1.SecretReference{Name: "hosts"}, CABundle: h.srv.CACertPEM()})
 		}
-		s.FailoverCluster = &infrav1.HyperVFailoverCluster{Name: "HVCLU1", StoragePath: `C:\ClusterStorage\Volume1\capwin`}
+		s.FailoverCluster = &infrav1.HyperVFailoverCluster{Name: name, StoragePath: `C:\ClusterStorage\Volume1\capwin`}
 	})
-	f.provisioned(t)
 	return f, c, nodes
+}
+
+// TestFailoverClusterWrongName: hosts that are nodes of another failover cluster than the one the
+// HyperVCluster names are unavailable, and status.hosts says why.
+func TestFailoverClusterWrongName(t *testing.T) {
+	f, _, _ := clusterOfNodes(t, "HVCLU9")
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.hc), f.hc)).To(Succeed())
+		g.Expect(f.hc.Status.Hosts).To(HaveLen(2))
+		for _, h := range f.hc.Status.Hosts {
+			g.Expect(h.Available).To(BeFalse())
+			g.Expect(h.Message).To(ContainSubstring(`not a node of failover cluster HVCLU9 (its cluster: HVCLU1)`))
+		}
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
 }
 
 func clusteredSpec(mode infrav1.AntiAffinityMode) infrav1.HyperVMachineSpec {
