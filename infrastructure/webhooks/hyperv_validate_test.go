@@ -263,6 +263,10 @@ func TestValidateHyperVClusterSpec(t *testing.T) {
 		{"failure domain without a host", hyperVFDs("rack-a", "rack-b"),
 			"spec.failureDomains[1].name", "has no host: set failureDomain: rack-b on a host of spec.hosts"},
 		{"duplicate failure domain", hyperVFDs("rack-a", "rack-a"), "spec.failureDomains[1].name", "same as spec.failureDomains[0].name"},
+		{"failover cluster on a CSV", failover(`C:\ClusterStorage\Volume1\capwin`), "", ""},
+		{"failover cluster on a local disk", failover(`D:\capwin`), "spec.failoverCluster.storagePath", "Cluster Shared Volume"},
+		{"failover cluster on a volume's root", failover(`C:\ClusterStorage\Volume1`), "spec.failoverCluster.storagePath", "Cluster Shared Volume"},
+		{"failover cluster on a share", failover(`\\fs01\capwin`), "spec.failoverCluster.storagePath", "not a UNC"},
 	}
 	runSpecCases(t, cases, validHyperVClusterSpec, func(s infrav1.HyperVClusterSpec) field.ErrorList {
 		return ValidateHyperVClusterSpec(s, field.NewPath("spec"))
@@ -329,4 +333,10 @@ func TestHyperVTemplateUpdate(t *testing.T) {
 	_, err = (&HyperVClusterTemplate{}).ValidateUpdate(ctx, oldCT, ct)
 	g.Expect(causes(g, err)).To(Equal([]string{"spec.template.spec.hosts[0].credentialsRef.name"}))
 	g.Expect(err.Error()).To(ContainSubstring("point the ClusterClass at it"))
+}
+
+func failover(path string) func(*infrav1.HyperVClusterSpec) {
+	return func(s *infrav1.HyperVClusterSpec) {
+		s.FailoverCluster = &infrav1.HyperVFailoverCluster{Name: "hvclu1", StoragePath: path}
+	}
 }

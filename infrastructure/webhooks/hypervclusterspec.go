@@ -25,7 +25,24 @@ func ValidateHyperVClusterSpec(spec infrav1.HyperVClusterSpec, path *field.Path)
 		}
 	}
 	errs = append(errs, validateHyperVHosts(spec.Hosts, path.Child("hosts"))...)
+	errs = append(errs, validateFailoverCluster(spec.FailoverCluster, path.Child("failoverCluster"))...)
 	return append(errs, validateHyperVFailureDomains(spec, path)...)
+}
+
+// validateFailoverCluster checks that the VMs of a failover cluster go to a Cluster Shared Volume:
+// a folder on one node's local disk would leave a VM that no other node can start.
+func validateFailoverCluster(fc *infrav1.HyperVFailoverCluster, path *field.Path) field.ErrorList {
+	if fc == nil {
+		return nil
+	}
+	at := path.Child("storagePath")
+	if problem := windowsPathProblem(fc.StoragePath); problem != "" {
+		return field.ErrorList{field.Invalid(at, fc.StoragePath, problem)}
+	}
+	if !infrav1.OnClusterSharedVolume(fc.StoragePath) {
+		return field.ErrorList{field.Invalid(at, fc.StoragePath, `must be a folder on a Cluster Shared Volume, C:\ClusterStorage\<volume>\<folder>, which every node of the failover cluster sees at the same path`)}
+	}
+	return nil
 }
 
 func validateHyperVHosts(hosts []infrav1.HyperVHost, path *field.Path) field.ErrorList {

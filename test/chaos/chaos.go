@@ -63,8 +63,8 @@ type Report struct {
 	// Duplicates lists owners seen with more than one VM (sampled every 2 s).
 	Duplicates []string
 	// Left after deleting the Clusters (LeakedRules: DRS anti-affinity rules, failure domain VM
-	// groups and VM-Host rules; LeakedTags: tag attachments of the harness's vSphere tags;
-	// vCenter only).
+	// groups and VM-Host rules on vCenter, VM roles of a Hyper-V failover cluster; LeakedTags: tag
+	// attachments of the harness's vSphere tags, vCenter only).
 	LeakedVMs, LeakedRules, LeakedTags, LeakedClaims, LeakedTokens int
 	// DecoyChanges counts calls that would change a VM capwin did not create; DecoysLeft whether
 	// every such VM still exists as it was.

@@ -97,15 +97,15 @@ func (s *soak) delete(ctx context.Context) error {
 		return err != nil && client.IgnoreNotFound(err) == nil
 	}
 	snap, err := s.h.WaitFor(ctx, "clusters deleted", s.c.Converge, func(snap harness.Snapshot) bool {
-		return gone(harness.ClusterName) && gone(badCluster) && snap.Machines == 0 && snap.VMs == s.decoyVMs() && snap.Rules == 0 && snap.Tagged == 0 && snap.Tokens == 0
+		return gone(harness.ClusterName) && gone(badCluster) && snap.Machines == 0 && snap.VMs == s.decoyVMs() && snap.Rules+snap.Roles == 0 && snap.Tagged == 0 && snap.Tokens == 0
 	}, func(snap harness.Snapshot) {
-		s.p("  %s · rules %d · tagged %d · bootstrap tokens %d", snap, snap.Rules, snap.Tagged, snap.Tokens)
+		s.p("  %s · rules %d · cluster roles %d · tagged %d · bootstrap tokens %d", snap, snap.Rules, snap.Roles, snap.Tagged, snap.Tokens)
 	})
 	s.r.Delete = time.Since(begin)
 	if err != nil {
 		s.r.Violations = append(s.r.Violations, err.Error())
 	}
-	s.r.LeakedVMs, s.r.LeakedRules, s.r.LeakedTags, s.r.LeakedTokens = max(0, snap.VMs-s.decoyVMs()), snap.Rules, snap.Tagged, snap.Tokens
+	s.r.LeakedVMs, s.r.LeakedRules, s.r.LeakedTags, s.r.LeakedTokens = max(0, snap.VMs-s.decoyVMs()), snap.Rules+snap.Roles, snap.Tagged, snap.Tokens
 	claims := &ipamv1.IPAddressClaimList{}
 	if err := c.List(ctx, claims, client.InNamespace(harness.Namespace)); err != nil {
 		return err

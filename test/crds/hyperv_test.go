@@ -153,6 +153,13 @@ func TestHyperVClusterSchema(t *testing.T) {
 		{"bad failure domain name", func(s *infrav1.HyperVClusterSpec) {
 			s.FailureDomains = []infrav1.HyperVFailureDomain{{Name: "Rack A"}}
 		}, "spec.failureDomains[0].name"},
+		{"failover cluster on a CSV", failoverOn(`C:\ClusterStorage\Volume1\capwin`), ""},
+		{"failover cluster on a CSV, lower case", failoverOn(`c:\clusterstorage\volume2\a\b`), ""},
+		{"failover cluster on a local disk", failoverOn(`D:\capwin`), "storagePath must be a folder on a Cluster Shared Volume"},
+		{"failover cluster on a volume's root", failoverOn(`C:\ClusterStorage\Volume1\`), "storagePath must be a folder on a Cluster Shared Volume"},
+		{"failover cluster name too long", func(s *infrav1.HyperVClusterSpec) {
+			s.FailoverCluster = &infrav1.HyperVFailoverCluster{Name: "a-very-long-cluster-name", StoragePath: `C:\ClusterStorage\Volume1\capwin`}
+		}, "spec.failoverCluster.name"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,4 +211,29 @@ func TestHyperVStatus(t *testing.T) {
 	ct := &infrav1.HyperVClusterTemplate{ObjectMeta: metav1.ObjectMeta{Name: "hv-status", Namespace: "default"}}
 	ct.Spec.Template.Spec = hvClusterSpec()
 	g.Expect(k8s.Create(ctx, ct)).To(Succeed())
+}
+
+func failoverOn(path string) func(*infrav1.HyperVClusterSpec) {
+	return func(s *infrav1.HyperVClusterSpec) {
+		s.FailoverCluster = &infrav1.HyperVFailoverCluster{Name: "HVCLU1", StoragePath: path}
+	}
+}
+
+// TestHyperVFailoverClusterImmutable: failoverCluster cannot be added, changed or removed (CEL
+// transition rules), even with the webhooks off.
+func TestHyperVFailoverClusterImmutable(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	plain := &infrav1.HyperVCluster{ObjectMeta: metav1.ObjectMeta{Name: "hvc-fc-add", Namespace: "default"}, Spec: hvClusterSpec()}
+	g.Expect(k8s.Create(ctx, plain)).To(Succeed())
+	failoverOn(`C:\ClusterStorage\Volume1\capwin`)(&plain.Spec)
+	g.Expect(k8s.Update(ctx, plain)).To(MatchError(ContainSubstring("failoverCluster cannot be added or removed")))
+
+	clustered := &infrav1.HyperVCluster{ObjectMeta: metav1.ObjectMeta{Name: "hvc-fc-change", Namespace: "default"}, Spec: hvClusterSpec()}
+	failoverOn(`C:\ClusterStorage\Volume1\capwin`)(&clustered.Spec)
+	g.Expect(k8s.Create(ctx, clustered)).To(Succeed())
+	clustered.Spec.FailoverCluster.StoragePath = `C:\ClusterStorage\Volume2\capwin`
+	g.Expect(k8s.Update(ctx, clustered)).To(MatchError(ContainSubstring("failoverCluster cannot change")))
+	clustered.Spec.FailoverCluster = nil
+	g.Expect(k8s.Update(ctx, clustered)).To(MatchError(ContainSubstring("failoverCluster cannot be added or removed")))
 }

@@ -33,7 +33,7 @@ var setLogger sync.Once
 
 // start runs a harness for one test. Set CAPWIN_TEST_DEBUG=1 to see the controllers' logs and
 // CAPWIN_E2E_LOGS=<dir> to keep the workload cluster's component logs.
-func start(t *testing.T, provider string) *harness.Harness {
+func start(t *testing.T, provider string, options ...func(*harness.Options)) *harness.Harness {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end: two apiservers, scheduler, controller-manager, hypervisor simulator")
@@ -51,9 +51,13 @@ func start(t *testing.T, provider string) *harness.Harness {
 	}
 	log := zap.New(zap.WriteTo(out))
 	setLogger.Do(func() { ctrl.SetLogger(log) })
-	h, err := harness.Start(t.Context(), harness.Options{Provider: provider, LogDir: logDir, Log: log,
+	opts := harness.Options{Provider: provider, LogDir: logDir, Log: log,
 		Heartbeat: 5 * time.Second, JoinTimeout: time.Minute,
-		Infrastructure: infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond}})
+		Infrastructure: infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond}}
+	for _, o := range options {
+		o(&opts)
+	}
+	h, err := harness.Start(t.Context(), opts)
 	if h != nil {
 		t.Cleanup(func() {
 			if err := h.Stop(); err != nil {

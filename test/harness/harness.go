@@ -27,6 +27,7 @@ import (
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/harness/management"
 	"github.com/capwin/capwin/test/harness/workload"
+	"github.com/capwin/capwin/test/hypervsim"
 )
 
 // Providers of the harness.
@@ -53,6 +54,10 @@ type Options struct {
 	Bootstrap      bootstrapsetup.Options
 	// InfrastructureElsewhere: see management.Options.
 	InfrastructureElsewhere bool
+	// HyperVFailoverCluster makes the Hyper-V hosts the nodes of one failover cluster
+	// (HyperVFailoverClusterName): the HyperVCluster names it, VMs go to its shared volume as
+	// roles, and the machine templates ask for Soft anti-affinity.
+	HyperVFailoverCluster bool
 }
 
 // Harness is a running environment.
@@ -64,7 +69,9 @@ type Harness struct {
 	WorkloadClient client.Client
 	VSphere        *VSphere     // VCenter only
 	HyperV         []HyperVHost // HyperV only
-	Guests         *Guests
+	// HyperVCluster is the failover cluster of the Hyper-V hosts (Options.HyperVFailoverCluster).
+	HyperVCluster *hypervsim.Cluster
+	Guests        *Guests
 
 	cancel  context.CancelFunc
 	logDir  string
@@ -109,7 +116,7 @@ func Start(ctx context.Context, opts Options) (_ *Harness, retErr error) {
 	case VCenter:
 		h.VSphere, err = startVSphere(ctx)
 	case HyperV:
-		h.HyperV, err = startHyperV(3)
+		h.HyperV, h.HyperVCluster, err = startHyperV(3, opts.HyperVFailoverCluster)
 	}
 	if err == nil {
 		h.Management, err = management.Start(ctx, management.Options{Infrastructure: opts.Infrastructure, Bootstrap: opts.Bootstrap,

@@ -28,26 +28,41 @@ type HyperVHost struct {
 	Server *wsman.Server
 }
 
-func startHyperV(n int) ([]HyperVHost, error) {
+// The failover cluster of Options.HyperVFailoverCluster, and where its VMs go.
+const (
+	HyperVFailoverClusterName = "HVCLU1"
+	HyperVStoragePath         = `C:\ClusterStorage\Volume1\capwin`
+)
+
+// startHyperV starts n hosts, the nodes of one failover cluster when clustered (the golden disks,
+// under C:\ClusterStorage, then on its shared volume).
+func startHyperV(n int, clustered bool) ([]HyperVHost, *hypervsim.Cluster, error) {
 	if err := hypervsim.CheckScripts(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	disks := map[string]int64{}
 	for _, img := range Images {
 		disks[img.HyperVDisk] = 30 << 30
 	}
+	sims := make([]*hypervsim.Host, n)
+	for i := range sims {
+		sims[i] = hypervsim.NewHost(fmt.Sprintf("hv%d", i+1), 256<<10, []string{VirtualSwitch}, disks)
+		sims[i].SetJobDelay(200 * time.Millisecond)
+	}
+	var cluster *hypervsim.Cluster
+	if clustered {
+		cluster = hypervsim.NewCluster(HyperVFailoverClusterName, sims...)
+	}
 	var hosts []HyperVHost
-	for i := range n {
-		h := hypervsim.NewHost(fmt.Sprintf("hv%d", i+1), 256<<10, []string{VirtualSwitch}, disks)
-		h.SetJobDelay(200 * time.Millisecond)
+	for _, h := range sims {
 		srv, err := h.Serve(map[string]string{HostUser: HostPassword})
 		if err != nil {
 			stopHyperV(hosts)
-			return nil, err
+			return nil, nil, err
 		}
 		hosts = append(hosts, HyperVHost{Host: h, Server: srv})
 	}
-	return hosts, nil
+	return hosts, cluster, nil
 }
 
 func stopHyperV(hosts []HyperVHost) {
@@ -75,7 +90,9 @@ func (h *Harness) watchHyperV(ctx context.Context) {
 		alive := map[string]bool{}
 		for _, host := range h.HyperV {
 			for _, vm := range host.VMs() {
-				key := "hyperv/" + host.Name + "/" + vm.ID
+				// By id alone: ids are unique across hosts, and a VM a failover cluster moves to
+				// another node keeps its guest (a live migration; the simulator does not reboot it).
+				key := "hyperv/" + vm.ID
 				if vm.State != "Running" {
 					continue
 				}
@@ -107,7 +124,7 @@ func (h *Harness) watchHyperV(ctx context.Context) {
 					disks = append(disks, guest.Disk{Target: 0, LUN: d.Location})
 				}
 				h.Guests.boot(key, vm.Name, guest.Config{UserData: files["user-data"], Hostname: hostname, Build: buildOfDisk(vm.Parent),
-					Address: h.Guests.address("10.2"), Channel: &hypervChannel{host: host.Host, id: vm.ID},
+					Address: h.Guests.address("10.2"), Channel: &hypervChannel{hosts: h.HyperV, id: vm.ID},
 					Network: files[guestos.NetworkFile], MACs: macs, Disks: disks})
 			}
 		}
@@ -118,35 +135,51 @@ func (h *Harness) watchHyperV(ctx context.Context) {
 // hypervChannel is Hyper-V integration services: the address through the network adapter's
 // guest-reported IPs, the bootstrap status as a KVP guest item.
 type hypervChannel struct {
-	host *hypervsim.Host
-	id   string
+	hosts []HyperVHost
+	id    string
+}
+
+// on runs a guest change on the host that has the VM now (a failover cluster may have moved it).
+func (ch *hypervChannel) on(change func(h *hypervsim.Host) error) error {
+	var err error
+	for _, h := range ch.hosts {
+		if err = change(h.Host); err == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 func (ch *hypervChannel) Address(_ context.Context, ip string) error {
-	return ch.host.GuestAddress(ch.id, ip)
+	return ch.on(func(h *hypervsim.Host) error { return h.GuestAddress(ch.id, ip) })
 }
 
 func (ch *hypervChannel) Status(_ context.Context, s userdata.Status, report []byte) error {
-	return ch.host.GuestKVP(ch.id, s.KVPValue, string(report))
+	return ch.on(func(h *hypervsim.Host) error { return h.GuestKVP(ch.id, s.KVPValue, string(report)) })
 }
 
 // countHyperV counts the VMs on all hosts and the files they left (everything but the golden
-// disks).
-func countHyperV(hosts []HyperVHost) (vms, files int) {
+// disks): a file on a failover cluster's shared volume once, though every node sees it.
+func countHyperV(hosts []HyperVHost, cluster *hypervsim.Cluster) (vms, files int) {
+	left := map[string]bool{}
 	for _, h := range hosts {
 		vms += len(h.VMs())
 		for _, f := range h.Files() {
-			if buildOfDisk(f) == 0 {
-				files++
+			if buildOfDisk(f) != 0 {
+				continue
 			}
+			if cluster == nil || !strings.HasPrefix(f, `c:\clusterstorage\`) {
+				f = h.Name + ":" + f
+			}
+			left[f] = true
 		}
 	}
-	return vms, files
+	return vms, len(left)
 }
 
 func (h *Harness) hypervisorCounts(ctx context.Context) (vms, files int, err error) {
 	if h.opts.Provider == HyperV {
-		vms, files = countHyperV(h.HyperV)
+		vms, files = countHyperV(h.HyperV, h.HyperVCluster)
 		return vms, files, nil
 	}
 	vms, err = h.VSphere.countVMs(ctx)

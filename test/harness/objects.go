@@ -67,6 +67,9 @@ func (h *Harness) infraClusterObjects() []client.Object {
 			spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: host.Name, Address: host.Server.Host, Port: int32(host.Server.Port), //nolint:gosec // G115: a TCP port, below 2^16
 				CredentialsRef: infrav1.SecretReference{Name: "hyperv-hosts"}, CABundle: host.Server.CACertPEM()})
 		}
+		if h.HyperVCluster != nil {
+			spec.FailoverCluster = &infrav1.HyperVFailoverCluster{Name: HyperVFailoverClusterName, StoragePath: HyperVStoragePath}
+		}
 		return []client.Object{
 			secret("hyperv-hosts", HostUser, HostPassword),
 			&infrav1.HyperVCluster{ObjectMeta: meta, Spec: spec},
@@ -232,6 +235,9 @@ func (h *Harness) ensureMachineTemplate(ctx context.Context, workers, image stri
 				Network: []infrav1.HyperVNetworkDevice{{DHCP4: true}}, PowerOffMode: infrav1.PowerOffHard,
 			}},
 		}}
+		if h.HyperVCluster != nil {
+			obj.(*infrav1.HyperVMachineTemplate).Spec.Template.Spec.AntiAffinity = &infrav1.HyperVAntiAffinity{Mode: infrav1.AntiAffinitySoft}
+		}
 	} else {
 		obj = &infrav1.VCenterMachineTemplate{ObjectMeta: meta, Spec: infrav1.VCenterMachineTemplateSpec{
 			Template: infrav1.VCenterMachineTemplateResource{Spec: infrav1.VCenterMachineSpec{

@@ -31,6 +31,8 @@ type Snapshot struct {
 	// VM groups and VM-Host rules (vCenter; 0 on Hyper-V); Tagged the attachments of the
 	// harness's vSphere tags (VSphereTags) to VMs.
 	Rules, Tagged int
+	// Roles counts the VM roles of the Hyper-V hosts' failover cluster (0 without one).
+	Roles int
 	// Tokens counts bootstrap token Secrets in the workload cluster.
 	Tokens int
 }
@@ -95,6 +97,9 @@ func (h *Harness) Snapshot(ctx context.Context) (Snapshot, error) {
 	}
 	var err error
 	if s.VMs, s.Files, err = h.hypervisorCounts(ctx); err != nil || h.opts.Provider == HyperV {
+		if h.HyperVCluster != nil {
+			s.Roles = len(h.HyperVCluster.Groups())
+		}
 		return s, err
 	}
 	s.Rules, s.Tagged, err = h.VSphere.countVSphere(ctx)

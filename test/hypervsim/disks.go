@@ -25,7 +25,7 @@ const dynamicBytes = 4 << 20
 func (h *Host) VHD(path string) (VHD, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	d, ok := h.vhds[strings.ToLower(path)]
+	d, ok := h.vol(path).vhds[strings.ToLower(path)]
 	return d, ok
 }
 
@@ -33,9 +33,10 @@ func (h *Host) VHD(path string) (VHD, bool) {
 func (h *Host) AddVHD(path string, d VHD) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.files[strings.ToLower(path)] = dynamicBytes
+	v := h.vol(path)
+	v.files[strings.ToLower(path)] = dynamicBytes
 	h.freeDiskBytes -= dynamicBytes
-	h.vhds[strings.ToLower(path)] = d
+	v.vhds[strings.ToLower(path)] = d
 }
 
 func dataDiskPath(k hyperv.VMKey, d hyperv.DataDiskInput) string {
@@ -47,7 +48,7 @@ func dataDiskPath(k hyperv.VMKey, d hyperv.DataDiskInput) string {
 func (h *Host) newDataDisks(in hyperv.CreateInput) error {
 	for _, d := range in.DataDisks {
 		path, want := dataDiskPath(in.VMKey, d), VHD{Type: d.Type, SizeBytes: d.SizeBytes}
-		if have, ok := h.vhds[strings.ToLower(path)]; ok {
+		if have, ok := h.vol(path).vhds[strings.ToLower(path)]; ok {
 			if have != want {
 				return fail(hyperv.KindFailed, "data disk %s exists as a %s disk of %d bytes, want %s of %d bytes; capwin never replaces a disk: move it away to let capwin create it",
 					path, have.Type, have.SizeBytes, want.Type, want.SizeBytes)
@@ -61,7 +62,7 @@ func (h *Host) newDataDisks(in hyperv.CreateInput) error {
 		if err := h.write(path, size); err != nil {
 			return err
 		}
-		h.vhds[strings.ToLower(path)] = want
+		h.vol(path).vhds[strings.ToLower(path)] = want
 	}
 	return nil
 }

@@ -43,8 +43,11 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 		return wsman.Result{Stderr: []byte("hypervsim: not one of capwin's static scripts"), ExitCode: 1}
 	}
 	h.mu.Lock()
-	skip := h.skipSyntax
+	skip, down := h.skipSyntax, h.down
 	h.mu.Unlock()
+	if down {
+		return wsman.Result{Stderr: []byte("hypervsim: the node is down"), ExitCode: 1}
+	}
 	if !skip {
 		if err := parses(env.Lib, env.Script); err != nil {
 			return wsman.Result{Stderr: []byte("hypervsim: " + err.Error()), ExitCode: 1}
@@ -96,7 +99,14 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
-		return h.info(), nil
+		info := h.info()
+		if in.Cluster != "" {
+			if err := h.assertCluster(in.Cluster); err != nil {
+				return nil, err
+			}
+			info.Cluster = h.cluster.Name
+		}
+		return info, nil
 	case "find":
 		var in hyperv.VMKey
 		if err := decode(&in); err != nil {
@@ -129,7 +139,9 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
-		h.remove(in)
+		if err := h.remove(in); err != nil {
+			return nil, err
+		}
 		return map[string]bool{"removed": true}, nil
 	case "eject":
 		var in hyperv.VMKey
@@ -138,6 +150,12 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 		}
 		h.eject(in)
 		return map[string]bool{"ejected": true}, nil
+	case "locate":
+		var in hyperv.VMKey
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.locate(in)
 	case "guest":
 		var in hyperv.GuestInput
 		if err := decode(&in); err != nil {

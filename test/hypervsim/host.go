@@ -8,6 +8,7 @@ package hypervsim
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 	"sync"
@@ -18,14 +19,20 @@ import (
 type Host struct {
 	Name string
 
-	mu            sync.Mutex
+	// mu guards the host; the nodes of a failover cluster share one (they share its volumes).
+	mu            *sync.Mutex
 	memoryMiB     int64
 	freeDiskBytes int64
 	switches      map[string]bool
-	files         map[string]int64  // path (lower case) -> size
-	drives        map[string][]byte // config drive contents by path (lower case)
-	vhds          map[string]VHD    // data disk files by path (lower case)
-	vms           map[string]*VM    // by id
+	// local is the host's own disks; csv, on a node of a failover cluster, the cluster's shared
+	// volumes (C:\ClusterStorage\...), which every node sees at the same path.
+	local *volume
+	csv   *volume
+	// cluster is the failover cluster the host is a node of (nil: none).
+	cluster *Cluster
+	// down: the node failed (Cluster.Fail); it runs no operation until it is back.
+	down bool
+	vms  map[string]*VM // by id
 	// gpuPartitions is the PartitionCount of the host's partitionable GPUs; devices maps the
 	// location path of each device dismounted for assignment to the VM holding it ("" = free).
 	gpuPartitions int
@@ -39,8 +46,9 @@ type Host struct {
 	guestPassword string
 	// lose counts, per operation, answers to drop after the operation was applied.
 	lose map[string]int
-	// cut counts creates to stop right after New-VM (CutCreates).
-	cut int
+	// cut counts creates to stop right after New-VM (CutCreates); cutRemove removes to stop right
+	// after the cluster role is unregistered (CutRemoves).
+	cut, cutRemove int
 	// skipSyntax accepts capwin's scripts by content hash alone (SkipSyntaxCheck).
 	skipSyntax bool
 	// hung, while not nil, holds every operation (or only hungOp's) until it is closed (Hang).
@@ -105,13 +113,13 @@ type job struct {
 
 // NewHost returns a host with memory, free disk space, switches and parent disks.
 func NewHost(name string, memoryMiB int64, switches []string, parentDisks map[string]int64) *Host {
-	h := &Host{Name: name, memoryMiB: memoryMiB, freeDiskBytes: 1 << 40, switches: map[string]bool{}, files: map[string]int64{}, drives: map[string][]byte{}, vhds: map[string]VHD{},
+	h := &Host{Name: name, mu: &sync.Mutex{}, memoryMiB: memoryMiB, freeDiskBytes: 1 << 40, switches: map[string]bool{}, local: newVolume(),
 		vms: map[string]*VM{}, devices: map[string]string{}, jobs: map[string]*job{}, ops: map[string]int{}, lose: map[string]int{}, jobDelay: 200 * time.Millisecond}
 	for _, s := range switches {
 		h.switches[s] = true
 	}
 	for p, size := range parentDisks {
-		h.files[strings.ToLower(p)] = size
+		h.local.files[strings.ToLower(p)] = size
 	}
 	return h
 }
@@ -186,6 +194,10 @@ func (h *Host) LoseAnswers(op string, n int) { h.mu.Lock(); h.lose[op] = n; h.mu
 // firmware settings, and no result comes back.
 func (h *Host) CutCreates(n int) { h.mu.Lock(); h.cut = n; h.mu.Unlock() }
 
+// CutRemoves makes the next n removes stop right after the VM's cluster role was unregistered
+// (before Remove-VM), as when the WinRM connection breaks mid-script; no result comes back.
+func (h *Host) CutRemoves(n int) { h.mu.Lock(); h.cutRemove = n; h.mu.Unlock() }
+
 // AddVM puts a VM on the host that capwin did not create (as an administrator would) and
 // returns its id.
 func (h *Host) AddVM(vm VM) string {
@@ -226,13 +238,16 @@ func (h *Host) VMs() []VM {
 	return out
 }
 
-// Files lists the paths of the host's files (disks, data disks, config drives).
+// Files lists the paths of the host's files (disks, data disks, config drives), with those of
+// its failover cluster's shared volumes.
 func (h *Host) Files() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
-	for p := range h.files {
-		out = append(out, p)
+	for _, v := range h.volumes() {
+		for p := range v.files {
+			out = append(out, p)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -242,7 +257,7 @@ func (h *Host) Files() []string {
 func (h *Host) File(path string) []byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]byte(nil), h.drives[strings.ToLower(path)]...)
+	return append([]byte(nil), h.vol(path).drives[strings.ToLower(path)]...)
 }
 
 // Ops counts the operations run, by script name.
@@ -303,5 +318,9 @@ func (h *Host) settle() {
 
 func (h *Host) newID() string {
 	h.nextID++
-	return fmt.Sprintf("%08x-5a1b-4c2d-8e3f-%012x", h.nextID, len(h.Name)*1000+h.nextID)
+	// Hyper-V's VM ids are GUIDs, unique across hosts: a VM that moves to another node of a
+	// failover cluster keeps its id beside the ids that node made.
+	name := fnv.New32a()
+	_, _ = name.Write([]byte(h.Name))
+	return fmt.Sprintf("%08x-5a1b-4c2d-8e3f-%04x%08x", h.nextID, name.Sum32()&0xffff, h.nextID)
 }

@@ -64,7 +64,7 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 	if vm != nil && vm.State != "Off" {
 		return nil, fail(hyperv.KindFailed, "VM %s of an interrupted create is not off (%s); turn it off to let capwin finish it", vm.ID, vm.State)
 	}
-	parent, ok := h.files[strings.ToLower(in.ParentDisk)]
+	parent, ok := h.vol(in.ParentDisk).files[strings.ToLower(in.ParentDisk)]
 	if !ok {
 		return nil, fail(hyperv.KindInvalidSpec, "parent disk %s does not exist on host %s", in.ParentDisk, h.Name)
 	}
@@ -86,7 +86,7 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 		return nil, fail(hyperv.KindFailed, "config drive: %v", err)
 	}
 	disk := diskPath(in.VMKey)
-	if _, ok := h.files[strings.ToLower(disk)]; !ok {
+	if _, ok := h.vol(disk).files[strings.ToLower(disk)]; !ok {
 		if err := h.write(disk, diffDiskBytes); err != nil {
 			return nil, err
 		}
@@ -99,7 +99,7 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 		if err := h.write(isoPath(in.VMKey), int64(len(iso))); err != nil {
 			return nil, err
 		}
-		h.drives[strings.ToLower(isoPath(in.VMKey))] = iso
+		h.vol(isoPath(in.VMKey)).drives[strings.ToLower(isoPath(in.VMKey))] = iso
 	}
 	if vm == nil {
 		vm = &VM{ID: h.newID(), Name: in.Name, State: "Off", MemoryBytes: in.MemoryBytes, Disk: disk, Parent: in.ParentDisk,
@@ -130,6 +130,11 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 	if in.GPU != nil && !gpuGiven(vm, in.GPU) {
 		return nil, fail(hyperv.KindFailed, "VM %s has no GPU (%s) after create", vm.ID, in.GPU.Mode)
 	}
+	if in.Cluster != "" {
+		if err := h.registerRole(vm, in); err != nil {
+			return nil, err
+		}
+	}
 	vm.Notes += "\n" + complete
 	return view(vm), nil
 }
@@ -139,11 +144,9 @@ var errCut = errors.New("the connection broke during the operation")
 
 // unlink deletes a file if it exists.
 func (h *Host) unlink(path string) {
-	p := strings.ToLower(path)
-	if size, ok := h.files[p]; ok {
-		delete(h.files, p)
-		delete(h.drives, p)
-		delete(h.vhds, p)
+	p, v := strings.ToLower(path), h.vol(path)
+	if size, ok := v.files[p]; ok {
+		v.delete(p)
 		h.freeDiskBytes += size
 	}
 }
@@ -154,7 +157,7 @@ func (h *Host) write(path string, size int64) error {
 		return fail(hyperv.KindDiskFull, "There is not enough space on the disk. (%s)", path)
 	}
 	h.freeDiskBytes -= size
-	h.files[strings.ToLower(path)] = size
+	h.vol(path).files[strings.ToLower(path)] = size
 	return nil
 }
 
@@ -200,20 +203,32 @@ func (h *Host) jobState(in hyperv.JobRef) hyperv.JobState {
 	return hyperv.JobState{State: "succeeded"}
 }
 
-func (h *Host) remove(k hyperv.VMKey) {
-	if vm := h.find(k); vm != nil {
+// remove mirrors remove.ps1: the cluster role goes first, then the VM and its files.
+func (h *Host) remove(k hyperv.VMKey) error {
+	vm := h.find(k)
+	if k.Cluster != "" {
+		if err := h.removeRole(k); err != nil {
+			return err
+		}
+	}
+	if h.cutRemove > 0 {
+		h.cutRemove--
+		return errCut
+	}
+	if vm != nil {
 		h.releaseGPU(vm)
 		delete(h.vms, vm.ID)
 	}
 	prefix := strings.ToLower(vmDir(k)) + `\`
-	for p, size := range h.files {
-		if p == strings.ToLower(diskPath(k)) || strings.HasPrefix(p, prefix) {
-			delete(h.files, p)
-			delete(h.drives, p)
-			delete(h.vhds, p)
-			h.freeDiskBytes += size
+	for _, v := range h.volumes() {
+		for p, size := range v.files {
+			if p == strings.ToLower(diskPath(k)) || strings.HasPrefix(p, prefix) {
+				v.delete(p)
+				h.freeDiskBytes += size
+			}
 		}
 	}
+	return nil
 }
 
 func (h *Host) eject(k hyperv.VMKey) {

@@ -7,6 +7,7 @@ import (
 
 // HyperVClusterSpec lists the Hyper-V hosts a cluster's VMs run on and how capwin reaches them.
 // +kubebuilder:validation:XValidation:rule="has(self.credentialsRef) || self.hosts.all(h, has(h.credentialsRef))",message="set spec.credentialsRef, or a credentialsRef on every host"
+// +kubebuilder:validation:XValidation:rule="has(self.failoverCluster) == has(oldSelf.failoverCluster)",message="failoverCluster cannot be added or removed: the VMs' providerIDs, folders and cluster roles depend on it"
 type HyperVClusterSpec struct {
 	// controlPlaneEndpoint is the API endpoint of the workload cluster. Once set it cannot change.
 	// +optional
@@ -49,6 +50,13 @@ type HyperVClusterSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=248
 	DiskPath string `json:"diskPath,omitempty"`
+
+	// failoverCluster names the Windows failover cluster whose nodes are the hosts: VMs are then
+	// created on its Cluster Shared Volume (failoverCluster.storagePath, instead of vmPath and
+	// diskPath) and registered as highly available roles (docs/hyperv.md, Failover clusters). It
+	// cannot be added or removed later.
+	// +optional
+	FailoverCluster *HyperVFailoverCluster `json:"failoverCluster,omitempty"`
 
 	// failureDomains group the hosts (by rack, room or site); a Machine's failureDomain picks one
 	// by name and its VM then runs on a host of that group. Every failure domain needs a host.

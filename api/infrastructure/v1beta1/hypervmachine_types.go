@@ -93,6 +93,11 @@ type HyperVMachineSpec struct {
 	// +optional
 	GPU *HyperVGPU `json:"gpu,omitempty"`
 
+	// antiAffinity keeps the VMs of this machine's MachineDeployment (or control plane) on
+	// different nodes of the HyperVCluster's failover cluster (docs/hyperv.md, Failover clusters).
+	// +optional
+	AntiAffinity *HyperVAntiAffinity `json:"antiAffinity,omitempty"`
+
 	// network adapters of the VM, in order.
 	// +required
 	// +listType=atomic

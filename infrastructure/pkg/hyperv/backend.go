@@ -29,7 +29,8 @@ type backend struct {
 	resume string
 }
 
-// ProviderID is the Hyper-V providerID of a VM.
+// ProviderID is the Hyper-V providerID of a VM: host is the host's name, or the failover
+// cluster's (failover.go).
 func ProviderID(host, id string) string { return "hyperv://" + host + "/" + id }
 
 // parseProviderID splits hyperv://<host>/<id>.
@@ -66,6 +67,9 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	host, id := st.VM.Host, st.VM.ID
 	if host == "" {
 		host, id = parseProviderID(*s.InfraMachine.GetProviderID())
+	}
+	if host != "" && b.folders.Cluster != "" {
+		return b.findClustered(ctx, s, host, id)
 	}
 	if host != "" {
 		return b.findOn(ctx, s, host, id)
@@ -106,15 +110,15 @@ func (b *backend) findOn(ctx context.Context, s *hypervisor.Scope, host, id stri
 		b.resume = host
 		return nil, nil
 	}
-	return observe(host, found.VM, m, b.m.Spec.DataDisks), nil
+	return observe(host, b.providerHost(host), found.VM, m, b.m.Spec.DataDisks), nil
 }
 
-// observe turns a VM view into the lifecycle's view of it. Only a VM whose create finished has
-// its bootstrap data in place.
-func observe(host string, v *View, m mark, disks []infrav1.HyperVDataDisk) *hypervisor.VM {
+// observe turns a VM view into the lifecycle's view of it; pidHost is the providerID's host part.
+// Only a VM whose create finished has its bootstrap data in place.
+func observe(host, pidHost string, v *View, m mark, disks []infrav1.HyperVDataDisk) *hypervisor.VM {
 	vm := &hypervisor.VM{
 		Ref:        infrav1.VMReference{ID: v.ID, Host: host, InstanceUUID: m.uid},
-		ProviderID: ProviderID(host, v.ID), Power: power(v.State), Delivered: m.complete,
+		ProviderID: ProviderID(pidHost, v.ID), Power: power(v.State), Delivered: m.complete,
 		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, noteGuestRun) != "",
 		DataDisks: observeDataDisks(disks, v),
 		// A generation 2 VM always boots with UEFI firmware.
@@ -161,6 +165,11 @@ func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hy
 	}
 	var js JobState
 	if err := c.Run(ctx, OpJob, JobRef{Job: job}, &js); err != nil {
+		if b.folders.Cluster != "" && KindOf(err) != KindInvalidSpec {
+			// The node may have failed and the cluster moved the VM: its job is not read again,
+			// the VM's state (found through the cluster) tells what happened.
+			return hypervisor.Task{State: hypervisor.TaskUnknown, Message: err.Error()}, nil
+		}
 		return hypervisor.Task{}, err
 	}
 	t := hypervisor.Task{State: hypervisor.TaskUnknown, Message: js.Message}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -48,6 +49,10 @@ func (p *Provider) checkHost(ctx context.Context, holder string, cfg HostConfig,
 	var info HostInfo
 	if err := c.Run(ctx, OpHost, folders, &info); err != nil {
 		return info, err
+	}
+	if folders.Cluster != "" && !strings.EqualFold(info.Cluster, folders.Cluster) {
+		return info, &HostError{Kind: KindInvalidSpec, Host: cfg.Name, Op: OpHost.Name, Action: "check the failover cluster",
+			Message: fmt.Sprintf("host is not a node of failover cluster %q (its cluster: %q)", folders.Cluster, info.Cluster)}
 	}
 	if !slices.Contains(info.Switches, vswitch) {
 		return info, &HostError{Kind: KindInvalidSpec, Host: cfg.Name, Op: OpHost.Name, Action: fmt.Sprintf("check virtual switch %q", vswitch),

@@ -81,6 +81,7 @@ func (b *backend) createInput(s *hypervisor.Scope, host string) (CreateInput, er
 		in.DynamicMemory = &DynamicMemory{MinimumBytes: dm.MinimumMiB << 20, MaximumBytes: dm.MaximumMiB << 20, BufferPercent: max(dm.BufferPercent, 5)}
 	}
 	in.DataDisks, in.ConfigDriveLocation = dataDiskInputs(spec.DataDisks)
+	in.AntiAffinityClass, in.EnforceAntiAffinity = b.antiAffinityClass(s)
 	enabled, template := spec.SecureBootSettings()
 	in.SecureBoot = SecureBoot{Enabled: enabled, Template: string(template)}
 	for i, d := range spec.Network {

@@ -45,7 +45,7 @@ func FuzzHostOutput(f *testing.F) {
 		if why == "" && m.uid != "u1" && m.owner != "ns/m" && !hasDisk(fd.VM, "u1") {
 			t.Fatalf("claimed a VM without the mark: %+v", fd.VM)
 		}
-		vm := observe("hv1", fd.VM, m, fuzzDisks)
+		vm := observe("hv1", "hv1", fd.VM, m, fuzzDisks)
 		if len(vm.MACs) != len(fd.VM.NICs) || vm.Delivered != m.complete {
 			t.Fatalf("observe: %+v from %+v", vm, fd.VM)
 		}

@@ -3,9 +3,12 @@ package hyperv
 import "cmp"
 
 // Placement names the folders of one host: VMs go to VMPath\<uid>, disks to DiskPath\<uid>.vhdx.
+// Cluster, when set, is the failover cluster the host is a node of: a VM is then a role of it,
+// named after the machine's UID.
 type Placement struct {
 	VMPath   string `json:"vmPath"`
 	DiskPath string `json:"diskPath"`
+	Cluster  string `json:"cluster,omitempty"`
 }
 
 // HostInfo is host.ps1's result.
@@ -22,6 +25,8 @@ type HostInfo struct {
 	GPUPartitions      int      `json:"gpuPartitions"`
 	GPUPartitionsInUse int      `json:"gpuPartitionsInUse"`
 	AssignableDevices  []string `json:"assignableDevices"`
+	// Cluster is the failover cluster the host is a node of, read only when Placement names one.
+	Cluster string `json:"cluster,omitempty"`
 }
 
 // VMKey identifies a machine's VM: by id when known, else by UID (notes, disk name).
@@ -95,6 +100,18 @@ type CreateInput struct {
 	ConfigDrive string `json:"configDrive,omitempty"`
 	// ConfigDriveLocation is the config drive's location on SCSI controller 0: after the data disks.
 	ConfigDriveLocation int32 `json:"configDriveLocation"`
+	// AntiAffinityClass is the AntiAffinityClassNames entry of the VM's cluster role ("" = none);
+	// EnforceAntiAffinity makes the create fail unless the cluster enforces it.
+	AntiAffinityClass   string `json:"antiAffinityClass,omitempty"`
+	EnforceAntiAffinity bool   `json:"enforceAntiAffinity,omitempty"`
+}
+
+// Located is locate.ps1's result: the node that owns a machine's cluster role, as the failover
+// cluster names it.
+type Located struct {
+	Found bool   `json:"found"`
+	Node  string `json:"node"`
+	State string `json:"state"`
 }
 
 // DynamicMemory of a VM.
@@ -203,6 +220,8 @@ func action(op Script, in any) string {
 		return "eject the config drive of VM " + vm
 	case OpGuest.Name:
 		return "start the bootstrap script in VM " + vm
+	case OpLocate.Name:
+		return "ask the failover cluster for the node of VM " + vm
 	}
 	return "run operation " + op.Name + " for VM " + vm
 }

@@ -155,8 +155,13 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 		Secret: logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}}, nil
 }
 
-// Folders returns the cluster's VM and disk folders.
+// Folders returns the cluster's VM and disk folders: on a failover cluster, vms and disks below
+// its storage path on a Cluster Shared Volume.
 func Folders(hc *infrav1.HyperVCluster) Placement {
+	if fc := hc.Spec.FailoverCluster; fc != nil {
+		root := strings.TrimRight(fc.StoragePath, `\/`)
+		return Placement{VMPath: root + `\vms`, DiskPath: root + `\disks`, Cluster: fc.Name}
+	}
 	p := Placement{VMPath: hc.Spec.VMPath, DiskPath: hc.Spec.DiskPath}
 	if p.VMPath == "" {
 		p.VMPath = DefaultVMPath

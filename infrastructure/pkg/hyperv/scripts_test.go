@@ -154,3 +154,47 @@ func TestGPUCalls(t *testing.T) {
 		t.Errorf("remove.ps1: Remove-VMAssignableDevice %d %v, Remove-VMGpuPartitionAdapter %d %v, Remove-VM %d", d, devices.Args, p, partition.Args, removed)
 	}
 }
+
+// TestClusterRoleCalls reads the scripts' calls on a failover cluster: create.ps1 registers the
+// role (Add-ClusterVirtualMachineRole -VMId -Name, only where Get-ClusterGroup found none) before it
+// writes the complete line, and remove.ps1 unregisters it (Remove-ClusterGroup -RemoveResources)
+// before it stops and removes the VM.
+func TestClusterRoleCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	create, err := pscheck.Calls(filepath.Join("ps", "create.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(fn, name string) func(pscheck.Call) bool {
+		return func(c pscheck.Call) bool { return c.Name == name && (fn == "" || c.Function == fn) }
+	}
+	get, g := pscheck.Find(create, in("Register-CapwinClusterRole", "Get-ClusterGroup"))
+	add, a := pscheck.Find(create, in("Register-CapwinClusterRole", "Add-ClusterVirtualMachineRole"))
+	_, r := pscheck.Find(create, in("", "Register-CapwinClusterRole"))
+	last := -1
+	for i, c := range create {
+		if c.Name == "Set-VM" && slices.Contains(c.Args, "-Notes") {
+			last = i
+		}
+	}
+	if g < 0 || g > a || !slices.Equal(get.Args, []string{"-Name", "$In.uid", "-ErrorAction", "SilentlyContinue"}) ||
+		!slices.Equal(add.Args, []string{"-VMId", "$VM.Id", "-Name", "$In.uid"}) {
+		t.Errorf("Get-ClusterGroup %d %v, Add-ClusterVirtualMachineRole %d %v", g, get.Args, a, add.Args)
+	}
+	if r < 0 || r > last {
+		t.Errorf("the role is registered by call %d, the complete line written by call %d", r, last)
+	}
+	remove, err := pscheck.Calls(filepath.Join("ps", "remove.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unregister, u := pscheck.Find(remove, in("Remove-CapwinClusterRole", "Remove-ClusterGroup"))
+	_, call := pscheck.Find(remove, in("", "Remove-CapwinClusterRole"))
+	_, stop := pscheck.Find(remove, in("", "Stop-VM"))
+	_, rm := pscheck.Find(remove, in("", "Remove-VM"))
+	if u < 0 || !slices.Equal(unregister.Args, []string{"-Name", "$In.uid", "-RemoveResources", "-Force"}) || call < 0 || call > stop || call > rm {
+		t.Errorf("Remove-ClusterGroup %v, called by %d, before Stop-VM %d and Remove-VM %d", unregister.Args, call, stop, rm)
+	}
+}

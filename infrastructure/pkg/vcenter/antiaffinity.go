@@ -1,14 +1,11 @@
 package vcenter
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
@@ -45,40 +42,13 @@ func antiAffinity(spec *infrav1.VCenterMachineSpec) infrav1.AntiAffinityMode {
 }
 
 // groupRule names the anti-affinity rule of the machine's group: "" when the spec asks for none
-// or the Machine belongs to no MachineDeployment, MachineSet or control plane. The name is
-// deterministic (the Cluster's UID and the group) and readable (namespace, cluster, group), cut
-// to maxRuleName with the hash kept.
+// or the Machine belongs to no group (hypervisor.GroupName).
 func groupRule(s *hypervisor.Scope, spec *infrav1.VCenterMachineSpec) string {
-	if antiAffinity(spec) == infrav1.AntiAffinityNone || s.Machine == nil || s.Cluster == nil {
+	if antiAffinity(spec) == infrav1.AntiAffinityNone {
 		return ""
 	}
-	group := machineGroup(s.Machine.Labels)
-	if group == "" {
-		return ""
-	}
-	sum := sha256.Sum256([]byte(string(s.Cluster.UID) + "/" + group))
-	hash := hex.EncodeToString(sum[:])[:10]
-	readable := strings.Join([]string{"capwin", s.Cluster.Namespace, s.Cluster.Name, group}, "-")
-	return readable[:min(len(readable), maxRuleName-len(hash)-1)] + "-" + hash
+	return hypervisor.GroupName(s, maxRuleName)
 }
-
-// machineGroup is the group a Machine's labels put it in: its MachineDeployment, else its
-// control plane, else its MachineSet ("" for none).
-func machineGroup(labels map[string]string) string {
-	switch {
-	case labels[clusterv1.MachineDeploymentNameLabel] != "":
-		return "md-" + labels[clusterv1.MachineDeploymentNameLabel]
-	case labels[clusterv1.MachineControlPlaneNameLabel] != "":
-		return "cp-" + labels[clusterv1.MachineControlPlaneNameLabel]
-	case hasKey(labels, clusterv1.MachineControlPlaneLabel):
-		return "cp"
-	case labels[clusterv1.MachineSetNameLabel] != "":
-		return "ms-" + labels[clusterv1.MachineSetNameLabel]
-	}
-	return ""
-}
-
-func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
 
 // findRule returns the anti-affinity rule named name among a cluster's rules (nil: none).
 func findRule(rules []types.BaseClusterRuleInfo, name string) *types.ClusterAntiAffinityRuleSpec {

@@ -132,3 +132,16 @@ function Get-CapwinView {
         secureBoot = ($VM.Generation -eq 2 -and "$((Get-VMFirmware -VM $VM).SecureBoot)" -eq 'On')
     }
 }
+
+# Assert-CapwinCluster stops unless this host is a node of the failover cluster $In.cluster.
+# capwin runs the FailoverClusters cmdlets on a node against its own cluster (Get-Cluster and the
+# others without -Cluster): naming the cluster would make the node log on to the cluster's network
+# name with the WinRM login, a second hop that NTLM does not allow.
+function Assert-CapwinCluster {
+    param($In)
+    $cluster = Get-Cluster -ErrorAction SilentlyContinue
+    if ($null -eq $cluster -or "$($cluster.Name)" -ne $In.cluster) {
+        Stop-Capwin 'InvalidSpec' ('host {0} is not a node of failover cluster {1} (its cluster: {2})' -f $env:COMPUTERNAME, $In.cluster, "$($cluster.Name)")
+    }
+    return $cluster
+}

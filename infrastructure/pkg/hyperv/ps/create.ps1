@@ -162,6 +162,32 @@ function Test-CapwinGpuGiven {
     return @(Get-VMAssignableDevice -VM $VM).Count -ge $Gpu.count
 }
 
+# Register-CapwinClusterRole makes the VM a highly available role of the node's failover cluster,
+# named after the machine's UID, so the cluster restarts it on another node when its node fails:
+# Add-ClusterVirtualMachineRole -VMId -Name, see
+# https://learn.microsoft.com/powershell/module/failoverclusters/add-clustervirtualmachinerole.
+# A role an interrupted run registered is kept. The role's AntiAffinityClassNames (a
+# StringCollection property of the cluster group, set as in
+# https://learn.microsoft.com/windows-server/failover-clustering/cluster-affinity) make the cluster
+# keep roles of one class on different nodes; ClusterEnforceAntiAffinity = 1 on the cluster makes
+# that a rule rather than a preference, and capwin checks it for Hard, never sets it.
+function Register-CapwinClusterRole {
+    param($VM, $In)
+    $cluster = Assert-CapwinCluster $In
+    if ($In.enforceAntiAffinity -and $cluster.ClusterEnforceAntiAffinity -ne 1) {
+        Stop-Capwin 'InvalidSpec' ('antiAffinity mode Hard needs failover cluster {0} to enforce anti-affinity: (Get-Cluster).ClusterEnforceAntiAffinity = 1' -f $In.cluster)
+    }
+    $group = Get-ClusterGroup -Name $In.uid -ErrorAction SilentlyContinue
+    if ($null -eq $group) {
+        $group = Add-ClusterVirtualMachineRole -VMId $VM.Id -Name $In.uid
+    }
+    if ($In.antiAffinityClass -and @($group.AntiAffinityClassNames) -notcontains $In.antiAffinityClass) {
+        $classes = New-Object System.Collections.Specialized.StringCollection
+        $classes.Add($In.antiAffinityClass) | Out-Null
+        $group.AntiAffinityClassNames = $classes
+    }
+}
+
 $complete = 'capwin-complete:' + $In.uid
 $vm = Find-CapwinVM $In
 if ($null -ne $vm -and "$($vm.Notes)".Contains($complete)) {
@@ -269,6 +295,10 @@ if ($In.vtpm -and -not (Get-VMSecurity -VM $vm).TpmEnabled) {
 $dvd = @(Get-VMDvdDrive -VM $vm | Where-Object { $_.Path -eq $iso -and $_.ControllerNumber -eq 0 -and $_.ControllerLocation -eq $In.configDriveLocation })
 if ($In.configDrive -and $dvd.Count -ne 1) {
     Stop-Capwin 'Failed' ('VM {0} has no config drive {1} at SCSI 0:{2} after create' -f $vm.Id, $iso, $In.configDriveLocation)
+}
+# The role comes before the complete line: a VM marked complete is never created again.
+if ($In.cluster) {
+    Register-CapwinClusterRole $vm $In
 }
 Set-VM -VM $vm -Notes ("{0}`n{1}" -f $notes, $complete)
 return Get-CapwinView (Get-VM -Id $vm.Id)

@@ -18,6 +18,10 @@ if (Get-Command -Name 'Get-VMHostPartitionableGpu' -ErrorAction SilentlyContinue
         }
     }
 }
+$cluster = ''
+if ($In.cluster) {
+    $cluster = "$((Assert-CapwinCluster $In).Name)"
+}
 return @{
     name               = $env:COMPUTERNAME
     freeMemoryMiB      = [int64]($os.FreePhysicalMemory / 1024)
@@ -28,4 +32,5 @@ return @{
     gpuPartitions      = $partitions
     gpuPartitionsInUse = $inUse
     assignableDevices  = @(Get-VMHostAssignableDevice | ForEach-Object { $_.LocationPath })
+    cluster            = $cluster
 }

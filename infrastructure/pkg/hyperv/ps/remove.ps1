@@ -3,9 +3,26 @@
 # changed since it was created), and only files named after the machine's UID are deleted, never a
 # parent disk. What is already gone counts as removed.
 param($In)
+
+# Remove-CapwinClusterRole unregisters the machine's cluster role (named after its UID) with its
+# resources, so the cluster no longer restarts or moves the VM; the VM itself stays, for Remove-VM.
+# Remove-ClusterGroup -Name -RemoveResources -Force, see
+# https://learn.microsoft.com/powershell/module/failoverclusters/remove-clustergroup. A role already
+# gone counts as removed.
+function Remove-CapwinClusterRole {
+    param($In)
+    Assert-CapwinCluster $In | Out-Null
+    if ($null -ne (Get-ClusterGroup -Name $In.uid -ErrorAction SilentlyContinue)) {
+        Remove-ClusterGroup -Name $In.uid -RemoveResources -Force
+    }
+}
+
 $ownDisk = $In.uid + '.vhdx'
 $paths = @((Get-CapwinDiskPath $In), (Get-CapwinVMDir $In))
 $vm = Find-CapwinVM $In
+if ($In.cluster) {
+    Remove-CapwinClusterRole $In
+}
 if ($null -ne $vm) {
     foreach ($drive in @(Get-VMHardDiskDrive -VM $vm)) {
         if ((Split-Path -Leaf $drive.Path) -eq $ownDisk) {
