@@ -52,17 +52,29 @@ func TestValidateHyperVMachineSpec(t *testing.T) {
 			s.OS, s.SecureBoot = infrav1.OSLinux, secureBoot(false, infrav1.SecureBootMicrosoftWindows)
 		}, "", ""},
 
-		{"parent disk from an https URL", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source("https://images.example.com/win2022.vhdx?sig=x") }, "", ""},
-		{"parent disk from a share", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\win\2022.VHDX`) }, "", ""},
-		{"parent disk source over http", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source("http://images/win.vhdx") },
+		{"parent disk from an https URL", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("https://images.example.com/win2022.vhdx?sig=x")
+		}, "", ""},
+		{"parent disk from a share", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\win\2022.VHDX`)
+		}, "", ""},
+		{"parent disk source over http", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("http://images/win.vhdx")
+		},
 			"spec.parentDiskSource.url", "must be an https:// URL"},
-		{"parent disk source with credentials", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source("https://u:p@images/win.vhdx") },
+		{"parent disk source with credentials", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("https://u:p@images/win.vhdx")
+		},
 			"spec.parentDiskSource.url", "must not carry credentials"},
 		{"parent disk source share root", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\win.vhdx`) },
 			"spec.parentDiskSource.url", `must be a UNC path`},
-		{"parent disk source share with ..", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\..\win.vhdx`) },
+		{"parent disk source share with ..", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\..\win.vhdx`)
+		},
 			"spec.parentDiskSource.url", "must not contain empty, . or .. segments"},
-		{"parent disk source share VHD", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\win.vhd`) },
+		{"parent disk source share VHD", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\win.vhd`)
+		},
 			"spec.parentDiskSource.url", "must name a .vhdx file"},
 		{"relative parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `images\win.vhdx` },
 			"spec.parentDisk", "must be an absolute path that starts with a drive letter"},
