@@ -79,8 +79,10 @@ type CreateInput struct {
 	NestedVirtualization bool       `json:"nestedVirtualization,omitempty"`
 	SecureBoot           SecureBoot `json:"secureBoot"`
 	// VTPM gives the VM a local key protector and enables its TPM.
-	VTPM bool       `json:"vtpm,omitempty"`
-	NICs []NICInput `json:"nics"`
+	VTPM bool `json:"vtpm,omitempty"`
+	// Settings are the checkpoint and automatic start and stop settings.
+	Settings VMSettings `json:"settings"`
+	NICs     []NICInput `json:"nics"`
 	// DataDisks are created in the VM's folder and attached in this order, before the config drive.
 	DataDisks []DataDiskInput `json:"dataDisks"`
 	// ConfigDrive is the NoCloud ISO, base64.
@@ -179,6 +181,8 @@ func action(op Script, in any) string {
 		vm = v.ID
 	case JobRef:
 		return "read job " + v.Job
+	case ParentInput:
+		return "copy parent disk " + v.URL
 	}
 	switch op.Name {
 	case OpHost.Name:

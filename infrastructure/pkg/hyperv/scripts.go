@@ -53,11 +53,12 @@ var (
 	OpRemove = load("remove")
 	OpEject  = load("eject")
 	OpGuest  = load("guest")
+	OpParent = load("parent")
 )
 
 // Scripts lists every static script (for syntax checks and the simulator).
 func Scripts() []Script {
-	out := []Script{Runner, Common, OpHost, OpFind, OpCreate, OpPower, OpJob, OpRemove, OpEject, OpGuest}
+	out := []Script{Runner, Common, OpHost, OpFind, OpCreate, OpPower, OpJob, OpRemove, OpEject, OpGuest, OpParent}
 	sort.Slice(out, func(i, j int) bool { return strings.Compare(out[i].Name, out[j].Name) < 0 })
 	return out
 }

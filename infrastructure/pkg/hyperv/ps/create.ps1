@@ -53,6 +53,27 @@ function Enable-CapwinTpm {
     Enable-VMTPM -VM $VM
 }
 
+# Set-CapwinVMSettings sets the checkpoint and automatic start and stop settings with one Set-VM
+# (-CheckpointType, -AutomaticCheckpointsEnabled, -AutomaticStartAction, -AutomaticStartDelay in
+# seconds, -AutomaticStopAction: https://learn.microsoft.com/powershell/module/hyper-v/set-vm). A
+# checkpoint type, start action or delay that $Settings leaves out is not set, so the VM keeps the
+# host's default for a new VM. With the stop action Save, Hyper-V keeps a file as large as the
+# VM's memory beside its configuration.
+function Set-CapwinVMSettings {
+    param($VM, $Settings)
+    $set = @{ AutomaticCheckpointsEnabled = [bool]$Settings.automaticCheckpoints; AutomaticStopAction = $Settings.automaticStopAction }
+    if ($Settings.checkpointType) {
+        $set.CheckpointType = $Settings.checkpointType
+    }
+    if ($Settings.automaticStartAction) {
+        $set.AutomaticStartAction = $Settings.automaticStartAction
+    }
+    if ($Settings.automaticStartDelay -ge 0) {
+        $set.AutomaticStartDelay = $Settings.automaticStartDelay
+    }
+    Set-VM -VM $VM @set
+}
+
 $complete = 'capwin-complete:' + $In.uid
 $vm = Find-CapwinVM $In
 if ($null -ne $vm -and "$($vm.Notes)".Contains($complete)) {
@@ -98,7 +119,8 @@ if ($null -eq $vm) {
     Add-VMHardDiskDrive -VM $vm -ControllerType SCSI -ControllerNumber 0 -ControllerLocation 0 -Path $disk
 }
 $notes = "capwin-uid:{0}`ncapwin-owner:{1}" -f $In.uid, $In.owner
-Set-VM -VM $vm -Notes $notes -ProcessorCount $In.processors -MemoryStartupBytes $In.memoryBytes -AutomaticStopAction TurnOff -AutomaticCheckpointsEnabled $false
+Set-VM -VM $vm -Notes $notes -ProcessorCount $In.processors -MemoryStartupBytes $In.memoryBytes
+Set-CapwinVMSettings $vm $In.settings
 if ($In.dynamicMemory) {
     Set-VMMemory -VM $vm -DynamicMemoryEnabled $true -MinimumBytes $In.dynamicMemory.minimumBytes -MaximumBytes $In.dynamicMemory.maximumBytes -Buffer $In.dynamicMemory.bufferPercent
 } else {
