@@ -153,7 +153,7 @@ func (h *Host) getSource(url string) ([]byte, error) {
 	h.mu.Unlock()
 	if strings.HasPrefix(url, `\\`) {
 		if !shared {
-			return nil, fmt.Errorf("Cannot find path '%s' because it does not exist.", url)
+			return nil, fmt.Errorf("cannot find path '%s' because it does not exist", url)
 		}
 		return data, nil
 	}
@@ -172,7 +172,7 @@ func (h *Host) getSource(url string) ([]byte, error) {
 	}
 	defer func() { _ = resp.Body.Close() }() // read to the end below
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("The remote server returned an error: (%d) %s.", resp.StatusCode, http.StatusText(resp.StatusCode))
+		return nil, fmt.Errorf("the remote server returned an error: (%d) %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	return io.ReadAll(resp.Body)
 }
