@@ -81,9 +81,9 @@ func TestHyperVMachineAdmission(t *testing.T) {
 		}, "", ""},
 		{"both parent disk and source (CRD)", func(s *infrav1.HyperVMachineSpec) {
 			s.ParentDiskSource = &infrav1.HyperVParentDiskSource{URL: "https://images/win.vhdx", SHA256: strings.Repeat("ab", 32)}
-		}, "spec", "set exactly one of parentDisk and parentDiskSource"},
+		}, "spec.parentDisk", "set exactly one of parentDisk and parentDiskSource"},
 		{"neither parent disk nor source (CRD)", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = "" },
-			"spec", "set exactly one of parentDisk and parentDiskSource"},
+			"spec.parentDisk", "set exactly one of parentDisk and parentDiskSource"},
 		{"short sha256 (CRD)", func(s *infrav1.HyperVMachineSpec) {
 			s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: "https://images/win.vhdx", SHA256: "abc"}
 		}, "spec.parentDiskSource.sha256", "at least 64 chars"},

@@ -11,7 +11,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="self.powerOffMode == 'trySoft' || !has(self.guestSoftPowerOffTimeout)",message="guestSoftPowerOffTimeout is only used with powerOffMode trySoft"
 // +kubebuilder:validation:XValidation:rule="!has(self.dynamicMemory) || !has(self.memoryMiB) || (self.dynamicMemory.minimumMiB <= self.memoryMiB && self.memoryMiB <= self.dynamicMemory.maximumMiB)",message="dynamicMemory needs minimumMiB <= memoryMiB <= maximumMiB (memoryMiB is the startup memory)"
 // +kubebuilder:validation:XValidation:rule="!has(self.nestedVirtualization) || !self.nestedVirtualization || !has(self.dynamicMemory)",message="nestedVirtualization needs static memory: Hyper-V does not expose virtualization extensions to a VM with dynamic memory; remove dynamicMemory"
-// +kubebuilder:validation:XValidation:rule="has(self.parentDisk) != has(self.parentDiskSource)",message="set exactly one of parentDisk and parentDiskSource"
+// +kubebuilder:validation:XValidation:rule="has(self.parentDisk) != has(self.parentDiskSource)",message="set exactly one of parentDisk and parentDiskSource",fieldPath=".parentDisk"
 // +kubebuilder:validation:XValidation:rule="!has(self.automaticStartDelaySeconds) || !has(self.automaticStartAction) || self.automaticStartAction != 'Nothing'",message="automaticStartDelaySeconds needs an automaticStartAction other than Nothing"
 // +kubebuilder:validation:XValidation:rule="!has(self.automaticCheckpoints) || !self.automaticCheckpoints || !has(self.checkpointType) || self.checkpointType != 'Disabled'",message="automaticCheckpoints needs a checkpointType other than Disabled"
 type HyperVMachineSpec struct {
