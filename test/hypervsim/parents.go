@@ -71,7 +71,7 @@ func (h *Host) ParentCopies(sha string) int {
 // marker is reported once; otherwise a new copy starts (its work folder emptied first).
 func (h *Host) parent(in hyperv.ParentInput) (any, error) {
 	if !sha256Hex(in.SHA256) {
-		return nil, fail(hyperv.KindFailed, "sha256 %q is not 64 hexadecimal digits", in.SHA256)
+		return nil, fail(hyperv.KindInvalidSpec, "sha256 %s is not 64 hexadecimal digits", in.SHA256)
 	}
 	p := h.parentModel()
 	sha := strings.ToLower(in.SHA256)

@@ -14,42 +14,55 @@
 param($In)
 
 # Invoke-CapwinFetch is the task's script: its body runs as powershell.exe -EncodedCommand, in the
-# <sha256>.partial folder, and reads request.json there (data, never code). It downloads an https
-# URL with Invoke-WebRequest -OutFile
+# <sha256>.partial folder, and reads the source's url from request.json there (data, never code).
+# Where it writes follows from that folder alone (never from the request, which LocalSystem must
+# not trust with a path): the copy to <sha256>.vhdx beside it, a failure to <sha256>.failed. It
+# downloads an https URL with Invoke-WebRequest -OutFile
 # (https://learn.microsoft.com/powershell/module/microsoft.powershell.utility/invoke-webrequest) or
-# copies a UNC path with Copy-Item, hashes the file with Get-FileHash -Algorithm SHA256
+# copies a UNC path with Copy-Item, into a temporary file of a unique name, hashes it with
+# Get-FileHash -Algorithm SHA256
 # (https://learn.microsoft.com/powershell/module/microsoft.powershell.utility/get-filehash), and
 # renames it into place (Move-Item on one volume is a rename). A hash that differs, or a failed
 # copy, leaves <sha256>.failed with kind and message, and no file.
 function Invoke-CapwinFetch {
     $ErrorActionPreference = 'Stop'
     $ProgressPreference = 'SilentlyContinue'
-    $request = Get-Content -LiteralPath (Join-Path (Get-Location).Path 'request.json') -Raw | ConvertFrom-Json
-    $temp = Join-Path (Get-Location).Path ([guid]::NewGuid().ToString() + '.vhdx')
+    $work = (Get-Location).Path
+    $sha = (Split-Path -Leaf $work) -replace '\.partial$', ''
+    $cache = Split-Path -Parent $work
+    $file = Join-Path $cache ($sha + '.vhdx')
+    $failed = Join-Path $cache ($sha + '.failed')
+    $temp = Join-Path $work ([guid]::NewGuid().ToString() + '.vhdx')
     $failure = $null
     try {
-        if ($request.url.StartsWith('https://')) {
+        if ($sha -notmatch '^[0-9a-f]{64}$') {
+            throw ('{0} is not a folder of a parent disk copy' -f $work)
+        }
+        $url = "$((Get-Content -LiteralPath (Join-Path $work 'request.json') -Raw | ConvertFrom-Json).url)"
+        if ($url.StartsWith('https://')) {
             # Windows PowerShell 5.1 offers TLS 1.2 only when asked on older .NET defaults.
             [Net.ServicePointManager]::SecurityProtocol = [Net.ServicePointManager]::SecurityProtocol -bor [Net.SecurityProtocolType]::Tls12
-            Invoke-WebRequest -Uri $request.url -OutFile $temp -UseBasicParsing
+            Invoke-WebRequest -Uri $url -OutFile $temp -UseBasicParsing
+        } elseif ($url -match '^\\\\[^\\?.][^\\]*\\[^\\]+\\') {
+            Copy-Item -LiteralPath $url -Destination $temp
         } else {
-            Copy-Item -LiteralPath $request.url -Destination $temp
+            throw ('{0} is neither an https URL nor a UNC path' -f $url)
         }
         $hash = (Get-FileHash -LiteralPath $temp -Algorithm SHA256).Hash.ToLowerInvariant()
-        if ($hash -ne $request.sha256) {
+        if ($hash -ne $sha) {
             Remove-Item -LiteralPath $temp -Force
-            $failure = @{ kind = 'InvalidSpec'; message = ('{0} has SHA-256 {1}, not {2} as parentDiskSource.sha256 says; the copy was deleted' -f $request.url, $hash, $request.sha256) }
-        } elseif (Test-Path -LiteralPath $request.file) {
+            $failure = @{ kind = 'InvalidSpec'; message = ('{0} has SHA-256 {1}, not {2} as parentDiskSource.sha256 says; the copy was deleted' -f $url, $hash, $sha) }
+        } elseif (Test-Path -LiteralPath $file) {
             Remove-Item -LiteralPath $temp -Force
         } else {
-            Move-Item -LiteralPath $temp -Destination $request.file
+            Move-Item -LiteralPath $temp -Destination $file
         }
     } catch {
         Remove-Item -LiteralPath $temp -Force -ErrorAction SilentlyContinue
-        $failure = @{ kind = 'Failed'; message = ('copy {0} as the host computer account: {1}' -f $request.url, $_) }
+        $failure = @{ kind = 'Failed'; message = ('copy {0} as the host computer account: {1}' -f $url, $_) }
     }
     if ($null -ne $failure) {
-        $failure | ConvertTo-Json -Compress | Set-Content -LiteralPath $request.failed -Encoding UTF8
+        $failure | ConvertTo-Json -Compress | Set-Content -LiteralPath $failed -Encoding UTF8
     }
 }
 
@@ -80,6 +93,9 @@ function Start-CapwinFetch {
 }
 
 $sha = "$($In.sha256)".ToLowerInvariant()
+if ($sha -notmatch '^[0-9a-f]{64}$') {
+    Stop-Capwin 'InvalidSpec' ('sha256 {0} is not 64 hexadecimal digits' -f $In.sha256)
+}
 $cache = Join-Path $In.diskPath 'parents'
 $file = Join-Path $cache ($sha + '.vhdx')
 $work = Join-Path $cache ($sha + '.partial')
@@ -106,5 +122,5 @@ if (Test-Path -LiteralPath $failed) {
     Remove-Item -LiteralPath $failed, $work -Recurse -Force -ErrorAction SilentlyContinue
     return @{ state = 'failed'; path = $file; kind = "$($failure.kind)"; message = "$($failure.message)" }
 }
-Start-CapwinFetch $task $work @{ url = $In.url; sha256 = $sha; file = $file; failed = $failed }
+Start-CapwinFetch $task $work @{ url = $In.url }
 return @{ state = 'copying'; path = $file }
