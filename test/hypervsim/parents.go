@@ -26,8 +26,12 @@ type parents struct {
 	started map[string]int
 }
 
-// fetchTask is one registered copy task; running until its copy ended.
-type fetchTask struct{ running bool }
+// fetchTask is one registered copy task; running until its copy ended, or until the host
+// restarted (stopped: the copy ends without a result, its temporary file left behind).
+type fetchTask struct {
+	running, stopped bool
+	file             string
+}
 
 // parentModel returns the host's parent copies model, made on first use (callers hold h.mu).
 func (h *Host) parentModel() *parents {
@@ -58,6 +62,19 @@ func (h *Host) SetCopyDelay(d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.parentModel().delay = d
+}
+
+// RestartDuringCopies stops every running copy as a host restart does: the tasks are no longer
+// running, and each leaves a partial temporary file and no result.
+func (h *Host) RestartDuringCopies() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for sha, t := range h.parentModel().tasks {
+		if t.running {
+			t.running, t.stopped = false, true
+			h.files[strings.ToLower(fmt.Sprintf(`%s.partial\%s.vhdx`, strings.TrimSuffix(t.file, sha+".vhdx")+sha, h.newID()))] = 1 << 20
+		}
+	}
 }
 
 // ParentCopies counts the parent disk copies the host started for a hash.
@@ -101,7 +118,7 @@ func (h *Host) parent(in hyperv.ParentInput) (any, error) {
 	if err := h.write(work+`\request.json`, 256); err != nil {
 		return nil, err
 	}
-	task = &fetchTask{running: true}
+	task = &fetchTask{running: true, file: file}
 	p.tasks[sha] = task
 	p.started[sha]++
 	go h.runFetch(task, in.URL, sha, work, file, failed, p.delay)
@@ -115,6 +132,9 @@ func (h *Host) runFetch(task *fetchTask, url, sha, work, file, failed string, de
 	data, err := h.getSource(url)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if task.stopped {
+		return
+	}
 	defer func() { task.running = false }()
 	mark := func(kind, message string) {
 		h.parentModel().markers[strings.ToLower(failed)] = hyperv.ParentState{Kind: kind, Message: message}

@@ -170,3 +170,30 @@ func TestVMSettingsThroughWinRM(t *testing.T) {
 		t.Fatalf("create without a stop action: %v, want Set-VM's binding error", err)
 	}
 }
+
+// TestParentDiskCopyInterrupted: a host restart stops a copy, leaving a partial file and no result;
+// the next ask empties the partial folder and starts again, and the host ends with the verified
+// copy only.
+func TestParentDiskCopyInterrupted(t *testing.T) {
+	h, _, conn := simHost(t, false)
+	h.SetCopyDelay(500 * time.Millisecond)
+	unc := `\\fs01\images\win-restart.vhdx`
+	h.AddShareFile(unc, []byte("image across a restart"))
+	in := hyperv.ParentInput{DiskPath: folders.DiskPath, URL: unc, SHA256: hashOf([]byte("image across a restart"))}
+	var st hyperv.ParentState
+	if err := conn.Run(context.Background(), hyperv.OpParent, in, &st); err != nil || st.State != hyperv.ParentCopying {
+		t.Fatalf("first ask: %v %+v", err, st)
+	}
+	h.RestartDuringCopies()
+	if files := parentFiles(h); len(files) != 2 {
+		t.Fatalf("after the restart the parents folder holds %v, want the request and a partial file", files)
+	}
+	h.SetCopyDelay(0)
+	if st = waitParent(t, conn, in); st.State != hyperv.ParentReady || h.ParentCopies(in.SHA256) != 2 {
+		t.Fatalf("after the restart: %+v after %d copies, want ready after 2", st, h.ParentCopies(in.SHA256))
+	}
+	time.Sleep(600 * time.Millisecond) // the stopped copy wakes up and must change nothing
+	if files := parentFiles(h); len(files) != 1 || files[0] != strings.ToLower(st.Path) {
+		t.Fatalf("parents folder holds %v, want only %s", files, st.Path)
+	}
+}
