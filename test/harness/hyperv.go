@@ -40,6 +40,7 @@ func startHyperV(n int) ([]HyperVHost, error) {
 	for i := range n {
 		h := hypervsim.NewHost(fmt.Sprintf("hv%d", i+1), 256<<10, []string{VirtualSwitch}, disks)
 		h.SetJobDelay(200 * time.Millisecond)
+		addShares(h)
 		srv, err := h.Serve(map[string]string{HostUser: HostPassword})
 		if err != nil {
 			stopHyperV(hosts)
@@ -56,10 +57,11 @@ func stopHyperV(hosts []HyperVHost) {
 	}
 }
 
-// buildOfDisk maps a VM's golden disk to the Windows build its guest runs.
+// buildOfDisk maps a VM's golden disk (or a host's copy of it from the share) to the Windows
+// build its guest runs.
 func buildOfDisk(path string) uint16 {
 	for _, img := range Images {
-		if strings.EqualFold(img.HyperVDisk, path) {
+		if strings.EqualFold(img.HyperVDisk, path) || isCopyOf(img, path) {
 			return img.Build
 		}
 	}
@@ -131,7 +133,7 @@ func (ch *hypervChannel) Status(_ context.Context, s userdata.Status, report []b
 }
 
 // countHyperV counts the VMs on all hosts and the files they left (everything but the golden
-// disks).
+// disks and the hosts' verified copies of them).
 func countHyperV(hosts []HyperVHost) (vms, files int) {
 	for _, h := range hosts {
 		vms += len(h.VMs())
