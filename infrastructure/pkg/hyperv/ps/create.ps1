@@ -57,8 +57,8 @@ function Enable-CapwinTpm {
 # (-CheckpointType, -AutomaticCheckpointsEnabled, -AutomaticStartAction, -AutomaticStartDelay in
 # seconds, -AutomaticStopAction: https://learn.microsoft.com/powershell/module/hyper-v/set-vm). A
 # checkpoint type, start action or delay that $Settings leaves out is not set, so the VM keeps the
-# host's default for a new VM. With the stop action Save, Hyper-V keeps a file as large as the
-# VM's memory beside its configuration.
+# host's default for a new VM. With the stop action Save, the host writes the VM's memory beside
+# its configuration when it shuts down: the folder needs that much free space.
 function Set-CapwinVMSettings {
     param($VM, $Settings)
     $set = @{ AutomaticCheckpointsEnabled = [bool]$Settings.automaticCheckpoints; AutomaticStopAction = $Settings.automaticStopAction }
