@@ -10,7 +10,10 @@
 # - a NTLM WinRM session holds no credential the host can pass on to a file server (the second
 #   hop), whereas LocalSystem reaches a share as the host's computer account (DOMAIN\HOST$).
 # The task's name is the lock: two creates asking for the same parent at once register one task
-# (Register-ScheduledTask fails for the second, which then reports copying).
+# (Register-ScheduledTask fails for the second, which then reports copying). Whatever interleaves
+# (a run that finds the task registered but not yet started takes it for an ended one and starts
+# its own), the final name only ever holds a verified file: temporary names are unique, and
+# Move-Item never replaces a file.
 param($In)
 
 # Invoke-CapwinFetch is the task's script: its body runs as powershell.exe -EncodedCommand, in the
