@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,32 @@ func TestHyperVMachineAdmission(t *testing.T) {
 			s.NestedVirtualization = true
 			s.DynamicMemory = &infrav1.HyperVDynamicMemory{MinimumMiB: 1024, MaximumMiB: 8192}
 		}, "spec", "nestedVirtualization needs static memory"},
+		{"parent disk from a share", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: `\\fs01\images\win.vhdx`, SHA256: strings.Repeat("AB", 32)}
+		}, "", ""},
+		{"VM settings", func(s *infrav1.HyperVMachineSpec) {
+			s.CheckpointType, s.AutomaticCheckpoints, s.AutomaticStopAction = infrav1.CheckpointProduction, ptr.To(true), infrav1.StopShutDown
+			s.AutomaticStartAction, s.AutomaticStartDelaySeconds = infrav1.StartAlways, ptr.To[int32](120)
+		}, "", ""},
+		{"both parent disk and source (CRD)", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDiskSource = &infrav1.HyperVParentDiskSource{URL: "https://images/win.vhdx", SHA256: strings.Repeat("ab", 32)}
+		}, "spec.parentDisk", "set exactly one of parentDisk and parentDiskSource"},
+		{"neither parent disk nor source (CRD)", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = "" },
+			"spec.parentDisk", "set exactly one of parentDisk and parentDiskSource"},
+		{"short sha256 (CRD)", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: "https://images/win.vhdx", SHA256: "abc"}
+		}, "spec.parentDiskSource.sha256", "at least 64 chars"},
+		{"ftp source (CRD)", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: "ftp://images/win.vhdx", SHA256: strings.Repeat("ab", 32)}
+		}, "spec.parentDiskSource.url", "should match"},
+		{"start delay without a start (CRD)", func(s *infrav1.HyperVMachineSpec) {
+			s.AutomaticStartAction, s.AutomaticStartDelaySeconds = infrav1.StartNothing, ptr.To[int32](10)
+		}, "spec", "automaticStartDelaySeconds needs an automaticStartAction other than Nothing"},
+		{"automatic checkpoints disabled (CRD)", func(s *infrav1.HyperVMachineSpec) {
+			s.CheckpointType, s.AutomaticCheckpoints = infrav1.CheckpointDisabled, ptr.To(true)
+		}, "spec", "automaticCheckpoints needs a checkpointType other than Disabled"},
+		{"unknown stop action (CRD)", func(s *infrav1.HyperVMachineSpec) { s.AutomaticStopAction = "Hibernate" },
+			"spec.automaticStopAction", "Unsupported value"},
 		{"VLAN 4095 (CRD)", func(s *infrav1.HyperVMachineSpec) { s.Network[0].VLANID = ptr.To[int32](4095) },
 			"spec.network[0].vlanID", "less than or equal to 4094"},
 		{"nine adapters (CRD)", func(s *infrav1.HyperVMachineSpec) {

@@ -25,6 +25,10 @@ func validHyperVMachineSpec() infrav1.HyperVMachineSpec {
 	}
 }
 
+func source(url string) *infrav1.HyperVParentDiskSource {
+	return &infrav1.HyperVParentDiskSource{URL: url, SHA256: strings.Repeat("ab", 32)}
+}
+
 func secureBoot(enabled bool, template infrav1.SecureBootTemplate) *infrav1.HyperVSecureBoot {
 	return &infrav1.HyperVSecureBoot{Enabled: &enabled, Template: template}
 }
@@ -48,6 +52,30 @@ func TestValidateHyperVMachineSpec(t *testing.T) {
 			s.OS, s.SecureBoot = infrav1.OSLinux, secureBoot(false, infrav1.SecureBootMicrosoftWindows)
 		}, "", ""},
 
+		{"parent disk from an https URL", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("https://images.example.com/win2022.vhdx?sig=x")
+		}, "", ""},
+		{"parent disk from a share", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\win\2022.VHDX`)
+		}, "", ""},
+		{"parent disk source over http", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("http://images/win.vhdx")
+		},
+			"spec.parentDiskSource.url", "must be an https:// URL"},
+		{"parent disk source with credentials", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("https://u:p@images/win.vhdx")
+		},
+			"spec.parentDiskSource.url", "must not carry credentials"},
+		{"parent disk source share root", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\win.vhdx`) },
+			"spec.parentDiskSource.url", `must be a UNC path`},
+		{"parent disk source share with ..", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\..\win.vhdx`)
+		},
+			"spec.parentDiskSource.url", "must not contain empty, . or .. segments"},
+		{"parent disk source share VHD", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\win.vhd`)
+		},
+			"spec.parentDiskSource.url", "must name a .vhdx file"},
 		{"relative parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `images\win.vhdx` },
 			"spec.parentDisk", "must be an absolute path that starts with a drive letter"},
 		{"drive-relative parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:win.vhdx` },

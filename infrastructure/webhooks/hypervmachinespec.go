@@ -43,8 +43,12 @@ func DefaultHyperVMachineSpec(spec *infrav1.HyperVMachineSpec) {
 // names a host of the cluster and diskGiB fits the parent disk is checked when the VM is created.
 func ValidateHyperVMachineSpec(spec infrav1.HyperVMachineSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if problem := vhdxPathProblem(spec.ParentDisk); problem != "" {
-		errs = append(errs, field.Invalid(path.Child("parentDisk"), spec.ParentDisk, problem))
+	if spec.ParentDiskSource == nil {
+		if problem := vhdxPathProblem(spec.ParentDisk); problem != "" {
+			errs = append(errs, field.Invalid(path.Child("parentDisk"), spec.ParentDisk, problem))
+		}
+	} else if problem := parentSourceProblem(spec.ParentDiskSource.URL); problem != "" {
+		errs = append(errs, field.Invalid(path.Child("parentDiskSource", "url"), spec.ParentDiskSource.URL, problem))
 	}
 	if spec.GuestCredentialsRef != nil && spec.OS == infrav1.OSLinux {
 		errs = append(errs, field.Invalid(path.Child("guestCredentialsRef"), spec.GuestCredentialsRef.Name,

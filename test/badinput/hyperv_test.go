@@ -2,6 +2,7 @@ package badinput_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,12 @@ var hypervMachineRows = []row[infrav1.HyperVMachineSpec]{
 	{"UNC parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `\\fs01\golden\win2022.vhdx` }, "parentDisk"},
 	{"parent disk with ..", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:\golden\..\win2022.vhdx` }, "parentDisk"},
 	{"VHD parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:\golden\win2022.vhd` }, "parentDisk"},
+	{"parent disk source share with ..", func(s *infrav1.HyperVMachineSpec) {
+		s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: `\\fs01\golden\..\win2022.vhdx`, SHA256: strings.Repeat("a", 64)}
+	}, "parentDiskSource.url"},
+	{"parent disk source URL with a password", func(s *infrav1.HyperVMachineSpec) {
+		s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: "https://u:p@images.example.com/win2022.vhdx", SHA256: strings.Repeat("a", 64)}
+	}, "parentDiskSource.url"},
 	{"guest credentials on Linux", func(s *infrav1.HyperVMachineSpec) {
 		s.OS, s.GuestCredentialsRef = infrav1.OSLinux, &infrav1.SecretReference{Name: "admin"}
 	}, "guestCredentialsRef"},

@@ -81,7 +81,7 @@ func (d *decoys) hypervDecoy(ctx context.Context) error {
 	}
 	in := hyperv.CreateInput{VMKey: hyperv.VMKey{Placement: hyperv.Placement{VMPath: hyperv.DefaultVMPath, DiskPath: hyperv.DefaultDiskPath},
 		UID: "someone-elses-vm"}, Name: "decoy", ParentDisk: disk, Processors: 2, MemoryBytes: 2 << 30,
-		NICs: []hyperv.NICInput{{Switch: harness.VirtualSwitch, MAC: "00155D000001"}}}
+		NICs: []hyperv.NICInput{{Switch: harness.VirtualSwitch, MAC: "00155D000001"}}, Settings: hyperv.DefaultVMSettings()}
 	var v hyperv.View
 	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
 		return err

@@ -88,6 +88,14 @@ func TestHyperVMachineSchema(t *testing.T) {
 			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUAssign}
 			s.MemoryMiB, s.DynamicMemory = 2048, &infrav1.HyperVDynamicMemory{MinimumMiB: 512, MaximumMiB: 2048}
 		}, "gpu mode Assign needs static memory"},
+		{"assigned GPU saved with the host", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUAssign}
+			s.AutomaticStopAction = infrav1.StopSave
+		}, "gpu mode Assign needs automaticStopAction TurnOff"},
+		{"GPU partition saved with the host", func(s *infrav1.HyperVMachineSpec) {
+			s.GPU = &infrav1.HyperVGPU{Mode: infrav1.GPUPartition}
+			s.AutomaticStopAction = infrav1.StopSave
+		}, ""},
 		{"bad GPU mode", func(s *infrav1.HyperVMachineSpec) { s.GPU = &infrav1.HyperVGPU{Mode: "Share"} }, `Unsupported value: "Share"`},
 		{"timeout without trySoft", func(s *infrav1.HyperVMachineSpec) { s.GuestSoftPowerOffTimeout = &metav1.Duration{} }, "only used with powerOffMode trySoft"},
 	}

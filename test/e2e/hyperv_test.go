@@ -15,7 +15,8 @@ import (
 
 // TestHyperV is scenario 6: create (with a manager restart in the middle), blue/green upgrade and
 // delete on three simulated Hyper-V hosts (real WinRM, config drives read by their Joliet names).
-// The workers keep containerd's data on a data disk of their VMs (target 0, LUN 1 in Windows).
+// The workers keep containerd's data on a data disk of their VMs (target 0, LUN 1 in Windows), and
+// their golden disks come by parentDiskSource from a share the hosts copy them from.
 func TestHyperV(t *testing.T) {
 	t.Parallel()
 	h := start(t, harness.HyperV)
@@ -26,7 +27,11 @@ func TestHyperV(t *testing.T) {
 	g.Expect(h.CreateCluster(ctx)).To(Succeed())
 	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: workers, Image: "ltsc2022", Replicas: 3, HyperVIsolation: true,
 		Bootstrap: containerdOnDataDisk(0, 1), Machine: func(o client.Object) {
-			o.(*infrav1.HyperVMachineTemplate).Spec.Template.Spec.DataDisks = []infrav1.HyperVDataDisk{{Name: "containerd", SizeGiB: 20}}
+			spec := &o.(*infrav1.HyperVMachineTemplate).Spec.Template.Spec
+			spec.DataDisks = []infrav1.HyperVDataDisk{{Name: "containerd", SizeGiB: 20}}
+			// The workers' golden disks come from the hosts' share: each host copies and verifies
+			// one per image, and the files it keeps are not counted as left behind.
+			spec.ParentDisk, spec.ParentDiskSource = "", harness.HyperVSource(spec.ParentDisk)
 		}})).To(Succeed())
 	// The providers and CAPI restart while the VMs are being created: no VM is created twice.
 	_, err := h.WaitFor(ctx, "first VM", stepTimeout, func(s harness.Snapshot) bool { return s.VMs > 0 }, nil)

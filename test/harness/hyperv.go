@@ -48,6 +48,7 @@ func startHyperV(n int, clustered bool) ([]HyperVHost, *hypervsim.Cluster, error
 	for i := range sims {
 		sims[i] = hypervsim.NewHost(fmt.Sprintf("hv%d", i+1), 256<<10, []string{VirtualSwitch}, disks)
 		sims[i].SetJobDelay(200 * time.Millisecond)
+		addShares(sims[i])
 	}
 	var cluster *hypervsim.Cluster
 	if clustered {
@@ -71,10 +72,11 @@ func stopHyperV(hosts []HyperVHost) {
 	}
 }
 
-// buildOfDisk maps a VM's golden disk to the Windows build its guest runs.
+// buildOfDisk maps a VM's golden disk (or a host's copy of it from the share) to the Windows
+// build its guest runs.
 func buildOfDisk(path string) uint16 {
 	for _, img := range Images {
-		if strings.EqualFold(img.HyperVDisk, path) {
+		if strings.EqualFold(img.HyperVDisk, path) || isCopyOf(img, path) {
 			return img.Build
 		}
 	}
@@ -159,7 +161,7 @@ func (ch *hypervChannel) Status(_ context.Context, s userdata.Status, report []b
 }
 
 // countHyperV counts the VMs on all hosts and the files they left (everything but the golden
-// disks): a file on a failover cluster's shared volume once, though every node sees it.
+// disks and the hosts' verified copies of them): a file on a failover cluster's shared volume once, though every node sees it.
 func countHyperV(hosts []HyperVHost, cluster *hypervsim.Cluster) (vms, files int) {
 	left := map[string]bool{}
 	for _, h := range hosts {

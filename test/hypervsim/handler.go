@@ -156,6 +156,12 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 			return nil, err
 		}
 		return h.locate(in)
+	case "parent":
+		var in hyperv.ParentInput
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.parent(in)
 	case "guest":
 		var in hyperv.GuestInput
 		if err := decode(&in); err != nil {

@@ -56,6 +56,8 @@ type Host struct {
 	hungOp string
 	// held counts, per operation, the runs being held by hung now.
 	held map[string]int
+	// parents are the copies of parent disk sources (parent.ps1); nil until first used.
+	parents *parents
 	// OnGuestRun is called (without the host lock) after guest.ps1 started a launcher in a VM.
 	OnGuestRun func(h *Host, vmID string, files map[string][]byte)
 }
@@ -91,6 +93,9 @@ type VM struct {
 	GuestPIDs  []int64
 	// GuestNetwork is what the launcher configured in the guest.
 	GuestNetwork GuestNetwork
+	// Set-VM settings (Get-VM's CheckpointType, AutomaticCheckpointsEnabled, AutomaticStartAction,
+	// AutomaticStartDelay, AutomaticStopAction).
+	Settings VMSettings
 	// StartNotes are the VM's notes each time it was started (tests check what was started).
 	StartNotes []string
 }

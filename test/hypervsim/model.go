@@ -103,7 +103,7 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 	}
 	if vm == nil {
 		vm = &VM{ID: h.newID(), Name: in.Name, State: "Off", MemoryBytes: in.MemoryBytes, Disk: disk, Parent: in.ParentDisk,
-			KVP: map[string]string{}, GuestFiles: map[string][]byte{}}
+			KVP: map[string]string{}, GuestFiles: map[string][]byte{}, Settings: newVMSettings()}
 		h.vms[vm.ID] = vm
 	}
 	if h.cut > 0 {
@@ -113,6 +113,9 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 	vm.Notes = fmt.Sprintf("capwin-uid:%s\ncapwin-owner:%s", in.UID, in.Owner)
 	vm.Processors, vm.MemoryBytes, vm.DynamicMemory = in.Processors, in.MemoryBytes, in.DynamicMemory != nil
 	vm.SecureBoot, vm.SecureBootTemplate, vm.NestedVirtualization = in.SecureBoot.Enabled, in.SecureBoot.Template, in.NestedVirtualization
+	if err := setVMSettings(vm, in.Settings); err != nil {
+		return nil, err
+	}
 	vm.NICs, vm.DVDs = nil, nil
 	for _, n := range in.NICs {
 		vm.NICs = append(vm.NICs, NIC{MAC: n.MAC, Switch: n.Switch, VLANID: n.VLANID})

@@ -39,7 +39,7 @@ func createInput(uid string, iso []byte) hyperv.CreateInput {
 	return hyperv.CreateInput{VMKey: hyperv.VMKey{Placement: folders, UID: uid}, Name: "m-" + uid, ParentDisk: parent,
 		Processors: 2, MemoryBytes: 4 << 30, SecureBoot: hyperv.SecureBoot{Enabled: true, Template: "MicrosoftWindows"},
 		NICs:        []hyperv.NICInput{{Switch: "external", MAC: "02AABBCCDD01", VLANID: 12}},
-		ConfigDrive: base64.StdEncoding.EncodeToString(iso)}
+		ConfigDrive: base64.StdEncoding.EncodeToString(iso), Settings: hyperv.DefaultVMSettings()}
 }
 
 // TestOperationsThroughWinRM runs every operation through the real WinRM client (NTLM) and checks

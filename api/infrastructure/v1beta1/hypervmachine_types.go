@@ -12,6 +12,10 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.dynamicMemory) || !has(self.memoryMiB) || (self.dynamicMemory.minimumMiB <= self.memoryMiB && self.memoryMiB <= self.dynamicMemory.maximumMiB)",message="dynamicMemory needs minimumMiB <= memoryMiB <= maximumMiB (memoryMiB is the startup memory)"
 // +kubebuilder:validation:XValidation:rule="!has(self.gpu) || self.gpu.mode != 'Assign' || !has(self.dynamicMemory)",message="gpu mode Assign needs static memory: Discrete Device Assignment does not work with dynamic memory; remove dynamicMemory"
 // +kubebuilder:validation:XValidation:rule="!has(self.nestedVirtualization) || !self.nestedVirtualization || !has(self.dynamicMemory)",message="nestedVirtualization needs static memory: Hyper-V does not expose virtualization extensions to a VM with dynamic memory; remove dynamicMemory"
+// +kubebuilder:validation:XValidation:rule="has(self.parentDisk) != has(self.parentDiskSource)",message="set exactly one of parentDisk and parentDiskSource",fieldPath=".parentDisk"
+// +kubebuilder:validation:XValidation:rule="!has(self.automaticStartDelaySeconds) || !has(self.automaticStartAction) || self.automaticStartAction != 'Nothing'",message="automaticStartDelaySeconds needs an automaticStartAction other than Nothing"
+// +kubebuilder:validation:XValidation:rule="!has(self.gpu) || self.gpu.mode != 'Assign' || !has(self.automaticStopAction) || self.automaticStopAction == 'TurnOff'",message="gpu mode Assign needs automaticStopAction TurnOff: Discrete Device Assignment cannot save or shut down a VM with the host"
+// +kubebuilder:validation:XValidation:rule="!has(self.automaticCheckpoints) || !self.automaticCheckpoints || !has(self.checkpointType) || self.checkpointType != 'Disabled'",message="automaticCheckpoints needs a checkpointType other than Disabled"
 type HyperVMachineSpec struct {
 	// providerID is hyperv://<host>/<VM id>, set by the provider.
 	// +optional
@@ -29,10 +33,16 @@ type HyperVMachineSpec struct {
 	// D:\images\win2022.vhdx. It must be present at this path on every host the VM may run on.
 	// Each VM gets a differencing disk whose parent is this file, so the file must not change
 	// while VMs use it: publish a new image under a new name and a new HyperVMachineTemplate.
-	// +required
+	// Exactly one of parentDisk and parentDiskSource is set.
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=259
-	ParentDisk string `json:"parentDisk"`
+	ParentDisk string `json:"parentDisk,omitempty"`
+
+	// parentDiskSource is where capwin copies the golden .vhdx from, once per host, verified by its
+	// SHA-256, instead of a file that must already be on every host (parentDisk).
+	// +optional
+	ParentDiskSource *HyperVParentDiskSource `json:"parentDiskSource,omitempty"`
 
 	// diskGiB grows the VM's differencing disk to this size; unset keeps the parent's size. It
 	// cannot be smaller than the parent disk (checked when the VM is created).
@@ -125,6 +135,9 @@ type HyperVMachineSpec struct {
 	// logging in as this user. Windows only.
 	// +optional
 	GuestCredentialsRef *SecretReference `json:"guestCredentialsRef,omitempty"`
+
+	// Checkpoint and automatic start and stop settings.
+	HyperVVMSettings `json:",inline"`
 }
 
 // HyperVDynamicMemory is the range Hyper-V may move a VM's memory in. Hyper-V requires every

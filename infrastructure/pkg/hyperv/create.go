@@ -33,6 +33,9 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	b.p.placeMu.Lock()
 	host, err := b.resume, error(nil)
 	if host == "" {
+		host = b.copyingTo(s)
+	}
+	if host == "" {
 		host, err = b.place(ctx, s)
 	}
 	if err == nil {
@@ -50,6 +53,11 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	if err != nil {
 		return "", err
 	}
+	if in.ParentDisk, err = b.parentDisk(ctx, c, host); err != nil {
+		b.waitForCopy(s, host, err)
+		return "", err
+	}
+	b.p.copying.Delete(s.InfraMachine.GetUID())
 	if err := s.Commit(infrav1.VMReference{Host: host}); err != nil {
 		b.p.placed.Delete(s.InfraMachine.GetUID())
 		return "", err
@@ -68,7 +76,7 @@ func (b *backend) createInput(s *hypervisor.Scope, host string) (CreateInput, er
 	uid := string(s.InfraMachine.GetUID())
 	nics := append([]guest.NIC(nil), s.NICs...)
 	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Owner: ownerOf(s.InfraMachine),
-		Name: s.InfraMachine.GetName(), ParentDisk: spec.ParentDisk,
+		Name:      s.InfraMachine.GetName(),
 		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20,
 		NestedVirtualization: spec.NestedVirtualization, VTPM: spec.VTPM, GPU: gpuInput(spec.GPU)}
 	if in.Processors == 0 {
@@ -80,6 +88,7 @@ func (b *backend) createInput(s *hypervisor.Scope, host string) (CreateInput, er
 	if dm := spec.DynamicMemory; dm != nil {
 		in.DynamicMemory = &DynamicMemory{MinimumBytes: dm.MinimumMiB << 20, MaximumBytes: dm.MaximumMiB << 20, BufferPercent: max(dm.BufferPercent, 5)}
 	}
+	in.Settings = vmSettings(spec)
 	in.DataDisks, in.ConfigDriveLocation = dataDiskInputs(spec.DataDisks)
 	in.AntiAffinityClass, in.EnforceAntiAffinity = b.antiAffinityClass(s)
 	enabled, template := spec.SecureBootSettings()

@@ -92,8 +92,10 @@ type CreateInput struct {
 	// VTPM gives the VM a local key protector and enables its TPM.
 	VTPM bool `json:"vtpm,omitempty"`
 	// GPU gives the VM a GPU partition or assigned GPUs (nil: none).
-	GPU  *GPUInput  `json:"gpu,omitempty"`
-	NICs []NICInput `json:"nics"`
+	GPU *GPUInput `json:"gpu,omitempty"`
+	// Settings are the checkpoint and automatic start and stop settings.
+	Settings VMSettings `json:"settings"`
+	NICs     []NICInput `json:"nics"`
 	// DataDisks are created in the VM's folder and attached in this order, before the config drive.
 	DataDisks []DataDiskInput `json:"dataDisks"`
 	// ConfigDrive is the NoCloud ISO, base64.
@@ -204,6 +206,8 @@ func action(op Script, in any) string {
 		vm = v.ID
 	case JobRef:
 		return "read job " + v.Job
+	case ParentInput:
+		return "copy parent disk " + v.URL
 	}
 	switch op.Name {
 	case OpHost.Name:

@@ -36,6 +36,9 @@ type Provider struct {
 	// may not show a machine's status.vm.host yet when the next machine is placed.
 	placed  sync.Map // types.UID -> placement
 	placeMu sync.Mutex
+	// copying remembers, by machine UID, the host copying the machine's parent disk source, so the
+	// machine's next create goes to that host instead of starting a copy on another.
+	copying sync.Map // types.UID -> host name
 }
 
 type placement struct {

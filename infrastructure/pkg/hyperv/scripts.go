@@ -54,11 +54,12 @@ var (
 	OpEject  = load("eject")
 	OpGuest  = load("guest")
 	OpLocate = load("locate")
+	OpParent = load("parent")
 )
 
 // Scripts lists every static script (for syntax checks and the simulator).
 func Scripts() []Script {
-	out := []Script{Runner, Common, OpHost, OpFind, OpCreate, OpPower, OpJob, OpRemove, OpEject, OpGuest, OpLocate}
+	out := []Script{Runner, Common, OpHost, OpFind, OpCreate, OpPower, OpJob, OpRemove, OpEject, OpGuest, OpLocate, OpParent}
 	sort.Slice(out, func(i, j int) bool { return strings.Compare(out[i].Name, out[j].Name) < 0 })
 	return out
 }

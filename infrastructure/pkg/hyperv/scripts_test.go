@@ -198,3 +198,50 @@ func TestClusterRoleCalls(t *testing.T) {
 		t.Errorf("Remove-ClusterGroup %v, called by %d, before Stop-VM %d and Remove-VM %d", unregister.Args, call, stop, rm)
 	}
 }
+
+// TestParentCalls reads parent.ps1's calls: the task's copy is hashed before it is renamed into
+// place, and the task runs as LocalSystem (the host's computer account on the network).
+func TestParentCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	calls, err := pscheck.Calls(filepath.Join("ps", "parent.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := func(fn, name string) int {
+		_, i := pscheck.Find(calls, func(c pscheck.Call) bool { return c.Name == name && c.Function == fn })
+		return i
+	}
+	hash, move := index("Invoke-CapwinFetch", "Get-FileHash"), index("Invoke-CapwinFetch", "Move-Item")
+	if hash < 0 || move < hash {
+		t.Errorf("Invoke-CapwinFetch calls Get-FileHash %d, Move-Item %d; want the hash first", hash, move)
+	}
+	if c, _ := pscheck.Find(calls, func(c pscheck.Call) bool { return c.Name == "New-ScheduledTaskPrincipal" }); !slices.Contains(c.Args, "'S-1-5-18'") {
+		t.Errorf("New-ScheduledTaskPrincipal %v, want LocalSystem (S-1-5-18)", c.Args)
+	}
+	register, start := index("Start-CapwinFetch", "Register-ScheduledTask"), index("Start-CapwinFetch", "Start-ScheduledTask")
+	if register < 0 || start < register {
+		t.Errorf("Start-CapwinFetch calls Register-ScheduledTask %d, Start-ScheduledTask %d; want the lock first", register, start)
+	}
+}
+
+// TestCreateVMSettingsCalls: create.ps1 sets the automatic stop action and checkpoints only in
+// Set-CapwinVMSettings, from $In.settings.
+func TestCreateVMSettingsCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	calls, err := pscheck.Calls(filepath.Join("ps", "create.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range calls {
+		if c.Name == "Set-VM" && c.Function != "Set-CapwinVMSettings" && slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "-Automatic") }) {
+			t.Errorf("line %d: Set-VM %v sets an automatic setting outside Set-CapwinVMSettings", c.Line, c.Args)
+		}
+	}
+	if c, i := pscheck.Find(calls, func(c pscheck.Call) bool { return c.Name == "Set-CapwinVMSettings" }); i < 0 || !slices.Equal(c.Args, []string{"$vm", "$In.settings"}) {
+		t.Errorf("Set-CapwinVMSettings called with %v, want $vm $In.settings", c.Args)
+	}
+}

@@ -101,7 +101,7 @@ function Test-CapwinGpu {
 # Add-CapwinGpu gives the VM its GPU, once. Write-combining and the MMIO space follow Microsoft's
 # DDA guide, https://learn.microsoft.com/windows-server/virtualization/hyper-v/deploy/deploying-graphics-devices-using-dda
 # (Set-VM -GuestControlledCacheTypes, -LowMemoryMappedIoSpace, -HighMemoryMappedIoSpace; DDA also
-# needs -AutomaticStopAction TurnOff, which every capwin VM has). A partition comes from
+# needs -AutomaticStopAction TurnOff, the default, which admission keeps for gpu mode Assign). A partition comes from
 # Add-VMGpuPartitionAdapter, with the bounds the spec sets
 # (https://learn.microsoft.com/powershell/module/hyper-v/add-vmgpupartitionadapter); devices from
 # Add-VMAssignableDevice -LocationPath (https://learn.microsoft.com/powershell/module/hyper-v/add-vmassignabledevice).
@@ -188,6 +188,27 @@ function Register-CapwinClusterRole {
     }
 }
 
+# Set-CapwinVMSettings sets the checkpoint and automatic start and stop settings with one Set-VM
+# (-CheckpointType, -AutomaticCheckpointsEnabled, -AutomaticStartAction, -AutomaticStartDelay in
+# seconds, -AutomaticStopAction: https://learn.microsoft.com/powershell/module/hyper-v/set-vm). A
+# checkpoint type, start action or delay that $Settings leaves out is not set, so the VM keeps the
+# host's default for a new VM. With the stop action Save, the host writes the VM's memory beside
+# its configuration when it shuts down: the folder needs that much free space.
+function Set-CapwinVMSettings {
+    param($VM, $Settings)
+    $set = @{ AutomaticCheckpointsEnabled = [bool]$Settings.automaticCheckpoints; AutomaticStopAction = $Settings.automaticStopAction }
+    if ($Settings.checkpointType) {
+        $set.CheckpointType = $Settings.checkpointType
+    }
+    if ($Settings.automaticStartAction) {
+        $set.AutomaticStartAction = $Settings.automaticStartAction
+    }
+    if ($Settings.automaticStartDelay -ge 0) {
+        $set.AutomaticStartDelay = $Settings.automaticStartDelay
+    }
+    Set-VM -VM $VM @set
+}
+
 $complete = 'capwin-complete:' + $In.uid
 $vm = Find-CapwinVM $In
 if ($null -ne $vm -and "$($vm.Notes)".Contains($complete)) {
@@ -236,7 +257,8 @@ if ($null -eq $vm) {
     Add-VMHardDiskDrive -VM $vm -ControllerType SCSI -ControllerNumber 0 -ControllerLocation 0 -Path $disk
 }
 $notes = "capwin-uid:{0}`ncapwin-owner:{1}" -f $In.uid, $In.owner
-Set-VM -VM $vm -Notes $notes -ProcessorCount $In.processors -MemoryStartupBytes $In.memoryBytes -AutomaticStopAction TurnOff -AutomaticCheckpointsEnabled $false
+Set-VM -VM $vm -Notes $notes -ProcessorCount $In.processors -MemoryStartupBytes $In.memoryBytes
+Set-CapwinVMSettings $vm $In.settings
 if ($In.dynamicMemory) {
     Set-VMMemory -VM $vm -DynamicMemoryEnabled $true -MinimumBytes $In.dynamicMemory.minimumBytes -MaximumBytes $In.dynamicMemory.maximumBytes -Buffer $In.dynamicMemory.bufferPercent
 } else {

@@ -273,7 +273,7 @@ func addHyperVMachine(ctx context.Context, t *testing.T, mgmt client.Client, con
 	in := hyperv.CreateInput{VMKey: hyperv.VMKey{Placement: hvFolders, UID: uid}, Name: name, ParentDisk: parentDisk,
 		Processors: 2, MemoryBytes: 4 << 30, SecureBoot: hyperv.SecureBoot{Enabled: true, Template: "MicrosoftWindows"},
 		NICs:        []hyperv.NICInput{{Switch: "capwin-e2e", MAC: strings.ToUpper(strings.ReplaceAll(mac, ":", ""))}},
-		ConfigDrive: base64.StdEncoding.EncodeToString(iso)}
+		ConfigDrive: base64.StdEncoding.EncodeToString(iso), Settings: hyperv.DefaultVMSettings()}
 	var v hyperv.View
 	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
 		t.Fatal(err)
