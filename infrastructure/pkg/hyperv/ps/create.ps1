@@ -119,27 +119,16 @@ function Add-CapwinGpu {
         if (@(Get-VMGpuPartitionAdapter -VM $VM).Count -gt 0) {
             return
         }
+        # -MinPartitionVRAM, -MaxPartitionVRAM, -OptimalPartitionVRAM, and the same for Encode,
+        # Decode and Compute: parameter names from this fixed list, values from the spec.
         $bounds = @{}
-        $p = $Gpu.partition
-        if ($p.vram) {
-            $bounds.MinPartitionVRAM = [uint64]$p.vram.min
-            $bounds.MaxPartitionVRAM = [uint64]$p.vram.max
-            $bounds.OptimalPartitionVRAM = [uint64]$p.vram.optimal
-        }
-        if ($p.encode) {
-            $bounds.MinPartitionEncode = [uint64]$p.encode.min
-            $bounds.MaxPartitionEncode = [uint64]$p.encode.max
-            $bounds.OptimalPartitionEncode = [uint64]$p.encode.optimal
-        }
-        if ($p.decode) {
-            $bounds.MinPartitionDecode = [uint64]$p.decode.min
-            $bounds.MaxPartitionDecode = [uint64]$p.decode.max
-            $bounds.OptimalPartitionDecode = [uint64]$p.decode.optimal
-        }
-        if ($p.compute) {
-            $bounds.MinPartitionCompute = [uint64]$p.compute.min
-            $bounds.MaxPartitionCompute = [uint64]$p.compute.max
-            $bounds.OptimalPartitionCompute = [uint64]$p.compute.optimal
+        foreach ($kind in 'VRAM', 'Encode', 'Decode', 'Compute') {
+            $b = $Gpu.partition.($kind.ToLower())
+            if ($b) {
+                $bounds["MinPartition$kind"] = [uint64]$b.min
+                $bounds["MaxPartition$kind"] = [uint64]$b.max
+                $bounds["OptimalPartition$kind"] = [uint64]$b.optimal
+            }
         }
         Add-VMGpuPartitionAdapter -VM $VM @bounds
         return
