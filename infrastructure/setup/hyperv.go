@@ -25,14 +25,15 @@ const HyperVMachineFinalizer = "infrastructure.cluster.x-k8s.io/hypervmachine"
 // NewHyperVMachineReconciler is the machine lifecycle for HyperVMachines on the Hyper-V backend.
 func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, provider *hyperv.Provider, o Options) *machine.Reconciler {
 	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
-		Name:         "hypervmachine",
-		Finalizer:    HyperVMachineFinalizer,
-		NewObject:    func() hypervisor.Object { return &infrav1.HyperVMachine{} },
-		NewList:      func() client.ObjectList { return &infrav1.HyperVMachineList{} },
-		NewCluster:   func() client.Object { return &infrav1.HyperVCluster{} },
-		Backend:      provider.Backend,
-		Admit:        admit.Webhook[*infrav1.HyperVMachine](&webhooks.HyperVMachine{}, &webhooks.HyperVMachine{}),
-		AdmitCluster: admit.Webhook[*infrav1.HyperVCluster](nil, &webhooks.HyperVCluster{}),
+		Name:           "hypervmachine",
+		Finalizer:      HyperVMachineFinalizer,
+		NewObject:      func() hypervisor.Object { return &infrav1.HyperVMachine{} },
+		NewList:        func() client.ObjectList { return &infrav1.HyperVMachineList{} },
+		NewCluster:     func() client.Object { return &infrav1.HyperVCluster{} },
+		Backend:        provider.Backend,
+		Admit:          admit.Webhook[*infrav1.HyperVMachine](&webhooks.HyperVMachine{}, &webhooks.HyperVMachine{}),
+		AdmitCluster:   admit.Webhook[*infrav1.HyperVCluster](nil, &webhooks.HyperVCluster{}),
+		ClusterChanged: failedOverMachines(c),
 	})
 }
 

@@ -65,6 +65,9 @@ type Kind struct {
 	// cluster's admission webhooks: a machine either would reject is refused (InvalidSpec)
 	// before the hypervisor is asked anything. Nil admits everything.
 	Admit, AdmitCluster admit.Check
+	// ClusterChanged, when set, maps a change of the infrastructure cluster (NewCluster) to the
+	// machines to look at again, e.g. those whose VM a failover cluster moved off a failed host.
+	ClusterChanged handler.MapFunc
 }
 
 // Reconciler drives one machine kind through its lifecycle.
@@ -133,6 +136,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Watches(&ipamv1.IPAddressClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.Kind.NewObject(), handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToMachines),
 			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))
+	if r.Kind.ClusterChanged != nil {
+		b = b.Watches(r.Kind.NewCluster(), handler.EnqueueRequestsFromMapFunc(r.Kind.ClusterChanged))
+	}
 	if r.Wakes != nil {
 		b = b.WatchesRawSource(r.Wakes.source())
 	}
