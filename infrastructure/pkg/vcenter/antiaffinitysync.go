@@ -87,15 +87,11 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.Manage
 		if err != nil {
 			return err
 		}
-		var cc mo.ClusterComputeResource
-		if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, *cluster, []string{"configurationEx"}, &cc); err != nil {
-			return b.sess.check(err)
+		have, err := b.clusterGroups(ctx, *cluster)
+		if err != nil {
+			return err
 		}
-		var rules []types.BaseClusterRuleInfo
-		if cfg, ok := cc.ConfigurationEx.(*types.ClusterConfigInfoEx); ok {
-			rules = cfg.Rule
-		}
-		change := ruleChange(findRule(rules, name), name, vms, mandatory)
+		change := ruleChange(findRule(have.rules, name), name, vms, mandatory)
 		if change == nil {
 			return nil
 		}
