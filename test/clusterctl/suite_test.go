@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/cluster-api/feature"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capwin/capwin/test/harness/management"
 )
@@ -42,7 +39,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = mgmt.Stop() }()
-	if err := labelContracts(ctx); err != nil {
+	if err := mgmt.LabelContracts(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "CRD contract labels:", err)
 		return 1
 	}
@@ -59,30 +56,3 @@ func run(m *testing.M) int {
 	}
 	return m.Run()
 }
-
-// labelContracts gives CAPI's kubeadm CRDs the contract label that their release components
-// carry (the harness installs the bare CRD bases); the ClusterClass controller resolves
-// template API versions by it.
-func labelContracts(ctx context.Context) error {
-	var crds apiextensionsv1.CustomResourceDefinitionList
-	if err := mgmt.Client.List(ctx, &crds); err != nil {
-		return err
-	}
-	for i := range crds.Items {
-		crd := &crds.Items[i]
-		if _, ok := crd.Labels[contractLabel]; ok || !strings.HasSuffix(crd.Spec.Group, ".cluster.x-k8s.io") {
-			continue
-		}
-		patch := client.MergeFrom(crd.DeepCopy())
-		if crd.Labels == nil {
-			crd.Labels = map[string]string{}
-		}
-		crd.Labels[contractLabel] = "v1beta2"
-		if err := mgmt.Client.Patch(ctx, crd, patch); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-const contractLabel = "cluster.x-k8s.io/v1beta2"

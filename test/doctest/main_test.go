@@ -1,0 +1,106 @@
+// The doc test: the shell and YAML blocks of README.md, docs/quickstart.md and docs/upgrades.md
+// that can run offline run here, in order, in one shell, as a reader would type them, with the
+// real clusterctl, kubectl and render against a real management API server (CAPI's and capwin's
+// CRDs and webhooks); the commands of every page are checked against the tools' --help.
+package doctest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/capwin/capwin/test/doctest"
+	"github.com/capwin/capwin/test/harness/management"
+	"github.com/capwin/capwin/test/repo"
+)
+
+var (
+	mgmt       *management.Management
+	kubeconfig string // admin kubeconfig of the management API server
+	bin        string // clusterctl, kubectl, jq and render, built from go.mod's versions
+	root       = repo.Root()
+)
+
+// runPages are the pages whose blocks are marked and run, in reading order.
+var runPages = []string{"README.md", "docs/quickstart.md", "docs/upgrades.md"}
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tmp, err := os.MkdirTemp("", "capwin-doctest")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(tmp) }() // best effort: a temporary directory
+	bin = filepath.Join(tmp, "bin")
+	if err := buildTools(bin); err != nil {
+		fmt.Fprintln(os.Stderr, "building the tools:", err)
+		return 1
+	}
+	// The harness's controllers only reconcile objects with this watch-filter label, so what the
+	// docs apply stays as applied; its webhooks (CAPI's and capwin's) see every request.
+	mgmt, err = management.Start(ctx, management.Options{WatchFilter: "doctest-none"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "management cluster:", err)
+		return 1
+	}
+	defer func() { _ = mgmt.Stop() }()
+	if err := mgmt.LabelContracts(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "CRD contract labels:", err)
+		return 1
+	}
+	kubeconfig = filepath.Join(tmp, "kubeconfig")
+	if err := mgmt.Env.WriteAdminKubeconfig("doctest", kubeconfig); err != nil {
+		fmt.Fprintln(os.Stderr, "kubeconfig:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// buildTools builds clusterctl (Cluster API's own command), kubectl (k8s.io/kubectl), jq (gojq)
+// and render into dir.
+func buildTools(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	build := exec.Command(goCommand(), "build", "-o", dir+string(filepath.Separator),
+		"sigs.k8s.io/cluster-api/cmd/clusterctl", "./test/doctest/kubectl",
+		"github.com/itchyny/gojq/cmd/gojq", "./bootstrap/cmd/render")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
+	return os.Rename(filepath.Join(dir, "gojq"), filepath.Join(dir, "jq"))
+}
+
+// goCommand is the go command that runs this test.
+func goCommand() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+}
+
+// readPage parses a page of runPages (marked) or another page (unmarked).
+func readPage(t *testing.T, page string, marked bool) []doctest.Block {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(root, page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := doctest.Blocks
+	if marked {
+		parse = doctest.Parse
+	}
+	blocks, err := parse(page, md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blocks
+}
