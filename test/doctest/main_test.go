@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"sigs.k8s.io/cluster-api/feature"
+
 	"github.com/capwin/capwin/test/doctest"
 	"github.com/capwin/capwin/test/harness/management"
 	"github.com/capwin/capwin/test/repo"
@@ -30,6 +32,11 @@ var runPages = []string{"README.md", "docs/quickstart.md", "docs/upgrades.md"}
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// ClusterClass is behind CAPI's ClusterTopology gate (clusterctl init: CLUSTER_TOPOLOGY=true).
+	if err := feature.MutableGates.Set(string(feature.ClusterTopology) + "=true"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "capwin-doctest")

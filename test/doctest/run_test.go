@@ -15,11 +15,29 @@ import (
 	"github.com/capwin/capwin/test/doctest"
 )
 
-// preludes run before a page's first block: what the reader has at that point and the docs
-// before it do not leave behind. upgrades.md starts from a running cluster win1, which the
-// quickstart generated into win1.yaml and deleted at its end.
-var preludes = map[string]string{
+// before runs before a page's first block: what the reader has at that point and the docs before
+// it do not leave behind. upgrades.md starts from a running cluster win1, which the quickstart
+// generated into win1.yaml and deleted at its end.
+var before = map[string]string{
 	"docs/upgrades.md": "kubectl apply -f win1.yaml\n",
+}
+
+// after runs after a page's last block. After the quickstart: every flavor, generated with the
+// values it exported (vCenter's, then Hyper-V's), is admitted by the API server; the windows
+// flavor was applied by the quickstart itself. The topology flavor's Cluster is applied as the
+// quickstart says, again until Cluster API has read the new ClusterClass.
+var after = map[string]string{
+	"docs/quickstart.md": `generate() { clusterctl generate cluster win1 --kubernetes-version v1.36.3 \
+  --control-plane-machine-count 1 --worker-machine-count 2 "$@"; }
+for flavor in windows-flannel hyperv-windows hyperv-windows-flannel; do
+  generate --flavor "$flavor" | kubectl apply --dry-run=server -o name -f -
+done
+kubectl create namespace docs-topology
+generate -n docs-topology --flavor windows-topology > topology.yaml
+tries=0
+until kubectl apply -f topology.yaml; do sleep 5; ((++tries < 12)); done
+generate -n docs-topology --flavor windows-topology-flannel | kubectl apply --dry-run=server -o name -f -
+`,
 }
 
 // TestDocsRun runs the run, file and check blocks of runPages in one bash, in reading order, in a
@@ -31,8 +49,8 @@ func TestDocsRun(t *testing.T) {
 	script.WriteString("set -euo pipefail\ntrap 'echo \"doctest: exit status $? at line $LINENO\" >&2' ERR\n")
 	var starts []scriptLine // where each block begins in the script
 	for _, page := range runPages {
-		if p := preludes[page]; p != "" {
-			starts = append(starts, w.add(&script, "prelude of "+page, p))
+		if p := before[page]; p != "" {
+			starts = append(starts, w.add(&script, "before "+page, p))
 		}
 		for _, b := range readPage(t, page, true) {
 			switch b.Kind {
@@ -50,6 +68,9 @@ func TestDocsRun(t *testing.T) {
 				}
 				starts = append(starts, w.add(&script, b.Where(), check(name)))
 			}
+		}
+		if a := after[page]; a != "" {
+			starts = append(starts, w.add(&script, "after "+page, a))
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

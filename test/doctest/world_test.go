@@ -48,7 +48,7 @@ type world struct {
 //   - the Secret win1-kubeconfig that the control plane writes once it runs, naming the same API
 //     server, which stands in for the workload cluster (the commands against it are checked,
 //     not their output);
-//   - corp-root-ca.pem, the company CA that a reader has.
+//   - corp-root-ca.pem and winrm-ca.pem, the company CAs that a reader has.
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	tmp := t.TempDir()
@@ -66,6 +66,7 @@ func newWorld(t *testing.T) *world {
 	for _, step := range []error{
 		writeChecksums(out),
 		writeCA(filepath.Join(w.dir, "corp-root-ca.pem")),
+		writeCA(filepath.Join(w.dir, "winrm-ca.pem")),
 		os.MkdirAll(filepath.Join(w.home, ".kube"), 0o700),
 		copyFile(kubeconfig, filepath.Join(w.home, ".kube", "config")),
 		initInventory(t.Context()),
