@@ -140,4 +140,3 @@ func (w *world) env() []string {
 		"LANG=C.UTF-8",
 	}
 }
-
