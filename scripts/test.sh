@@ -37,7 +37,7 @@ parallel=${TEST_PARALLEL:-8}
 # so that no long one starts at the end; the rest follow in import path order.
 slow=(test/e2e test/chaos test/hyperv infrastructure/reconcilers/machine test/move test/rbac
   test/badinput bootstrap/reconcilers/windowsconfig test/harness/management test/sharding
-  test/hypervsim test/harness/guest test/clusterctl)
+  test/hypervsim test/harness/guest test/doctest test/clusterctl)
 module=$("$GO" list -m)
 mapfile -t all < <("$GO" list ./...) || exit 1
 pkgs=()
