@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sigs.k8s.io/cluster-api/feature"
-
 	"github.com/capwin/capwin/test/doctest"
 	"github.com/capwin/capwin/test/harness/management"
 	"github.com/capwin/capwin/test/repo"
@@ -32,11 +30,6 @@ var runPages = []string{"README.md", "docs/quickstart.md", "docs/upgrades.md"}
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	// ClusterClass is behind CAPI's ClusterTopology gate (clusterctl init: CLUSTER_TOPOLOGY=true).
-	if err := feature.MutableGates.Set(string(feature.ClusterTopology) + "=true"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tmp, err := os.MkdirTemp("", "capwin-doctest")
@@ -50,23 +43,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building the tools:", err)
 		return 1
 	}
-	// The harness's controllers only reconcile objects with this watch-filter label, so what the
-	// docs apply stays as applied; its webhooks (CAPI's and capwin's) see every request.
-	mgmt, err = management.Start(ctx, management.Options{WatchFilter: "doctest-none"})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "management cluster:", err)
+	kubeconfig = filepath.Join(tmp, "kubeconfig")
+	if mgmt, err = management.StartForClients(ctx, "doctest-none", kubeconfig); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer func() { _ = mgmt.Stop() }()
-	if err := mgmt.LabelContracts(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "CRD contract labels:", err)
-		return 1
-	}
-	kubeconfig = filepath.Join(tmp, "kubeconfig")
-	if err := mgmt.Env.WriteAdminKubeconfig("doctest", kubeconfig); err != nil {
-		fmt.Fprintln(os.Stderr, "kubeconfig:", err)
-		return 1
-	}
 	return m.Run()
 }
 

@@ -2,9 +2,11 @@ package management
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/cluster-api/feature"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -34,4 +36,31 @@ func (m *Management) LabelContracts(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// StartForClients starts the harness as clusterctl and kubectl find a management cluster that
+// clusterctl init made: ClusterTopology on (CLUSTER_TOPOLOGY=true), the CRDs' contract labels,
+// and an admin kubeconfig written to kubeconfig. Its controllers reconcile only objects with the
+// watch-filter label watchFilter, so what a client applies stays as applied; its webhooks
+// (CAPI's and capwin's) see every request.
+func StartForClients(ctx context.Context, watchFilter, kubeconfig string) (_ *Management, retErr error) {
+	if err := feature.MutableGates.Set(string(feature.ClusterTopology) + "=true"); err != nil {
+		return nil, err
+	}
+	m, err := Start(ctx, Options{WatchFilter: watchFilter})
+	if err != nil {
+		return nil, fmt.Errorf("management cluster: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			_ = m.Stop()
+		}
+	}()
+	if err := m.LabelContracts(ctx); err != nil {
+		return nil, fmt.Errorf("CRD contract labels: %w", err)
+	}
+	if err := m.Env.WriteAdminKubeconfig(watchFilter, kubeconfig); err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	return m, nil
 }
