@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -15,33 +16,65 @@ import (
 
 const diagnosticsUsage = "usage: render diagnostics [--kubeconfig FILE] [-n NAMESPACE] [--events N] MACHINE"
 
+// diagnosticsFlags defines the flags of render diagnostics. The flag set prints nothing, as the
+// preview's.
+func diagnosticsFlags(kubeconfig, namespace *string, maxEvents *int) *flag.FlagSet {
+	fs := flag.NewFlagSet("render diagnostics", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(kubeconfig, "kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(namespace, "n", "", "namespace of the Machine (default: the kubeconfig context's)")
+	fs.StringVar(namespace, "namespace", "", "same as -n")
+	fs.IntVar(maxEvents, "events", 20, "how many of the latest events to print")
+	return fs
+}
+
+// printDiagnosticsUsage writes the usage of render diagnostics.
+func printDiagnosticsUsage(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(diagnosticsUsage + "\n")
+	b.WriteString(`
+Prints one Machine's story from the management cluster, in the order a join needs things: the
+Machine, its VCenterMachine or HyperVMachine, the guest's bootstrap report, the WindowsConfig,
+the Node in the workload cluster (or why there is none yet), the latest Events, and how to keep
+the VM from remediation (docs/troubleshooting.md). MACHINE is the name of a Machine,
+VCenterMachine or HyperVMachine. It only reads.
+
+Flags:
+`)
+	var s string
+	var n int
+	fs := diagnosticsFlags(&s, &s, &n)
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // runDiagnostics prints one Machine's story (a Machine, VCenterMachine or HyperVMachine name) from
 // the management cluster of --kubeconfig (default: $KUBECONFIG, ~/.kube/config).
 func runDiagnostics(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("render diagnostics", flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)")
-	namespace := fs.String("n", "", "namespace of the Machine (default: the kubeconfig context's)")
-	fs.StringVar(namespace, "namespace", "", "same as -n")
-	maxEvents := fs.Int("events", 20, "how many of the latest events to print")
+	var kubeconfig, namespace string
+	var maxEvents int
+	fs := diagnosticsFlags(&kubeconfig, &namespace, &maxEvents)
 	if err := fs.Parse(args); err != nil {
-		return err
+		return flagError(err, stdout, printDiagnosticsUsage, "render diagnostics -h")
 	}
 	name := fs.Arg(0)
 	if err := fs.Parse(fs.Args()[min(1, fs.NArg()):]); err != nil { // flags after the name
-		return err
+		return flagError(err, stdout, printDiagnosticsUsage, "render diagnostics -h")
 	}
 	if name == "" || fs.NArg() > 0 {
-		return errors.New(diagnosticsUsage)
+		return errors.New(diagnosticsUsage + " (render diagnostics -h for the flags)")
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = *kubeconfig
+	rules.ExplicitPath = kubeconfig
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return err
 	}
-	if *namespace == "" {
-		if *namespace, _, err = cc.Namespace(); err != nil {
+	if namespace == "" {
+		if namespace, _, err = cc.Namespace(); err != nil {
 			return err
 		}
 	}
@@ -51,9 +84,9 @@ func runDiagnostics(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	story, err := diagnostics.Collect(ctx, c, *namespace, name)
+	story, err := diagnostics.Collect(ctx, c, namespace, name)
 	if err != nil {
 		return err
 	}
-	return diagnostics.Write(stdout, story, *maxEvents)
+	return diagnostics.Write(stdout, story, maxEvents)
 }

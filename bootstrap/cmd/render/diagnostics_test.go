@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -125,6 +127,27 @@ func TestDiagnostics(t *testing.T) {
 	g.Expect(run([]string{"diagnostics", "--kubeconfig", kubeconfig, "-n", ns, "nothing-here"}, &buf)).
 		To(MatchError(ContainSubstring(`no Machine, VCenterMachine or HyperVMachine named "nothing-here" in namespace "diag"`)))
 	g.Expect(run([]string{"diagnostics", "--kubeconfig", kubeconfig}, &buf)).To(MatchError(ContainSubstring("usage: render diagnostics")))
+}
+
+// TestDiagnosticsHelp: `render diagnostics -h` (before or after MACHINE) prints its own usage
+// on stdout and exits 0; a wrong flag or a missing MACHINE is an error. No cluster is needed.
+func TestDiagnosticsHelp(t *testing.T) {
+	for _, args := range [][]string{{"diagnostics", "-h"}, {"diagnostics", "--help"}, {"diagnostics", "m", "-h"}} {
+		g := NewWithT(t)
+		var out bytes.Buffer
+		err := run(args, &out)
+		g.Expect(err).To(MatchError(flag.ErrHelp), "%q", args)
+		g.Expect(exitStatus(err, io.Discard)).To(Equal(0))
+		g.Expect(out.String()).To(HavePrefix("usage: render diagnostics [--kubeconfig FILE] [-n NAMESPACE] [--events N] MACHINE\n"))
+		for _, f := range []string{"-kubeconfig string", "-n string", "-namespace string", "-events int"} {
+			g.Expect(out.String()).To(ContainSubstring(f))
+		}
+	}
+	g := NewWithT(t)
+	var out bytes.Buffer
+	g.Expect(run([]string{"diagnostics", "--nope"}, &out)).To(MatchError("flag provided but not defined: -nope (render diagnostics -h for usage)"))
+	g.Expect(run([]string{"diagnostics"}, &out)).To(MatchError(ContainSubstring("usage: render diagnostics")))
+	g.Expect(out.String()).To(BeEmpty())
 }
 
 // diagnose runs `render diagnostics --kubeconfig kubeconfig args...` and returns its output.

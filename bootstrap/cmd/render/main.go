@@ -1,14 +1,17 @@
 // Command render prints the exact user data a WindowsConfig (or WindowsConfigTemplate) yields,
 // offline, with the join parameters given as flags. Use it to review what reaches a node.
 //
-//	go run ./bootstrap/cmd/render -f windowsconfig.yaml --api-server 10.0.0.10:6443 \
+//	render -f windowsconfig.yaml --api-server 10.0.0.10:6443 \
 //	    --token abcdef.0123456789abcdef --ca-file ca.crt --kubernetes-version v1.36.3 \
 //	    [--format cloud-config|powershell] [--gzip] [--node-name N]
 //
 // `render diagnostics MACHINE` prints a Machine's whole story from the management cluster
 // (docs/troubleshooting.md):
 //
-//	go run ./bootstrap/cmd/render diagnostics [--kubeconfig FILE] [-n NAMESPACE] MACHINE
+//	render diagnostics [--kubeconfig FILE] [-n NAMESPACE] [--events N] MACHINE
+//
+// `render -h` lists both; `render version` prints the version. make release ships render for
+// Linux, macOS and Windows (RELEASE.md); `go build ./bootstrap/cmd/render` builds it from here.
 package main
 
 import (
@@ -30,55 +33,88 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "render:", err)
-		os.Exit(1)
-	}
+	os.Exit(exitStatus(run(os.Args[1:], os.Stdout), os.Stderr))
 }
 
-func run(args []string, stdout io.Writer) error {
-	if len(args) > 0 && args[0] == "diagnostics" {
-		return runDiagnostics(args[1:], stdout)
-	}
+// previewOptions are the flags of the user-data preview.
+type previewOptions struct {
+	file, endpoint, token, caHash, caFile string
+	kubernetesVersion, nodeName, format   string
+	gzip                                  bool
+}
+
+// previewFlags defines the preview's flags into o. The flag set prints nothing: run prints the
+// usage (-h) on stdout and main prints the errors.
+func previewFlags(o *previewOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
-	file := fs.String("f", "", "WindowsConfig or WindowsConfigTemplate YAML file (required)")
-	endpoint := fs.String("api-server", "", "control plane endpoint host:port (required)")
-	token := fs.String("token", "abcdef.0123456789abcdef", "bootstrap token")
-	caHash := fs.String("ca-hash", "", "CA public key pin sha256:<hex>; or use --ca-file")
-	caFile := fs.String("ca-file", "", "PEM CA certificate to compute the pin from")
-	version := fs.String("kubernetes-version", "v1.36.3", "Kubernetes version of the Machine")
-	nodeName := fs.String("node-name", "", "override spec.nodeRegistration.name")
-	format := fs.String("format", "", "override spec.format: cloud-config or powershell")
-	gz := fs.Bool("gzip", false, "gzip the output (as capwin stores it in guestinfo.userdata)")
-	if err := fs.Parse(args); err != nil {
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.file, "f", "", "WindowsConfig or WindowsConfigTemplate YAML file (required)")
+	fs.StringVar(&o.endpoint, "api-server", "", "control plane endpoint host:port (required)")
+	fs.StringVar(&o.token, "token", "abcdef.0123456789abcdef", "bootstrap token")
+	fs.StringVar(&o.caHash, "ca-hash", "", "CA public key pin sha256:<hex>; or use --ca-file")
+	fs.StringVar(&o.caFile, "ca-file", "", "PEM CA certificate to compute the pin from")
+	fs.StringVar(&o.kubernetesVersion, "kubernetes-version", "v1.36.3", "Kubernetes version of the Machine")
+	fs.StringVar(&o.nodeName, "node-name", "", "override spec.nodeRegistration.name")
+	fs.StringVar(&o.format, "format", "", "override spec.format: cloud-config or powershell")
+	fs.BoolVar(&o.gzip, "gzip", false, "gzip the output (as capwin stores it in guestinfo.userdata)")
+	return fs
+}
+
+// run runs one command line. -h, --help and help print the usage on stdout and return
+// flag.ErrHelp (exit status 0).
+func run(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errNoArgs
+	}
+	switch args[0] {
+	case "diagnostics":
+		return runDiagnostics(args[1:], stdout)
+	case "version":
+		if len(args) > 1 {
+			return fmt.Errorf("version takes no arguments, got %q", args[1:])
+		}
+		_, err := fmt.Fprintln(stdout, "render", versionString())
 		return err
+	case "help":
+		if err := printUsage(stdout); err != nil {
+			return err
+		}
+		return flag.ErrHelp
 	}
-	if *file == "" || *endpoint == "" {
-		return errors.New("-f and --api-server are required (or: " + diagnosticsUsage + ")")
+	o := &previewOptions{}
+	fs := previewFlags(o)
+	if err := fs.Parse(args); err != nil {
+		return flagError(err, stdout, printUsage, "render -h")
 	}
-	obj, spec, err := readSpec(*file)
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (commands: diagnostics, version, help; render -h for usage)", fs.Arg(0))
+	}
+	if o.file == "" || o.endpoint == "" {
+		return errors.New("-f and --api-server are required (render -h for usage)")
+	}
+	obj, spec, err := readSpec(o.file)
 	if err != nil {
 		return err
 	}
-	if *nodeName != "" {
-		spec.NodeRegistration.Name = *nodeName
+	if o.nodeName != "" {
+		spec.NodeRegistration.Name = o.nodeName
 	}
-	if *format != "" {
-		spec.Format = bootstrapv1.Format(*format)
+	if o.format != "" {
+		spec.Format = bootstrapv1.Format(o.format)
 	}
 	if errs := admit(obj, spec); len(errs) > 0 {
-		return fmt.Errorf("%s is invalid: %w", *file, errs.ToAggregate())
+		return fmt.Errorf("%s is invalid: %w", o.file, errs.ToAggregate())
 	}
-	if *caFile != "" {
-		pem, err := os.ReadFile(*caFile)
+	if o.caFile != "" {
+		pem, err := os.ReadFile(o.caFile)
 		if err != nil {
 			return err
 		}
-		if *caHash, err = windowsconfig.CACertHash(pem); err != nil {
+		if o.caHash, err = windowsconfig.CACertHash(pem); err != nil {
 			return err
 		}
 	}
-	if *caHash == "" {
+	if o.caHash == "" {
 		return errors.New("one of --ca-hash or --ca-file is required")
 	}
 	files := make([]string, len(spec.Files))
@@ -88,13 +124,13 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 	in := windowsconfig.BuildInput(spec, windowsconfig.JoinParams{
-		Endpoint: *endpoint, Token: *token, CAHash: *caHash, KubernetesVersion: *version, Files: files,
+		Endpoint: o.endpoint, Token: o.token, CAHash: o.caHash, KubernetesVersion: o.kubernetesVersion, Files: files,
 	})
 	out, err := userdata.Render(in)
 	if err != nil {
 		return err
 	}
-	if !*gz {
+	if !o.gzip {
 		_, err = stdout.Write(out)
 		return err
 	}

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -119,4 +122,69 @@ func TestRenderUndefaulted(t *testing.T) {
 		return out.String()
 	}
 	g.Expect(render(bare)).To(Equal(render(full)))
+}
+
+// TestHelp: -h, --help and help print both forms of render on stdout and end in flag.ErrHelp,
+// which main turns into exit status 0.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"-f", "x.yaml", "-h"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			g := NewWithT(t)
+			var out bytes.Buffer
+			err := run(args, &out)
+			g.Expect(err).To(MatchError(flag.ErrHelp))
+			g.Expect(out.String()).To(ContainSubstring("render -f FILE --api-server HOST:PORT (--ca-file FILE | --ca-hash sha256:...) [flags]"))
+			g.Expect(out.String()).To(ContainSubstring("render diagnostics [--kubeconfig FILE] [-n NAMESPACE] [--events N] MACHINE"))
+			g.Expect(out.String()).To(ContainSubstring("render version"))
+			g.Expect(out.String()).To(ContainSubstring("-kubernetes-version string"))
+			g.Expect(exitStatus(err, io.Discard)).To(Equal(0))
+		})
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	g := NewWithT(t)
+	var stderr bytes.Buffer
+	g.Expect(exitStatus(nil, &stderr)).To(Equal(0))
+	g.Expect(exitStatus(flag.ErrHelp, &stderr)).To(Equal(0))
+	g.Expect(stderr.String()).To(BeEmpty())
+
+	g.Expect(exitStatus(errors.New("boom"), &stderr)).To(Equal(1))
+	g.Expect(stderr.String()).To(Equal("render: boom\n"))
+
+	// No arguments: the usage, then the error, on stderr.
+	stderr.Reset()
+	var stdout bytes.Buffer
+	g.Expect(exitStatus(run(nil, &stdout), &stderr)).To(Equal(1))
+	g.Expect(stdout.String()).To(BeEmpty())
+	g.Expect(stderr.String()).To(ContainSubstring("render diagnostics [--kubeconfig FILE]"))
+	g.Expect(stderr.String()).To(HaveSuffix("render: no arguments: give the preview's flags or a command\n"))
+
+	// A flag error says where the usage is; a stray argument too.
+	g.Expect(run([]string{"--nope"}, &stdout)).To(MatchError("flag provided but not defined: -nope (render -h for usage)"))
+	g.Expect(run([]string{"diagnostic", "m"}, &stdout)).To(MatchError(ContainSubstring(`unexpected argument "diagnostic"`)))
+	g.Expect(stdout.String()).To(BeEmpty())
+}
+
+func TestVersion(t *testing.T) {
+	g := NewWithT(t)
+	var out bytes.Buffer
+	g.Expect(run([]string{"version"}, &out)).To(Succeed())
+	g.Expect(out.String()).To(HavePrefix("render dev")) // a test binary records no commit
+	g.Expect(run([]string{"version", "x"}, &out)).To(MatchError(ContainSubstring("version takes no arguments")))
+
+	old := version
+	t.Cleanup(func() { version = old })
+	version = "v0.1.0" // as -ldflags "-X main.version=v0.1.0" sets it
+	out.Reset()
+	g.Expect(run([]string{"version"}, &out)).To(Succeed())
+	g.Expect(out.String()).To(HavePrefix("render v0.1.0"))
+
+	rev := debug.BuildSetting{Key: "vcs.revision", Value: "208b0e44d06216fabcf5e22f4380cfb088e1d9ab"}
+	g.Expect(formatVersion("v0.1.0", nil)).To(Equal("v0.1.0"))
+	g.Expect(formatVersion("v0.1.0", &debug.BuildInfo{})).To(Equal("v0.1.0"))
+	g.Expect(formatVersion("v0.1.0", &debug.BuildInfo{Settings: []debug.BuildSetting{rev}})).
+		To(Equal("v0.1.0 (commit 208b0e44d06216fabcf5e22f4380cfb088e1d9ab)"))
+	g.Expect(formatVersion("dev", &debug.BuildInfo{Settings: []debug.BuildSetting{rev, {Key: "vcs.modified", Value: "true"}}})).
+		To(Equal("dev (commit 208b0e44d06216fabcf5e22f4380cfb088e1d9ab, modified)"))
 }
