@@ -76,17 +76,30 @@ release-manifests:
 	rm -rf out
 	$(GO) run ./hack/release -out out -registry $(REGISTRY) -version $(VERSION)
 
+## release-render: build the render command (user-data preview, render diagnostics) into out/ as render-<os>-<arch> for linux/amd64+arm64, darwin/amd64+arm64 and windows/amd64 (.exe), static, stamped with $(VERSION), the same bytes on every build.
+RENDER_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+.PHONY: release-render
+release-render:
+	@mkdir -p out
+	@for p in $(RENDER_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; if [ $$os = windows ]; then ext=.exe; fi; \
+	  echo "render: out/render-$$os-$$arch$$ext"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w -buildid= -X main.version=$(VERSION)" \
+	    -o out/render-$$os-$$arch$$ext ./bootstrap/cmd/render; \
+	done
+
 ## release-images: build the images into out/ as OCI archives (managers: linux/amd64+arm64; flanneld, kube-proxy: windows/amd64), SBOMs, images.txt, checksums.txt.
 .PHONY: release-images
 release-images:
 	$(GO) -C hack/images run . build -root $(CURDIR) -out $(CURDIR)/out -registry $(REGISTRY) -version $(VERSION) \
 	  -kubernetes-versions $(subst $(space),$(comma),$(KUBERNETES_VERSIONS)) -flannel-version $(FLANNEL_VERSION)
 
-## release: make release VERSION=vX.Y.Z REGISTRY=registry.example.com/capwin - the release files and the images in out/ (see RELEASE.md).
+## release: make release VERSION=vX.Y.Z REGISTRY=registry.example.com/capwin - the release files, the render binaries and the images in out/ (see RELEASE.md).
 .PHONY: release
 release:
 	@[[ "$(VERSION)" =~ ^v[0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "make release needs VERSION=vX.Y.Z"; exit 1; }
 	@$(MAKE) --no-print-directory release-manifests
+	@$(MAKE) --no-print-directory release-render
 	@$(MAKE) --no-print-directory release-images
 
 ## release-push: push the image archives in out/ to the registry they name (PUSH_REGISTRY=... for another one); credentials from docker login / crane auth login.
