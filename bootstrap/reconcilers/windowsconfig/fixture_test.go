@@ -38,6 +38,8 @@ type fixtureOpts struct {
 	spec        bootstrapv1.WindowsConfigSpec
 	// shortJoinTimeout hands the objects to the suite's manager whose join timeout is short.
 	shortJoinTimeout bool
+	// filter, when set, is the objects' watch-filter label (no manager of the suite takes them).
+	filter string
 }
 
 func readyCluster() fixtureOpts {
@@ -55,6 +57,9 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	filter := defaultFilter
 	if o.shortJoinTimeout {
 		filter = shortJoinFilter
+	}
+	if o.filter != "" {
+		filter = o.filter
 	}
 	labels := func() map[string]string {
 		return map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: filter}

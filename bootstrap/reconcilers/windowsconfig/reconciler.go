@@ -131,7 +131,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, cfg); err != nil || isPaused || requeue {
+	// A Paused condition written just now (the config's first reconcile) does not need a reconcile
+	// of its own: the work goes on in this one, which saves a wait for CAPI's per-object rate
+	// limit on every new machine's path (the patch below carries the condition too).
+	if isPaused, _, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, cfg); err != nil || isPaused {
 		return ctrl.Result{}, err
 	}
 	defer func() {

@@ -68,31 +68,43 @@ func run(m *testing.M) int {
 // startManager runs the production wiring with the given options and returns its client once
 // its cache is synced.
 func startManager(mctx context.Context, o setup.Options) (client.Client, error) {
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  setup.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   manager.CacheOptions("", 0),
-		Client:  manager.ClientOptions(),
-		// Two managers in one process register controllers of the same names.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	mgr, err := newManager()
 	if err != nil {
 		return nil, err
 	}
 	o.WindowsConfigConcurrency = 4
-	o.ClusterCache = manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100}
+	o.ClusterCache = clusterCacheOptions
 	if err := setup.Reconcilers(mctx, mgr, o); err != nil {
 		return nil, err
 	}
+	return mgr.GetClient(), start(mctx, mgr, o.WatchFilterValue)
+}
+
+var clusterCacheOptions = manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100}
+
+// newManager makes a manager as the production one is made.
+func newManager() (ctrl.Manager, error) {
+	return ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  setup.Scheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   manager.CacheOptions("", 0),
+		Client:  manager.ClientOptions(),
+		// Several managers in one process register controllers of the same names.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+}
+
+// start runs mgr until mctx ends and waits for its cache to sync.
+func start(mctx context.Context, mgr ctrl.Manager, name string) error {
 	go func() {
 		if err := mgr.Start(mctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
 	if !mgr.GetCache().WaitForCacheSync(mctx) {
-		return nil, fmt.Errorf("manager %s: cache not synced", o.WatchFilterValue)
+		return fmt.Errorf("manager %s: cache not synced", name)
 	}
-	return mgr.GetClient(), nil
+	return nil
 }
 
 // logOutput shows the controllers' logs only when CAPWIN_TEST_DEBUG is set.
