@@ -2,10 +2,14 @@ package windowsconfig
 
 import (
 	"context"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -55,4 +59,24 @@ func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []ct
 		out = append(out, r.machineToConfig(ctx, &machines.Items[i])...)
 	}
 	return out
+}
+
+// machineChanges lets through a Machine's create, delete and generic events, and an update only
+// when a field this reconciler reads changed. CAPI's Machine controller writes a Machine's status
+// many times (in a rollout, on every MachineSet and MachineDeployment change), and each of those
+// writes would cost a WindowsConfig reconcile, held back by CAPI's per-object rate limit.
+var machineChanges = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	before, ok1 := e.ObjectOld.(*clusterv1.Machine)
+	after, ok2 := e.ObjectNew.(*clusterv1.Machine)
+	return !ok1 || !ok2 || readFieldsChanged(before, after)
+}}
+
+// readFieldsChanged reports whether a Machine's fields that the reconciler reads differ: its
+// bootstrap reference and data Secret, version, cluster, Node, deletion and labels.
+func readFieldsChanged(a, b *clusterv1.Machine) bool {
+	return a.Spec.Bootstrap.ConfigRef != b.Spec.Bootstrap.ConfigRef ||
+		ptr.Deref(a.Spec.Bootstrap.DataSecretName, "") != ptr.Deref(b.Spec.Bootstrap.DataSecretName, "") ||
+		a.Spec.Version != b.Spec.Version || a.Spec.ClusterName != b.Spec.ClusterName ||
+		a.Status.NodeRef != b.Status.NodeRef ||
+		!a.DeletionTimestamp.Equal(b.DeletionTimestamp) || !maps.Equal(a.Labels, b.Labels)
 }

@@ -75,7 +75,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	return capicontrollerutil.NewControllerManagedBy(mgr, log).
 		For(&bootstrapv1.WindowsConfig{}).
 		WithOptions(options).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToConfig)).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToConfig), machineChanges).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs),
 			predicates.Any(mgr.GetScheme(), log,
