@@ -38,11 +38,16 @@ func main() {
 			"Namespace of the Secrets of VCenterClusterIdentities and HyperVClusterIdentities: the manager's own (default: $POD_NAMESPACE).")
 		fs.BoolVar(&o.NoVCenterWatch, "no-vcenter-watch", false,
 			"Do not follow capwin's vCenter tasks and VMs with a property collector: VCenterMachines then move on at the polls alone.")
+		fs.DurationVar(&o.VCenterDeleteTaskWait, "vcenter-delete-task-wait", setup.DefaultVCenterDeleteTaskWait,
+			"How long a VCenterMachine's delete waits, in one reconcile, for its power-off and destroy tasks before it leaves them to the next reconcile. 0: no wait.")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
 		fs.IntVar(&o.Sessions.MaxTasks, "vcenter-max-tasks", vcenter.DefaultMaxTasks,
 			"Most tasks (clone, reconfigure, power, destroy) this manager runs at once on one vCenter server, across all clusters; a machine whose task finds none free waits (WaitingForTaskSlot). 0: no limit.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue, o.Namespace = common.WatchFilterValue, common.Namespace
+		if o.VCenterDeleteTaskWait == 0 {
+			o.VCenterDeleteTaskWait = -1 // the flag's 0: no wait (the Options' zero is the default)
+		}
 		if err := setup.Webhooks(mgr); err != nil {
 			return fmt.Errorf("webhooks: %w", err)
 		}

@@ -3,6 +3,7 @@
 package setup
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -86,6 +87,9 @@ type Options struct {
 	CreateGrace time.Duration
 	// NoVCenterWatch turns the vCenter watch off: VCenterMachines then rely on the polls alone.
 	NoVCenterWatch bool
+	// VCenterDeleteTaskWait: see machine.Kind.DeleteTaskWait; zero is DefaultVCenterDeleteTaskWait,
+	// negative turns the wait off.
+	VCenterDeleteTaskWait time.Duration
 	// Wakes receives the vCenter watch's wake-ups (nil makes one); tests read its counts.
 	Wakes *machine.Wakes
 }
@@ -193,16 +197,21 @@ func identityReconcilers(mgr ctrl.Manager, namespace, watchFilter string) error 
 // backend; tests build extra ones to play a restarted manager.
 func NewVCenterMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, provider *vcenter.Provider, o Options) *machine.Reconciler {
 	return newMachineReconciler(c, apiReader, cc, o, machine.Kind{
-		Name:         "vcentermachine",
-		Finalizer:    VCenterMachineFinalizer,
-		NewObject:    func() hypervisor.Object { return &infrav1.VCenterMachine{} },
-		NewList:      func() client.ObjectList { return &infrav1.VCenterMachineList{} },
-		NewCluster:   func() client.Object { return &infrav1.VCenterCluster{} },
-		Backend:      provider.Backend,
-		Admit:        admit.Webhook[*infrav1.VCenterMachine](&webhooks.VCenterMachine{}, &webhooks.VCenterMachine{}),
-		AdmitCluster: admit.Webhook[*infrav1.VCenterCluster](nil, &webhooks.VCenterCluster{}),
+		Name:           "vcentermachine",
+		Finalizer:      VCenterMachineFinalizer,
+		NewObject:      func() hypervisor.Object { return &infrav1.VCenterMachine{} },
+		NewList:        func() client.ObjectList { return &infrav1.VCenterMachineList{} },
+		NewCluster:     func() client.Object { return &infrav1.VCenterCluster{} },
+		Backend:        provider.Backend,
+		Admit:          admit.Webhook[*infrav1.VCenterMachine](&webhooks.VCenterMachine{}, &webhooks.VCenterMachine{}),
+		AdmitCluster:   admit.Webhook[*infrav1.VCenterCluster](nil, &webhooks.VCenterCluster{}),
+		DeleteTaskWait: cmp.Or(o.VCenterDeleteTaskWait, DefaultVCenterDeleteTaskWait),
 	})
 }
+
+// DefaultVCenterDeleteTaskWait is how long a VCenterMachine's delete waits in its reconcile for
+// its power-off and destroy tasks (--vcenter-delete-task-wait).
+const DefaultVCenterDeleteTaskWait = 2 * time.Second
 
 // newMachineReconciler is the machine lifecycle of one kind with the manager's settings.
 func newMachineReconciler(c client.Client, apiReader client.Reader, cc clustercache.ClusterCache, o Options, kind machine.Kind) *machine.Reconciler {

@@ -3,6 +3,7 @@ package machine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,22 +39,66 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *hypervisor.Scope, p
 		if st.Task == intentCreate && r.now().Sub(st.Provisioning.Since.Time) < r.CreateGrace {
 			return ctrl.Result{RequeueAfter: r.PollInterval}, nil
 		}
-		if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
-			return ctrl.Result{}, err // names the action and the machine
-		}
-		controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer)
-		r.Recorder.Eventf(obj, nil, "Normal", "Deleted", "Delete", "VM deleted")
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.deleted(ctx, obj)
 	}
 	st.VM = vm.Ref
 	if vm.Power != hypervisor.PoweredOff {
-		return r.powerOff(ctx, s, b, vm)
+		if res, err = r.powerOff(ctx, s, b, vm); err != nil || !r.settled(ctx, s, b) {
+			return res, err
+		}
+		vm.Power = hypervisor.PoweredOff // the power-off task succeeded
 	}
 	ref, err := b.Destroy(ctx, s, vm)
 	if err != nil {
 		return r.hypervisorError(obj, err)
 	}
-	return r.afterTask(s, ref), nil
+	if res = r.afterTask(s, ref); !r.settled(ctx, s, b) {
+		return res, nil
+	}
+	// The destroy task succeeded: check that the VM is gone, as the next reconcile would.
+	r.countRead(st)
+	if vm, err = b.Find(ctx, s); err != nil || vm != nil {
+		return ctrl.Result{RequeueAfter: r.TaskPollInterval / 5}, nil // the next reconcile looks again
+	}
+	return ctrl.Result{}, r.deleted(ctx, obj)
+}
+
+// deleted ends a delete whose VM is gone: the IP claims are released, the finalizer dropped.
+func (r *Reconciler) deleted(ctx context.Context, obj hypervisor.Object) error {
+	if err := ipam.ReleaseClaims(ctx, r.Client, obj); err != nil {
+		return err // names the action and the machine
+	}
+	controllerutil.RemoveFinalizer(obj, r.Kind.Finalizer)
+	r.Recorder.Eventf(obj, nil, "Normal", "Deleted", "Delete", "VM deleted")
+	return nil
+}
+
+// settled waits up to Kind.DeleteTaskWait for the task the delete just started and reports
+// whether it succeeded; the task is then done with (its slot freed, as pollTask does). A task
+// still running, failed or unknown, or a read that failed, is left to the next reconcile's
+// pollTask, which reports it. Reads back off from 10 ms, doubling.
+func (r *Reconciler) settled(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend) bool {
+	st := s.InfraMachine.GetMachineStatus()
+	if r.Kind.DeleteTaskWait <= 0 || st.Task == "" || strings.HasPrefix(st.Task, "intent:") {
+		return false
+	}
+	deadline := time.Now().Add(r.Kind.DeleteTaskWait)
+	for wait := 10 * time.Millisecond; time.Now().Add(wait).Before(deadline); wait *= 2 {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		t, err := b.Task(ctx, s, st.Task)
+		if err != nil || t.State != hypervisor.TaskRunning {
+			if err == nil && t.State == hypervisor.TaskSucceeded {
+				st.Task = ""
+				return true
+			}
+			return false
+		}
+	}
+	return false
 }
 
 // forget drops the finalizer without deleting the VM (ForgetVMAnnotation, or a VM that is not

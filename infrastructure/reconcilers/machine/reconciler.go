@@ -68,6 +68,11 @@ type Kind struct {
 	// ClusterChanged, when set, maps a change of the infrastructure cluster (NewCluster) to the
 	// machines to look at again, e.g. those whose VM a failover cluster moved off a failed host.
 	ClusterChanged handler.MapFunc
+	// DeleteTaskWait is how long a delete waits, inside its reconcile, for the power-off and
+	// destroy tasks it started, so that it goes on at once instead of in the next reconcile,
+	// which CAPI's per-object rate limit holds back a second (vCenter: its tasks are quick and
+	// a read is one call). Zero leaves each task to the next reconcile.
+	DeleteTaskWait time.Duration
 }
 
 // Reconciler drives one machine kind through its lifecycle.
