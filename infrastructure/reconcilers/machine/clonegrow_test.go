@@ -7,9 +7,6 @@ import (
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
-
-	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
 // TestFullCloneGrowsItsDiskInTheCloneTask: a full clone whose disk must grow (spec.diskGiB over
@@ -19,13 +16,7 @@ import (
 func TestFullCloneGrowsItsDiskInTheCloneTask(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newCluster(t, "clonegrow")
-	f.addMachine(t, "win-md-0-clonegrow-m2q7c", userData, defaultSpec()) // diskGiB 40, template 10
-	calls := &vcsimops.Calls{}
-	r := manualReconciler(g, "clonegrow", calls)
-	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
-		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
-	})
+	_, _, calls, m := runningVM(t, "clonegrow", "win-md-0-clonegrow-m2q7c")
 	c := vc(g)
 	vms := vmsWithUUID(g, c, string(m.UID))
 	g.Expect(vms).To(HaveLen(1))

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
 
@@ -19,13 +20,7 @@ import (
 func TestDeleteOfARunningVMEndsInOneReconcile(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newCluster(t, "onedelete")
-	f.addMachine(t, "win-md-0-onedelete-x4k2p", userData, defaultSpec())
-	calls := &vcsimops.Calls{}
-	r := manualReconciler(g, "onedelete", calls)
-	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
-		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
-	})
+	r, f, calls, m := runningVM(t, "onedelete", "win-md-0-onedelete-x4k2p")
 	uid := string(m.UID)
 	g.Expect(vmsWithUUID(g, vc(g), uid)).To(HaveLen(1))
 
@@ -37,4 +32,19 @@ func TestDeleteOfARunningVMEndsInOneReconcile(t *testing.T) {
 	g.Expect(vmsWithUUID(g, vc(g), uid)).To(BeEmpty())
 	g.Expect(calls.Snapshot()).To(HaveKey("PowerOffVM_Task"))
 	g.Expect(calls.Snapshot()).To(HaveKey("Destroy_Task"))
+}
+
+// runningVM creates a machine of the default spec (diskGiB 40 over the template's 10) whose
+// watch-filter value filter no manager takes, and reconciles it by hand until its VM runs; calls
+// counts the vSphere calls of the reconciler.
+func runningVM(t *testing.T, filter, name string) (*machine.Reconciler, *fixture, *vcsimops.Calls, *infrav1.VCenterMachine) {
+	t.Helper()
+	f := newCluster(t, filter)
+	f.addMachine(t, name, userData, defaultSpec())
+	calls := &vcsimops.Calls{}
+	r := manualReconciler(NewWithT(t), filter, calls)
+	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool {
+		return m.Status.Provisioning.State == infrav1.StateWaitingForAddresses
+	})
+	return r, f, calls, m
 }
