@@ -69,15 +69,11 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		devices = append(devices, disks...)
 		extra = append(extra, &types.OptionValue{Key: keyDataDisks, Value: placed})
 	}
-	// A full clone's disk is grown by the clone task itself: the clone spec's device edit applies
-	// to the new VM's copy of the disk. A linked clone's disk is its own child of the template's
-	// snapshot: it is grown after the clone, before the first boot (Deliver).
+	// A disk that must grow is grown on the clone, before its first boot (Deliver): its own
+	// disk is edited then, not the template's.
 	grow, err := diskChange(in.Spec, in.Place.Devices)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
-	}
-	if grow != nil && in.Spec.CloneMode != infrav1.LinkedClone {
-		devices, grow = append(devices, grow), nil
 	}
 	cfg := &types.VirtualMachineConfigSpec{
 		InstanceUuid: in.UID,

@@ -20,7 +20,7 @@ import (
 func TestDeleteOfARunningVMEndsInOneReconcile(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	r, f, calls, m := runningVM(t, "onedelete", "win-md-0-onedelete-x4k2p")
+	r, f, calls, m := runningVM(t, "onedelete", "win-md-0-onedelete-"+randSuffix())
 	uid := string(m.UID)
 	g.Expect(vmsWithUUID(g, vc(g), uid)).To(HaveLen(1))
 
@@ -34,9 +34,8 @@ func TestDeleteOfARunningVMEndsInOneReconcile(t *testing.T) {
 	g.Expect(calls.Snapshot()).To(HaveKey("Destroy_Task"))
 }
 
-// runningVM creates a machine of the default spec (diskGiB 40 over the template's 10) whose
-// watch-filter value filter no manager takes, and reconciles it by hand until its VM runs; calls
-// counts the vSphere calls of the reconciler.
+// runningVM creates a machine of the default spec whose watch-filter value filter no manager
+// takes, and reconciles it by hand until its VM runs; calls counts the reconciler's vSphere calls.
 func runningVM(t *testing.T, filter, name string) (*machine.Reconciler, *fixture, *vcsimops.Calls, *infrav1.VCenterMachine) {
 	t.Helper()
 	f := newCluster(t, filter)
