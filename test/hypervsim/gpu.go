@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 )
 
@@ -11,7 +12,7 @@ import (
 // assigned devices (Add-VMAssignableDevice) and the Set-VM settings that go with them.
 type GPU struct {
 	Partition bool
-	Bounds    *hyperv.PartitionInput
+	Bounds    *infrav1.HyperVGPUPartition
 	Devices   []string
 	// GuestControlledCacheTypes, LowMMIOBytes and HighMMIOBytes are Set-VM's values (0: Hyper-V's).
 	GuestControlledCacheTypes   bool

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 )
 
@@ -31,7 +32,7 @@ func TestGPUPartitionThroughWinRM(t *testing.T) {
 		t.Fatalf("host info %+v, want 1 partition, none in use", info)
 	}
 	in := createInput("g1", []byte("iso"))
-	bounds := &hyperv.PartitionInput{VRAM: &hyperv.GPUBound{Min: 1, Max: 3, Optimal: 2}}
+	bounds := &infrav1.HyperVGPUPartition{VRAM: &infrav1.HyperVGPUResource{Min: 1, Max: 3, Optimal: 2}}
 	in.GPU = &hyperv.GPUInput{Mode: "Partition", Count: 1, Partition: bounds, HighMMIOBytes: 32 << 30}
 	var v hyperv.View
 	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {

@@ -18,31 +18,17 @@ const (
 )
 
 // GPUInput is create.ps1's GPU: a partition (mode Partition, with optional resource bounds) or
-// Count assigned devices (mode Assign, LocationPath to name the one). The MMIO sizes are in bytes,
-// 0 for Hyper-V's own.
+// Count assigned devices (mode Assign, LocationPath to name the one). A partition's bounds are the
+// spec's as they are (each resource's min, max and optimal become Add-VMGpuPartitionAdapter's
+// -MinPartition<Resource>, -MaxPartition<Resource> and -OptimalPartition<Resource>). The MMIO sizes
+// are in bytes, 0 for Hyper-V's own.
 type GPUInput struct {
-	Mode          string          `json:"mode"`
-	Count         int32           `json:"count"`
-	LocationPath  string          `json:"locationPath,omitempty"`
-	Partition     *PartitionInput `json:"partition,omitempty"`
-	LowMMIOBytes  int64           `json:"lowMmioBytes"`
-	HighMMIOBytes int64           `json:"highMmioBytes"`
-}
-
-// PartitionInput bounds a GPU partition: each resource set becomes Add-VMGpuPartitionAdapter's
-// -MinPartition<Resource>, -MaxPartition<Resource> and -OptimalPartition<Resource>.
-type PartitionInput struct {
-	VRAM    *GPUBound `json:"vram,omitempty"`
-	Encode  *GPUBound `json:"encode,omitempty"`
-	Decode  *GPUBound `json:"decode,omitempty"`
-	Compute *GPUBound `json:"compute,omitempty"`
-}
-
-// GPUBound is one resource of a partition.
-type GPUBound struct {
-	Min     int64 `json:"min"`
-	Max     int64 `json:"max"`
-	Optimal int64 `json:"optimal"`
+	Mode          string                      `json:"mode"`
+	Count         int32                       `json:"count"`
+	LocationPath  string                      `json:"locationPath,omitempty"`
+	Partition     *infrav1.HyperVGPUPartition `json:"partition,omitempty"`
+	LowMMIOBytes  int64                       `json:"lowMmioBytes"`
+	HighMMIOBytes int64                       `json:"highMmioBytes"`
 }
 
 // gpuInput renders spec.gpu for create.ps1 (nil: no GPU).
@@ -57,16 +43,9 @@ func gpuInput(g *infrav1.HyperVGPU) *GPUInput {
 		in.HighMMIOBytes = cmp.Or(in.HighMMIOBytes, ddaHighMMIOMiB<<20)
 	}
 	if p := g.Partition; p != nil && g.Mode == infrav1.GPUPartition {
-		in.Partition = &PartitionInput{VRAM: bound(p.VRAM), Encode: bound(p.Encode), Decode: bound(p.Decode), Compute: bound(p.Compute)}
+		in.Partition = p
 	}
 	return in
-}
-
-func bound(r *infrav1.HyperVGPUResource) *GPUBound {
-	if r == nil {
-		return nil
-	}
-	return &GPUBound{Min: r.Min, Max: r.Max, Optimal: r.Optimal}
 }
 
 // maxAssignable and maxLocationPath are the CRD's limits on status.hosts[].gpu.assignableDevices.

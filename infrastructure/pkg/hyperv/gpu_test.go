@@ -19,7 +19,7 @@ func TestGPUInput(t *testing.T) {
 	g.Expect(gpuInput(nil)).To(BeNil())
 	g.Expect(gpuInput(&infrav1.HyperVGPU{Mode: infrav1.GPUPartition, Partition: &infrav1.HyperVGPUPartition{
 		Compute: &infrav1.HyperVGPUResource{Min: 1, Optimal: 2, Max: 3}}})).To(Equal(&GPUInput{Mode: "Partition", Count: 1,
-		Partition: &PartitionInput{Compute: &GPUBound{Min: 1, Max: 3, Optimal: 2}}}))
+		Partition: &infrav1.HyperVGPUPartition{Compute: &infrav1.HyperVGPUResource{Min: 1, Max: 3, Optimal: 2}}}))
 	g.Expect(gpuInput(&infrav1.HyperVGPU{Mode: infrav1.GPUAssign, Count: 2})).To(Equal(&GPUInput{Mode: "Assign", Count: 2,
 		LowMMIOBytes: 3 << 30, HighMMIOBytes: 33280 << 20}))
 	g.Expect(gpuInput(&infrav1.HyperVGPU{Mode: infrav1.GPUAssign, LocationPath: "P", LowMMIOSpaceMiB: 512, HighMMIOSpaceMiB: 65536})).To(Equal(
