@@ -191,3 +191,36 @@ func TestConcurrentNTLM(t *testing.T) {
 		}
 	}
 }
+
+// TestLostChallengeIsNotAnAuthFailure: a host that forgets its NTLM challenge with the
+// connection it sent it on (a WinRM service restarted between the two legs) refuses the
+// AUTHENTICATE that comes on a new connection. That 401 says nothing about the credentials: the
+// client runs the handshake again, once, and the operation succeeds. Wrong credentials on one
+// connection still fail at the first AUTHENTICATE, so a bad password costs one failed logon.
+func TestLostChallengeIsNotAnAuthFailure(t *testing.T) {
+	_, srv, _ := simHost(t, false)
+	ctx := context.Background()
+	run := func(password string) error { // on a new connection, which starts with a handshake
+		conn, err := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin",
+			Password: password, CABundle: srv.CACertPEM()}, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.Run(ctx, hyperv.OpHost, folders, nil)
+	}
+	srv.LoseNextChallenges(1)
+	if err := run("Host-pw1"); err != nil {
+		t.Fatalf("a lost challenge failed the operation: %v", err)
+	}
+	srv.LoseNextChallenges(2)
+	expectKind(t, run("Host-pw1"), hyperv.KindAuth) // lost twice: no third try
+	if err := run("Host-pw1"); err != nil {
+		t.Fatalf("after two lost challenges: %v", err)
+	}
+	before := srv.Stats().AuthFailures
+	expectKind(t, run("nope"), hyperv.KindAuth)
+	if n := srv.Stats().AuthFailures - before; n != 1 {
+		t.Fatalf("a wrong password cost %d failed logons, want 1", n)
+	}
+}

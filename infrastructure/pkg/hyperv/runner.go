@@ -97,7 +97,7 @@ func Dial(cfg HostConfig, timeout time.Duration) (*Conn, error) {
 		if cfg.Basic {
 			return &counting{next: winrm.NewClientWithDial(socks.Dial)}
 		}
-		return &counting{next: winrm.NewClientNTLMWithDial(socks.Dial)}
+		return &counting{next: &ntlmTransport{dial: socks.Dial, user: cfg.Username, password: cfg.Password}}
 	}
 	c, err := winrm.NewClientWithParameters(ep, cfg.Username, cfg.Password, params)
 	if err != nil {

@@ -84,7 +84,11 @@ func (s *Server) ntlm(w http.ResponseWriter, cs *connState, scheme, token string
 		nonce := make([]byte, 8)
 		_, _ = rand.Read(nonce)
 		cs.setUser("")
-		s.addChallenge(&challenge{nonce: nonce, conn: cs, issued: time.Now()})
+		if takeOne(&s.lose) {
+			w.Header().Set("Connection", "close")
+		} else {
+			s.addChallenge(&challenge{nonce: nonce, conn: cs, issued: time.Now()})
+		}
 		unauthorized(w, scheme+" "+base64.StdEncoding.EncodeToString(challengeMessage(nonce, time.Now())))
 		return "", false
 	case ntlmAuthenticate:

@@ -43,6 +43,7 @@ type Server struct {
 	drop     atomic.Int64
 	delay    atomic.Int64
 	authFail atomic.Bool
+	lose     atomic.Int64
 
 	requests, shellCount, commands, authFailures atomic.Int64
 }
@@ -207,6 +208,12 @@ func (s *Server) SetDown(down bool) {
 // any response.
 func (s *Server) DropNext(n int) { s.drop.Add(int64(n)) }
 
+// LoseNextChallenges makes the next n NTLM challenges end their connection
+// and be forgotten, as a WinRM service restarted between the CHALLENGE and
+// the AUTHENTICATE would: the client's AUTHENTICATE comes on a new
+// connection and is refused.
+func (s *Server) LoseNextChallenges(n int) { s.lose.Add(int64(n)) }
+
 // SetDelay delays every answer by d; 0 turns it off.
 func (s *Server) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
 
@@ -268,13 +275,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.dispatch(w, r, user, data)
 }
 
-func (s *Server) takeDrop() bool {
+func (s *Server) takeDrop() bool { return takeOne(&s.drop) }
+
+// takeOne takes one from a fault counter, if it has any left.
+func takeOne(n *atomic.Int64) bool {
 	for {
-		n := s.drop.Load()
-		if n <= 0 {
+		v := n.Load()
+		if v <= 0 {
 			return false
 		}
-		if s.drop.CompareAndSwap(n, n-1) {
+		if n.CompareAndSwap(v, v-1) {
 			return true
 		}
 	}
