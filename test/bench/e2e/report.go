@@ -28,6 +28,7 @@ type report struct {
 	leftObjects        string // WindowsConfigs and infrastructure machines left in the namespace
 	failure            error
 	timeline           *timeline // per-machine milestones, for the breakdown
+	anchor             []*anchorStep
 }
 
 // print writes the report in Markdown.
@@ -70,6 +71,7 @@ func (r *report) print(w io.Writer) error {
 	}
 	fmt.Fprintln(b)
 	r.printRatio(b)
+	r.printAnchor(b)
 	for _, s := range r.steps {
 		if strings.HasPrefix(s.name, "create") || strings.HasPrefix(s.name, "rollout") {
 			printBreakdown(b, s, r.timeline)

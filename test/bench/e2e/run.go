@@ -79,6 +79,9 @@ func run(ctx context.Context, c config) error {
 	if err := b.scenario(ctx, c); err != nil {
 		r.failure = err
 	}
+	if r.failure == nil && c.anchor && c.rolloutMachines > 0 {
+		r.failure = b.anchorScenario(ctx, c)
+	}
 	r.loadEnd = loadAverage()
 	if err := r.print(os.Stdout); err != nil && r.failure == nil {
 		return err
