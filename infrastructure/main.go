@@ -25,7 +25,7 @@ func main() {
 		fs.IntVar(&o.HyperVMachineConcurrency, "hypervmachine-concurrency", 10, "Number of HyperVMachines reconciled in parallel.")
 		fs.IntVar(&o.HyperVClusterConcurrency, "hypervcluster-concurrency", 5, "Number of HyperVClusters reconciled in parallel.")
 		fs.DurationVar(&o.PollInterval, "guest-poll-interval", 10*time.Second,
-			"How often a machine waiting for its guest (addresses, bootstrap report, Node) is looked at.")
+			"First wait before a machine waiting for its guest (addresses, bootstrap report, Node) is looked at again; grows with the time waited, up to 1m with the vCenter watch and 30s without.")
 		fs.DurationVar(&o.TaskPollInterval, "task-poll-interval", time.Second,
 			"First wait before a hypervisor task is read again; grows with the task's age up to 10x.")
 		fs.DurationVar(&o.HostRecheck, "hyperv-host-recheck", time.Minute, "How often every Hyper-V host is probed (availability and free memory for placement).")

@@ -155,7 +155,7 @@ func (r *Reconciler) running(ctx context.Context, s *hypervisor.Scope, b hypervi
 	if len(st.Addresses) == 0 {
 		r.setState(obj, infrav1.StateWaitingForAddresses)
 		waiting(obj, infrav1.WaitingForAddressesReason, "Waiting for the guest to report an IP address of the VM's NICs")
-		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+		return ctrl.Result{RequeueAfter: r.guestWait(obj)}, nil
 	}
 	if *obj.GetProviderID() == "" {
 		waiting(obj, infrav1.WaitingForAddressesReason, "Waiting for the VM's BIOS UUID")
@@ -171,7 +171,7 @@ func (r *Reconciler) running(ctx context.Context, s *hypervisor.Scope, b hypervi
 		return ctrl.Result{}, err
 	}
 	if !joined {
-		return ctrl.Result{RequeueAfter: r.PollInterval}, nil
+		return ctrl.Result{RequeueAfter: r.guestWait(obj)}, nil
 	}
 	if vm.UserDataPresent {
 		ref, err := b.ClearUserData(ctx, s, vm)

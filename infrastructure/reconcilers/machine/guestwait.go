@@ -1,0 +1,31 @@
+package machine
+
+import (
+	"time"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+)
+
+// maxGuestWait is the longest a machine that waits for its guest goes unread while a watch
+// wakes it on the guest's news; without a watch, half of it bounds how late a report is seen.
+const maxGuestWait = time.Minute
+
+// guestWait is how long a machine that waits for its guest (addresses, bootstrap, Node) is left
+// before its VM is read again. A Windows guest takes minutes and every read is a hypervisor call,
+// so the wait grows with the time waited in the machine's current state:
+//   - with a watch (vCenter's property collector wakes the machine when its VM's addresses or the
+//     guest's bootstrap report change), a read is only a safety net: as long as the machine has
+//     waited so far, so the interval doubles, up to maxGuestWait;
+//   - without one (Hyper-V, or --no-vcenter-watch), a read is how a report is seen: a quarter of
+//     the time waited, up to maxGuestWait/2, which bounds how late a report shows.
+//
+// It is never shorter than the guest poll interval. A Node that joins wakes the machine either
+// way (the workload cluster's Node watch).
+func (r *Reconciler) guestWait(o hypervisor.Object) time.Duration {
+	waited := r.now().Sub(o.GetMachineStatus().Provisioning.Since.Time)
+	wait, most := waited, maxGuestWait
+	if r.Wakes == nil {
+		wait, most = waited/4, maxGuestWait/2
+	}
+	return max(r.PollInterval, min(wait, most))
+}
