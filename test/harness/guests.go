@@ -20,6 +20,7 @@ type Guests struct {
 	log logr.Logger
 	// HeartbeatInterval and JoinTimeout are handed to every guest booted from now on.
 	heartbeat, joinTimeout time.Duration
+	stepTime               time.Duration
 
 	// Domain is the Active Directory domain every guest's network reaches.
 	Domain *guest.DomainController
@@ -94,7 +95,7 @@ func (g *Guests) boot(key, vmName string, cfg guest.Config) {
 		faults = g.faults(vmName)
 	}
 	g.log.V(1).Info("guest boots", "vm", vmName, "build", cfg.Build, "address", cfg.Address, "faults", faults)
-	cfg.Faults, cfg.Domain, cfg.HeartbeatInterval, cfg.JoinTimeout = faults, g.Domain, g.heartbeat, g.joinTimeout
+	cfg.Faults, cfg.Domain, cfg.HeartbeatInterval, cfg.JoinTimeout, cfg.StepTime = faults, g.Domain, g.heartbeat, g.joinTimeout, g.stepTime
 	cfg.Log = g.log.WithValues("vm", vmName)
 	g.running[key] = &runningGuest{vmName: vmName, Guest: guest.Boot(g.ctx, cfg)}
 	g.booted++
@@ -119,6 +120,17 @@ func (g *Guests) stopMissing(prefix string, alive map[string]bool) {
 
 // stopAll stops every guest (the harness stops).
 func (g *Guests) stopAll() { g.stopMissing("", nil) }
+
+// Reports returns the bootstrap reports of the running guests, by VM name.
+func (g *Guests) Reports() map[string][]guest.Report {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string][]guest.Report, len(g.running))
+	for _, r := range g.running {
+		out[r.vmName] = r.Reports()
+	}
+	return out
+}
 
 // Running returns the VM names of the running guests, sorted.
 func (g *Guests) Running() []string {

@@ -49,6 +49,8 @@ type Options struct {
 	// Heartbeat is the guests' Lease renewal interval (default 10s); JoinTimeout how long a guest
 	// retries discovery before its join fails (default 2m).
 	Heartbeat, JoinTimeout time.Duration
+	// GuestStepTime is how long each bootstrap step of a guest takes at least (guest.Config.StepTime).
+	GuestStepTime time.Duration
 	// Infrastructure and Bootstrap are the providers' tunables (as their flags set them).
 	Infrastructure infrasetup.Options
 	Bootstrap      bootstrapsetup.Options
@@ -132,6 +134,7 @@ func Start(ctx context.Context, opts Options) (_ *Harness, retErr error) {
 		return nil, err
 	}
 	h.Guests = newGuests(ctx, h.log.WithName("guest"), opts.Heartbeat, opts.JoinTimeout)
+	h.Guests.stepTime = opts.GuestStepTime
 	return h, h.startWatcher(ctx)
 }
 

@@ -29,6 +29,7 @@ type config struct {
 	timeout                             time.Duration
 	logDir                              string
 	anchor                              bool
+	guestStepTime                       time.Duration
 }
 
 func main() {
@@ -40,6 +41,7 @@ func main() {
 	flag.IntVar(&c.concurrency, "concurrency", 10, "--vcentermachine/--hypervmachine/--windowsconfig-concurrency (the managers' defaults)")
 	flag.DurationVar(&c.guestPoll, "guest-poll-interval", time.Second, "--guest-poll-interval of the infrastructure manager (1s as the e2e tests; the manager's default is 10s)")
 	flag.DurationVar(&c.timeout, "timeout", 90*time.Minute, "give up after this long (whole run)")
+	flag.DurationVar(&c.guestStepTime, "guest-step-time", 0, "each bootstrap step of a simulated guest takes at least this long (14s: a 4-minute bootstrap, as on Windows); the report then has the guest-wait table")
 	flag.BoolVar(&c.anchor, "anchor", false, "after capwin's phases, run the rollout phases again on Cluster API's in-memory provider and print the side-by-side table")
 	flag.StringVar(&c.logDir, "log-dir", "", "controller and workload cluster logs (default: a new temporary directory, kept)")
 	flag.Parse()

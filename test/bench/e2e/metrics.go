@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/capwin/capwin/test/bench/benchutil"
 	capwinmetrics "github.com/capwin/capwin/test/metrics"
 	"github.com/capwin/capwin/test/vcsim"
 )
@@ -36,6 +37,7 @@ type counters struct {
 	calls    map[string]int     // vSphere calls by method, or WinRM operations under one key
 	dials    int64              // TLS connections opened to vCenter
 	webhooks map[string]hist    // admission and conversion webhooks served in this process, by path
+	reads    map[string]int     // lookups of machines' VMs by provisioning state (capwin_machine_vm_reads_total)
 }
 
 // hist is a histogram's count and sum (seconds).
@@ -57,7 +59,8 @@ func newSources(cfg *rest.Config, calls *vcsim.Calls) (*sources, error) {
 
 func (s *sources) read(ctx context.Context) (counters, error) {
 	stats, hooks := controllerStats()
-	c := counters{ctrl: stats, webhooks: hooks, calls: s.calls.Snapshot(), dials: capwinmetrics.VCenterConnections()}
+	c := counters{ctrl: stats, webhooks: hooks, calls: s.calls.Snapshot(), dials: capwinmetrics.VCenterConnections(),
+		reads: benchutil.CountsBy("capwin_machine_vm_reads_total", "state")}
 	if ops, trips, _ := capwinmetrics.WinRM(); ops > 0 {
 		c.calls[winrmOps] = int(ops)
 		c.calls[winrmTrips] = int(trips)
@@ -184,7 +187,10 @@ func labelsOf(s string) map[string]string {
 // sub is after minus before.
 func sub(after, before counters) counters {
 	d := counters{ctrl: map[string]ctrlStat{}, requests: map[string]float64{}, calls: map[string]int{}, webhooks: map[string]hist{},
-		dials: after.dials - before.dials}
+		dials: after.dials - before.dials, reads: map[string]int{}}
+	for k, a := range after.reads {
+		d.reads[k] = a - before.reads[k]
+	}
 	for k, a := range after.webhooks {
 		if h := (hist{n: a.n - before.webhooks[k].n, sum: a.sum - before.webhooks[k].sum}); h.n > 0 {
 			d.webhooks[k] = h

@@ -72,6 +72,7 @@ func (r *report) print(w io.Writer) error {
 	fmt.Fprintln(b)
 	r.printRatio(b)
 	r.printAnchor(b)
+	r.printGuestWaits(b)
 	for _, s := range r.steps {
 		if strings.HasPrefix(s.name, "create") || strings.HasPrefix(s.name, "rollout") {
 			printBreakdown(b, s, r.timeline)

@@ -52,6 +52,7 @@ func run(ctx context.Context, c config) error {
 	begin := time.Now()
 	h, err := harness.Start(ctx, harness.Options{
 		Provider: c.provider, LogDir: logDir, Log: log.WithName("harness"), GuestPoll: guestPoll, Heartbeat: heartbeat,
+		GuestStepTime: c.guestStepTime,
 		Infrastructure: infrasetup.Options{
 			PollInterval: c.guestPoll, TaskPollInterval: taskPollInterval, Sessions: sessions, Conns: conns,
 			VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: clusterConc,

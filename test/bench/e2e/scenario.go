@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,6 +50,7 @@ type step struct {
 	guests       int    // guests running at the end
 	tokens       tokens // bootstrap tokens alive at the end
 	detail       bool
+	guestWaits   *guestWaits // create phases with -guest-step-time
 }
 
 // scenario runs the phases; the report gets every phase that finished.
@@ -173,6 +175,9 @@ func (b *bench) phase(ctx context.Context, name string, machines int, detail boo
 	st.wall = time.Since(st.start)
 	after, rerr := b.src.read(context.WithoutCancel(ctx))
 	st.d = sub(after, before)
+	if b.r.cfg.guestStepTime > 0 && strings.HasPrefix(name, "create") {
+		st.guestWaits = measureGuestWaits(st, b.h.Guests.Reports(), b.r.timeline)
+	}
 	st.mem = memory()
 	st.guests = len(b.h.Guests.Running())
 	if t, terr := b.checkTokens(context.WithoutCancel(ctx)); terr == nil {

@@ -55,6 +55,7 @@ const (
 	cData      = "data Secret"
 	iState     = "state " // + the provisioning state, e.g. "state Cloning"
 	iProvision = "provisioned"
+	iReport    = "report " // + the bootstrap step the status shows
 	nProvider  = "providerID"
 	nReady     = "Ready"
 	reasonMark = "reason " // + the reason of a Machine's Deleting condition
@@ -193,6 +194,9 @@ func (t *timeline) infra(obj any, gone bool) {
 	}
 	if ptr.Deref(st.Initialization.Provisioned, false) {
 		t.mark(key, iProvision, now)
+	}
+	if st.Bootstrap.Step != "" {
+		t.mark(key, iReport+st.Bootstrap.Step, now)
 	}
 	if !m.GetDeletionTimestamp().IsZero() {
 		t.mark(key, mDeleting, now)

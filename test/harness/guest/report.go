@@ -3,6 +3,7 @@ package guest
 import (
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -12,6 +13,8 @@ type Report struct {
 	State   string `json:"state"`
 	Message string `json:"message"`
 	LogTail string `json:"logTail"`
+	// At is when the guest wrote the report (not in the JSON).
+	At time.Time `json:"-"`
 }
 
 // newReport bounds a report as Send-Status does: the last 6 log lines, at most 512 characters of

@@ -105,7 +105,11 @@ func (s *script) run(ctx context.Context) error {
 		}
 		s.log("starting")
 		s.send(ctx, name, StateRunning, "")
-		if err := s.do(ctx, name); err != nil {
+		err := s.g.takeTime(ctx)
+		if err == nil {
+			err = s.do(ctx, name)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err() // powered off mid-step: nothing more is reported
 			}
@@ -157,6 +161,7 @@ func (s *script) log(msg string) {
 func (s *script) send(ctx context.Context, step, state, message string) {
 	logData, _ := s.g.fs.read(s.doc.Paths.LogFile)
 	r, data := newReport(step, state, message, string(logData), s.doc.Status.MaxBytes)
+	r.At = time.Now()
 	s.g.mu.Lock()
 	s.g.reports = append(s.g.reports, r)
 	s.g.mu.Unlock()
