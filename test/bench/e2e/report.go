@@ -42,6 +42,12 @@ func (r *report) print(w io.Writer) error {
 		c.guestPoll, taskPollInterval, guestPoll, heartbeat)
 	fmt.Fprintf(b, "- concurrency (the managers' defaults): %smachine %d, windowsconfig %d, %scluster %d, CAPI core controllers 10 each; workload-cluster clients QPS %.0f burst %d\n",
 		c.provider, c.concurrency, c.concurrency, c.provider, clusterConc, clusterCache.QPS, clusterCache.Burst)
+	if c.provider == harness.VCenter {
+		fmt.Fprintf(b, "- vCenter watch: %s\n", map[bool]string{false: "on (the default)", true: "off (-no-vcenter-watch)"}[c.noVCenterWatch])
+	}
+	if c.guestStepTime > 0 {
+		fmt.Fprintf(b, "- simulated guests: each bootstrap step takes at least %s (-guest-step-time)\n", c.guestStepTime)
+	}
 	fmt.Fprintf(b, "- %s\n", versions())
 	fmt.Fprintf(b, "- load average (1/5/15 min): at start %s, at end %s; harness start-up %s; Cluster ready (infrastructure, control plane, remote connection) %s before the first phase; logs in %s\n\n",
 		r.loadStart, r.loadEnd, dur(r.startup), dur(r.clusterReady), r.logDir)

@@ -54,7 +54,7 @@ func run(ctx context.Context, c config) error {
 		Provider: c.provider, LogDir: logDir, Log: log.WithName("harness"), GuestPoll: guestPoll, Heartbeat: heartbeat,
 		GuestStepTime: c.guestStepTime,
 		Infrastructure: infrasetup.Options{
-			PollInterval: c.guestPoll, TaskPollInterval: taskPollInterval, Sessions: sessions, Conns: conns,
+			PollInterval: c.guestPoll, NoVCenterWatch: c.noVCenterWatch, TaskPollInterval: taskPollInterval, Sessions: sessions, Conns: conns,
 			VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: clusterConc,
 			HyperVMachineConcurrency: c.concurrency, HyperVClusterConcurrency: clusterConc,
 			ClusterCache: clusterCache,

@@ -57,6 +57,7 @@ func TestGuest(t *testing.T) {
 		t.Run("unknown token", f.testUnknownToken)
 		t.Run("expired token", f.testExpiredToken)
 		t.Run("containerd step fails", f.testFailAt)
+		t.Run("steps take their time", f.testStepTime)
 		t.Run("ltsc2019 is refused", f.testOldBuild)
 		t.Run("never joins", f.testNeverJoin)
 		t.Run("process and Hyper-V isolation", f.testIsolation)
@@ -165,6 +166,32 @@ func (f *fixture) testFailAt(t *testing.T) {
 	}
 	if _, err := f.cs.CoreV1().Nodes().Get(t.Context(), "win-nocontainerd", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("want no Node, got %v", err)
+	}
+}
+
+// testStepTime: with Config.StepTime each step takes that long before its work (a bootstrap
+// as long as on Windows, for the benchmarks), and every report carries when it was written.
+func (f *fixture) testStepTime(t *testing.T) {
+	t.Parallel()
+	const step = 300 * time.Millisecond
+	n := node{format: userdata.FormatCloudConfig, name: "win-slow", token: createToken(t, f.cs, time.Hour), endpoint: f.c.Endpoint, caHash: f.caHash}
+	rec := &recorder{}
+	start := time.Now()
+	g := guest.Boot(t.Context(), guest.Config{UserData: render(t, n), Address: nextAddress(), Channel: rec,
+		Faults: guest.Faults{FailAt: "proxy"}, StepTime: step, Log: testr.New(t)})
+	t.Cleanup(g.Stop)
+	waitDone(t, g, time.Minute)
+	reports := g.Reports()
+	if got, want := reportSteps(reports), "preflight:Running network:Running proxy:Running proxy:Failed"; got != want {
+		t.Fatalf("reports = %s, want %s", got, want)
+	}
+	if reports[0].At.Before(start) {
+		t.Errorf("the first report's time %s is before the boot %s", reports[0].At, start)
+	}
+	for i := 1; i < len(reports); i++ {
+		if gap := reports[i].At.Sub(reports[i-1].At); gap < step {
+			t.Errorf("report %d (%s %s) came %s after the one before, want at least %s", i, reports[i].Step, reports[i].State, gap, step)
+		}
 	}
 }
 
