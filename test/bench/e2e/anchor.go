@@ -7,12 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
@@ -27,13 +21,13 @@ import (
 	"sigs.k8s.io/cluster-api/test/infrastructure/container"
 	devv1 "sigs.k8s.io/cluster-api/test/infrastructure/docker/api/v1beta2"
 	devcontrollers "sigs.k8s.io/cluster-api/test/infrastructure/docker/controllers"
-	cloudv1 "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/cloud/api/v1alpha1"
 	inmemoryruntime "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/runtime"
 	inmemoryserver "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server"
 
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
 	"github.com/capwin/capwin/test/harness"
+	"github.com/capwin/capwin/test/inmemory"
 )
 
 // anchor is Cluster API's in-memory infrastructure provider (CAPD's DevCluster and DevMachine
@@ -91,13 +85,9 @@ func startAnchor(ctx context.Context, h *harness.Harness, concurrency int) (*anc
 	if err != nil {
 		return nil, err
 	}
-	// The workload clusters' API: the kinds the in-memory provider serves (as CAPD's main).
-	memScheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{cloudv1.AddToScheme, corev1.AddToScheme, appsv1.AddToScheme,
-		rbacv1.AddToScheme, storagev1.AddToScheme, apiextensionsv1.AddToScheme, policyv1.AddToScheme} {
-		if err := add(memScheme); err != nil {
-			return nil, err
-		}
+	memScheme, err := inmemory.Scheme()
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	a := &anchor{h: h, c: c, mgr: mgr, mem: inmemoryruntime.NewManager(memScheme), cancel: cancel}

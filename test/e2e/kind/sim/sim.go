@@ -13,12 +13,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	storagev1 "k8s.io/api/storage/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
@@ -26,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	cloudv1 "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/cloud/api/v1alpha1"
 	inmemoryruntime "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/runtime"
 	inmemoryserver "sigs.k8s.io/cluster-api/test/infrastructure/inmemory/pkg/server"
 
@@ -34,6 +27,7 @@ import (
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	"github.com/capwin/capwin/internal/guestos"
 	simguest "github.com/capwin/capwin/test/harness/guest"
+	"github.com/capwin/capwin/test/inmemory"
 )
 
 // sim is the simulator's state. One goroutine (the poll loop) owns it.
@@ -141,13 +135,9 @@ func newSim(ctx context.Context, o options, mgmt client.Client) (*sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The workload clusters' API: the kinds Cluster API's in-memory provider serves.
-	memScheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{cloudv1.AddToScheme, corev1.AddToScheme, appsv1.AddToScheme,
-		rbacv1.AddToScheme, storagev1.AddToScheme, apiextensionsv1.AddToScheme, policyv1.AddToScheme} {
-		if err := add(memScheme); err != nil {
-			return nil, err
-		}
+	memScheme, err := inmemory.Scheme()
+	if err != nil {
+		return nil, err
 	}
 	mem := inmemoryruntime.NewManager(memScheme)
 	if err := mem.Start(ctx); err != nil {
