@@ -168,8 +168,8 @@ type Watcher interface {
 	// Watched reports whether the hypervisor reports the changes of this machine's VM and tasks
 	// (a wake); they are then polled only as a safety net (Scope.Watched).
 	Watched() bool
-	// Settled tells the backend the machine is provisioned: its VM need not be followed any more
-	// (the Node is watched in the workload cluster, the guest polled until it joins).
+	// Settled tells the backend the machine is done (provisioned, its Node linked, its user data
+	// cleared): its VM need not be followed any more.
 	Settled(s *Scope)
 }
 

@@ -221,7 +221,7 @@ var _ hypervisor.Watcher = (*backend)(nil)
 // lifecycle can poll them slowly.
 func (b *backend) Watched() bool { return b.sess.watch.watching() }
 
-// Settled stops following a provisioned machine's VM (see settled).
+// Settled stops following the VM of a machine that is done (see settled).
 func (b *backend) Settled(*hypervisor.Scope) { b.sess.watch.forget(b.machine) }
 
 // renewing makes a read, and makes it once more on a new session when vCenter ended this one

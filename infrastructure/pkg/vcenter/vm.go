@@ -102,18 +102,19 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	return owned(s, vm, mark, via)
 }
 
-// settled reports whether a machine's VM is past the changes the watch is for (tasks, boot to
-// first address): its machine is provisioned and not being deleted. It waits for its Node
-// through the workload cluster's watch and reads its VM at the guest poll interval until then;
-// keeping it out of the view keeps the view to the machines in flight.
+// settled reports whether a machine's VM is past the changes the watch is for (tasks, boot,
+// addresses, the guest's bootstrap reports): its machine is provisioned, its Machine has its
+// Node, and it is not being deleted. Keeping such VMs out of the view keeps the view to the
+// machines in flight; a Windows guest's bootstrap, minutes long, is followed to its end.
 func settled(s *hypervisor.Scope) bool {
 	obj := s.InfraMachine
-	return ptr.Deref(obj.GetMachineStatus().Initialization.Provisioned, false) && obj.GetDeletionTimestamp().IsZero()
+	return ptr.Deref(obj.GetMachineStatus().Initialization.Provisioned, false) && obj.GetDeletionTimestamp().IsZero() &&
+		s.Machine != nil && s.Machine.Status.NodeRef.IsDefined()
 }
 
 // read observes one VM in one RetrieveProperties call; mark is its keyOwner value. The watch
 // follows the VM from then on when follow is set (a settled machine's VM was let go by
-// Settled, in the reconcile that provisioned it).
+// Settled, in the reconcile that found its Node linked and its user data cleared).
 func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*hypervisor.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {

@@ -155,7 +155,7 @@ func (r *Reconciler) running(ctx context.Context, s *hypervisor.Scope, b hypervi
 	if len(st.Addresses) == 0 {
 		r.setState(obj, infrav1.StateWaitingForAddresses)
 		waiting(obj, infrav1.WaitingForAddressesReason, "Waiting for the guest to report an IP address of the VM's NICs")
-		return ctrl.Result{RequeueAfter: r.guestWait(obj)}, nil
+		return ctrl.Result{RequeueAfter: r.guestWait(s)}, nil
 	}
 	if *obj.GetProviderID() == "" {
 		waiting(obj, infrav1.WaitingForAddressesReason, "Waiting for the VM's BIOS UUID")
@@ -164,14 +164,13 @@ func (r *Reconciler) running(ctx context.Context, s *hypervisor.Scope, b hypervi
 	r.setState(obj, infrav1.StateProvisioned)
 	st.Initialization.Provisioned = ptr.To(true)
 	setProvisioned(obj, metav1.ConditionTrue, infrav1.ProvisionedReason, "")
-	settle(b, s)
 
 	joined, err := r.linkNode(ctx, s)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !joined {
-		return ctrl.Result{RequeueAfter: r.guestWait(obj)}, nil
+		return ctrl.Result{RequeueAfter: r.guestWait(s)}, nil
 	}
 	if vm.UserDataPresent {
 		ref, err := b.ClearUserData(ctx, s, vm)
@@ -180,6 +179,7 @@ func (r *Reconciler) running(ctx context.Context, s *hypervisor.Scope, b hypervi
 		}
 		return r.afterTask(s, ref), nil
 	}
+	settle(b, s)
 	return ctrl.Result{}, nil
 }
 

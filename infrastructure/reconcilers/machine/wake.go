@@ -150,8 +150,9 @@ func watched(b hypervisor.Backend) bool {
 	return ok && w.Watched()
 }
 
-// settle tells a watching backend that the machine is provisioned: its VM need not be followed
-// any more (the Node is watched in the workload cluster, the guest polled until it joins).
+// settle tells a watching backend that the machine is done: its Node is linked and its user data
+// cleared, so its VM need not be followed any more. Until then the watch follows the guest's
+// bootstrap reports, which take minutes on Windows.
 func settle(b hypervisor.Backend, s *hypervisor.Scope) {
 	if w, ok := b.(hypervisor.Watcher); ok {
 		w.Settled(s)

@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
@@ -88,13 +90,29 @@ func TestWatchWakesMachines(t *testing.T) {
 	g.Expect(created).To(BeNumerically(">", changed), "the guest's address woke the machine")
 	createCalls := watchCalls.Snapshot()
 
-	// Provisioned, the machine's VM leaves the watch: a new address wakes nothing (the delete
-	// below follows it again, or it would never end).
-	guestSets(g, vc(g), vmRef(m.Status.VM.ID), map[string]string{"SET.guest.ipAddress": "10.0.0.51"})
+	// Provisioned, the machine waits minutes for its guest's bootstrap on Windows: its VM stays in
+	// the watch, so the guest's report wakes it.
+	guestSets(g, vc(g), vmRef(m.Status.VM.ID), map[string]string{"guestinfo.capwin.bootstrap.status": `{"step":"join","state":"Running"}`})
+	g.Eventually(func() string { return f.get(g).Status.Bootstrap.Step }, 10*time.Second, 50*time.Millisecond).
+		Should(Equal("join"), "the guest's report woke the provisioned machine")
+
+	// Its Machine gets its Node (by hand: no guest joins here); the user data is cleared, and the
+	// VM leaves the watch: a new report wakes nothing (the delete below follows it again, or it
+	// would never end).
+	cm := &clusterv1.Machine{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.machine), cm)).To(Succeed())
+	before := cm.DeepCopy()
+	cm.Status.NodeRef = clusterv1.MachineNodeReference{Name: "win-watch-node"}
+	g.Expect(k8s.Status().Patch(ctx, cm, client.MergeFrom(before))).To(Succeed())
+	g.Eventually(func() bool { return extraConfig(readVM(g, vc(g), vmRef(m.Status.VM.ID)))["guestinfo.userdata"] == "" }, 10*time.Second, 50*time.Millisecond).
+		Should(BeTrue(), "the user data is cleared once the Machine has its Node")
+	time.Sleep(time.Second) // the wake of the clear's end
+	created, createdNothing = wakes.Counts()
+	guestSets(g, vc(g), vmRef(m.Status.VM.ID), map[string]string{"guestinfo.capwin.bootstrap.status": `{"step":"finish","state":"Succeeded"}`})
 	g.Consistently(func() int {
 		c, n := wakes.Counts()
 		return c + n
-	}, 2*time.Second, 100*time.Millisecond).Should(Equal(created+createdNothing), "a provisioned machine's VM is not followed")
+	}, 2*time.Second, 100*time.Millisecond).Should(Equal(created+createdNothing), "a machine that has its Node is not followed")
 
 	f.deleteAndWait(t)
 	deleted, deletedNothing := wakes.Counts()
