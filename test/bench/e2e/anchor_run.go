@@ -21,6 +21,7 @@ import (
 type anchorStep struct {
 	name              string
 	machines          int
+	start             time.Time
 	wall, first, half time.Duration
 }
 
@@ -70,8 +71,8 @@ func (b *bench) anchorScenario(ctx context.Context, c config) error {
 // the phase is over; done also counts the machines done so far for the milestones.
 func (b *bench) anchorPhase(ctx context.Context, name string, machines int, do func() error, done func([]clusterv1.Machine) (int, bool)) error {
 	progress("anchor phase %q", name)
-	st := &anchorStep{name: name, machines: machines}
 	start := time.Now()
+	st := &anchorStep{name: name, machines: machines, start: start}
 	if err := do(); err != nil {
 		return fmt.Errorf("anchor %s: %w", name, err)
 	}
@@ -154,4 +155,9 @@ func (r *report) printAnchor(b *strings.Builder) {
 		}
 	}
 	fmt.Fprintln(b)
+	for _, a := range r.anchor {
+		if !strings.HasPrefix(a.name, "delete") {
+			printBreakdown(b, &step{name: "in-memory " + a.name, machines: a.machines, start: a.start, wall: a.wall}, r.timeline)
+		}
+	}
 }
