@@ -86,7 +86,7 @@ func TestWatchWakesMachines(t *testing.T) {
 	guestSets(g, vc(g), vmRef(m.Status.VM.ID), map[string]string{"SET.guest.ipAddress": "10.0.0.41"})
 	m = f.waitReason(t, infrav1.ProvisionedReason)
 	g.Expect(m.Status.Addresses).NotTo(BeEmpty())
-	created, createdNothing := wakes.Counts()
+	created, _ := wakes.Counts()
 	g.Expect(created).To(BeNumerically(">", changed), "the guest's address woke the machine")
 	createCalls := watchCalls.Snapshot()
 
@@ -107,7 +107,7 @@ func TestWatchWakesMachines(t *testing.T) {
 	g.Eventually(func() bool { return extraConfig(readVM(g, vc(g), vmRef(m.Status.VM.ID)))["guestinfo.userdata"] == "" }, 10*time.Second, 50*time.Millisecond).
 		Should(BeTrue(), "the user data is cleared once the Machine has its Node")
 	time.Sleep(time.Second) // the wake of the clear's end
-	created, createdNothing = wakes.Counts()
+	created, createdNothing := wakes.Counts()
 	guestSets(g, vc(g), vmRef(m.Status.VM.ID), map[string]string{"guestinfo.capwin.bootstrap.status": `{"step":"finish","state":"Succeeded"}`})
 	g.Consistently(func() int {
 		c, n := wakes.Counts()
