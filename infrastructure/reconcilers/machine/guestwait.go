@@ -14,10 +14,11 @@ const maxGuestWait = time.Minute
 // before its VM is read again. A Windows guest takes minutes and every read is a hypervisor call,
 // so the wait grows with the time waited in the machine's current state:
 //   - while a healthy watch follows the VM (vCenter's property collector wakes the machine when
-//     its VM's addresses or the guest's bootstrap report change), a read is only a safety net: as long as the machine has
-//     waited so far, so the interval doubles, up to maxGuestWait;
-//   - without one (Hyper-V, --no-vcenter-watch, or a watch that is not healthy), a read is how a report is seen: a quarter of
-//     the time waited, up to maxGuestWait/2, which bounds how late a report shows.
+//     its VM's addresses or the guest's bootstrap report change), a read is only a safety net:
+//     as long as the machine has waited so far, so the interval doubles, up to maxGuestWait;
+//   - without one (Hyper-V, --no-vcenter-watch, or a watch that is not healthy), a read is how
+//     a report is seen: a quarter of the time waited, up to maxGuestWait/2, which bounds how late
+//     a report shows.
 //
 // It is never shorter than the guest poll interval. A Node that joins wakes the machine either
 // way (the workload cluster's Node watch).
