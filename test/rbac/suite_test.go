@@ -163,7 +163,9 @@ func startEnv(t *testing.T, comps map[string]*components) *crenvtest.Environment
 	g.Expect(err).NotTo(HaveOccurred())
 	var capi []string
 	for _, p := range paths {
-		if !strings.HasPrefix(p, envtest.RepoRoot()) {
+		// Under the repository means below its root: a module cache beside a clone may share the
+		// root's name as a prefix (/work/c and /work/c-env/gomod).
+		if !strings.HasPrefix(p, envtest.RepoRoot()+string(filepath.Separator)) {
 			capi = append(capi, p)
 		}
 	}
