@@ -35,8 +35,8 @@ var assetsOnce = sync.OnceValues(func() (string, error) {
 // Assets returns the directory holding kube-apiserver and etcd.
 func Assets() (string, error) { return assetsOnce() }
 
-// moduleDir returns the module cache directory of a dependency of capwin.
-func moduleDir(path string) (string, error) {
+// ModuleDir returns the module cache directory of a dependency of capwin.
+func ModuleDir(path string) (string, error) {
 	cmd := exec.Command("go", "list", "-m", "-json", path)
 	cmd.Dir = RepoRoot()
 	out, err := cmd.Output()
@@ -53,7 +53,7 @@ func moduleDir(path string) (string, error) {
 // CRDPaths are the CRD directories a capwin management cluster needs: CAPI core, CABPK and KCP
 // (from the module cache) and capwin's own generated CRDs.
 func CRDPaths() ([]string, error) {
-	capi, err := moduleDir("sigs.k8s.io/cluster-api")
+	capi, err := ModuleDir("sigs.k8s.io/cluster-api")
 	if err != nil {
 		return nil, err
 	}

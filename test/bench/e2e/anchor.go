@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -50,7 +48,7 @@ var devCRDs = []string{"devclusters", "devmachines", "devmachinetemplates"}
 // controllers, with the concurrency capwin's machine controllers have in the run.
 func startAnchor(ctx context.Context, h *harness.Harness, concurrency int) (*anchor, error) {
 	cfg := h.Management.Env.Config
-	dir, err := moduleDir("sigs.k8s.io/cluster-api/test")
+	dir, err := envtest.ModuleDir("sigs.k8s.io/cluster-api/test")
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +123,4 @@ func (a *anchor) stop() {
 	if a.mux != nil {
 		_ = a.mux.Shutdown(context.Background())
 	}
-}
-
-// moduleDir is the module cache directory of a module at the version go.mod requires.
-func moduleDir(module string) (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module)
-	cmd.Dir = envtest.RepoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go list -m %s: %w", module, err)
-	}
-	return strings.TrimSpace(string(out)), nil
 }

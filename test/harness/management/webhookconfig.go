@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -21,7 +20,7 @@ import (
 // infrastructure into a new directory, each renamed with its production kustomize namePrefix so
 // that envtest installs all three instead of overwriting one with the next.
 func webhookConfigs() (dir string, err error) {
-	capi, err := capiModuleDir()
+	capi, err := envtest.ModuleDir("sigs.k8s.io/cluster-api")
 	if err != nil {
 		return "", err
 	}
@@ -76,18 +75,4 @@ func renamed(file, prefix string) ([]byte, error) {
 		out.Write(doc)
 		n++
 	}
-}
-
-// capiModuleDir is the module cache directory of sigs.k8s.io/cluster-api at capwin's version.
-func capiModuleDir() (string, error) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api")
-	cmd.Dir = envtest.RepoRoot()
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go list -m sigs.k8s.io/cluster-api: %w", err)
-	}
-	if dir := strings.TrimSpace(string(out)); dir != "" {
-		return dir, nil
-	}
-	return "", errors.New("go list -m sigs.k8s.io/cluster-api: no module directory")
 }
