@@ -25,8 +25,11 @@ const ruleWait = time.Minute
 // edit replaces the rule's VM list, so two machines of one group powered on at once would
 // otherwise each drop the other's VM. It also remembers the VMs that left their rules and groups
 // (leaving): their delete task may still run when the next VM of the group leaves, and counting
-// them would keep the group alive after the last VM is gone.
-type ruleLocks struct{ m, leaving sync.Map }
+// them would keep the group alive after the last VM is gone. And the VMs that joined a group about
+// to be powered on (joining): a group counts only running VMs, so a second machine synced between
+// the first one's sync and its power-on would otherwise drop the first one from the group, and DRS
+// would place it with no rule.
+type ruleLocks struct{ m, leaving, joining sync.Map }
 
 // leavingTTL bounds how long a leaving VM is remembered: its delete ends long before, and a
 // retried delete marks it again.
@@ -34,17 +37,32 @@ const leavingTTL = time.Hour
 
 // leave remembers that vm (server and id) left its rules and groups; gone reports whether it did.
 func (l *ruleLocks) leave(key string) {
+	l.joining.Delete(key)
+	remember(&l.leaving, key)
+}
+
+func (l *ruleLocks) gone(key string) bool { _, ok := l.leaving.Load(key); return ok }
+
+// join remembers that vm (server and id) joined its group to be powered on; joined reports whether
+// it did and is not seen running yet (running ends it).
+func (l *ruleLocks) join(key string) { remember(&l.joining, key) }
+
+func (l *ruleLocks) joined(key string) bool { _, ok := l.joining.Load(key); return ok }
+
+func (l *ruleLocks) running(key string) { l.joining.Delete(key) }
+
+// remember stores key with the time now and forgets the keys older than leavingTTL: a power-on or
+// a delete ends long before, and a retried one marks the VM again.
+func remember(m *sync.Map, key string) {
 	now := time.Now()
-	l.leaving.Store(key, now)
-	l.leaving.Range(func(k, v any) bool {
+	m.Store(key, now)
+	m.Range(func(k, v any) bool {
 		if now.Sub(v.(time.Time)) > leavingTTL {
-			l.leaving.Delete(k)
+			m.Delete(k)
 		}
 		return true
 	})
 }
-
-func (l *ruleLocks) gone(key string) bool { _, ok := l.leaving.Load(key); return ok }
 
 func (l *ruleLocks) lock(key string) func() {
 	mu, _ := l.m.LoadOrStore(key, new(sync.Mutex))
@@ -122,8 +140,8 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 
 // groupVMs lists the VMs of the compute cluster whose mark key (keyGroup, keyDomain) is name, but
 // vm when it is leaving and the VMs that left before (ruleLocks.leaving); with running, only those
-// powered on, and vm when it is not leaving (it is about to be): one read through a container
-// view.
+// powered on, vm when it is not leaving (it is about to be) and the VMs that joined before and are
+// not seen running yet (ruleLocks.joining): one read through a container view.
 func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving, running bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
@@ -135,11 +153,15 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 		return nil, b.sess.check(err)
 	}
 	var vms []types.ManagedObjectReference
-	if leaving {
-		b.sess.pool.rules.leave(b.sess.host() + "/" + vm.Value)
+	rules, at := &b.sess.pool.rules, func(ref types.ManagedObjectReference) string { return b.sess.host() + "/" + ref.Value }
+	switch {
+	case leaving:
+		rules.leave(at(vm))
+	case running:
+		rules.join(at(vm))
 	}
 	for _, oc := range content {
-		if (leaving && oc.Obj == vm) || b.sess.pool.rules.gone(b.sess.host()+"/"+oc.Obj.Value) {
+		if (leaving && oc.Obj == vm) || rules.gone(at(oc.Obj)) {
 			continue
 		}
 		marked, on := false, false
@@ -151,7 +173,10 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 				on = powerState(p.Val) == hypervisor.PoweredOn
 			}
 		}
-		if marked && (!running || on || (!leaving && oc.Obj == vm)) {
+		if on {
+			rules.running(at(oc.Obj))
+		}
+		if marked && (!running || on || (!leaving && oc.Obj == vm) || rules.joined(at(oc.Obj))) {
 			vms = append(vms, oc.Obj)
 		}
 	}

@@ -272,6 +272,27 @@ func TestFailureDomainTagsVcsim(t *testing.T) {
 	g.Expect(err.Error()).To(ContainSubstring(`the zone or region of failure domain rack-z: tag category "k8s-zone" has no tag "rack-z"`))
 }
 
+// TestFailureDomainJoinBeforePowerOn: a VM that joined its domain's group but whose power-on has
+// not run yet stays in the group when a second VM of the domain joins in between (a group counts
+// running VMs, and the first one is still off); it leaves with its delete.
+func TestFailureDomainJoinBeforePowerOn(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	vcsimHostGroup(t, sess, "rack-a-hosts")
+	vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", HostGroup: &infrav1.VCenterHostGroup{Name: "rack-a-hosts"}})
+	b1, s1 := domainMachine(t, sess, vc, "win-fd-j1", "6c1f0b6e-0000-4000-8000-000000000301", spec(nil))
+	vm1 := cloned(t, b1, s1)
+	g.Expect(b1.syncDomain(ctx, s1, vmRef(vm1.Ref.ID), false)).To(Succeed(), "what PowerOn does before its task")
+	m2 := startInDomain(t, sess, vc, "win-fd-j2", "6c1f0b6e-0000-4000-8000-000000000302")
+	name := domainGroup(s1, b1.fd)
+	g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(vm1.Ref.ID, m2.vm.Ref.ID))
+
+	ref, err := b1.Destroy(ctx, s1, vm1)
+	run(t, b1, s1, ref, err)
+	g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(m2.vm.Ref.ID))
+}
+
 // TestFailureDomainHostGroupConcurrent: four VMs of one domain powered on at once all end in its
 // VM group (edits are serialized per compute cluster), and deleting them at once leaves no group
 // and no rule.
