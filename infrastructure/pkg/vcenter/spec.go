@@ -70,7 +70,12 @@ func cloneSpec(in cloneInput) (types.VirtualMachineCloneSpec, error) {
 		extra = append(extra, &types.OptionValue{Key: keyDataDisks, Value: placed})
 	}
 	// A disk that must grow is grown on the clone, before its first boot (Deliver): its own
-	// disk is edited then, not the template's.
+	// disk is edited then, not the template's. Growing it in the clone spec would save that task,
+	// but an edited disk in CloneSpec.config is VMware's deprecated way: the device given keeps
+	// the template's backing (file name), it fails for templates with snapshots ("Disks with
+	// parents cannot be expanded"), and vcsim takes it literally: the clone then points at the
+	// template's disk file, and destroying the clone deletes it (tried and measured: the machine
+	// tests' later clones lost their system disk).
 	grow, err := diskChange(in.Spec, in.Place.Devices)
 	if err != nil {
 		return types.VirtualMachineCloneSpec{}, err
