@@ -25,10 +25,12 @@ func main() {
 		fs.IntVar(&o.HyperVMachineConcurrency, "hypervmachine-concurrency", 10, "Number of HyperVMachines reconciled in parallel.")
 		fs.IntVar(&o.HyperVClusterConcurrency, "hypervcluster-concurrency", 5, "Number of HyperVClusters reconciled in parallel.")
 		fs.DurationVar(&o.PollInterval, "guest-poll-interval", 10*time.Second,
-			"First wait before a machine waiting for its guest (addresses, bootstrap report, Node) is looked at again; grows with the time waited, up to 1m with the vCenter watch and 30s without.")
+			"First wait before a machine waiting for its guest (addresses, bootstrap report, Node) is looked at again; grows with the time waited, up to 1m with the vCenter watch or the Hyper-V guest watch and 30s without.")
 		fs.DurationVar(&o.TaskPollInterval, "task-poll-interval", time.Second,
 			"First wait before a hypervisor task is read again; grows with the task's age up to 10x.")
 		fs.DurationVar(&o.HostRecheck, "hyperv-host-recheck", time.Minute, "How often every Hyper-V host is probed (availability and free memory for placement).")
+		fs.DurationVar(&o.Conns.GuestWatch, "hyperv-guest-watch-interval", hyperv.DefaultGuestWatch,
+			"How often one operation per Hyper-V host reads the guest state (addresses, bootstrap reports) of all its machines that wait for their guest, waking those whose VM changed; their own reads then back off to 1m. 0: off, each machine reads its VM, backing off to 30s.")
 		fs.DurationVar(&o.Conns.Timeout, "winrm-timeout", 30*time.Second, "Longest wait for one WinRM request to a Hyper-V host.")
 		fs.DurationVar(&o.Conns.Deadlines.Short, "winrm-operation-timeout", 30*time.Second,
 			"Longest wait for one Hyper-V host operation (find, power, job, eject, host probe), including the wait for the host's turn.")
@@ -45,6 +47,9 @@ func main() {
 			"Most tasks (clone, reconfigure, power, destroy) this manager runs at once on one vCenter server, across all clusters; a machine whose task finds none free waits (WaitingForTaskSlot). 0: no limit.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue, o.Namespace = common.WatchFilterValue, common.Namespace
+		if o.Conns.GuestWatch == 0 {
+			o.Conns.GuestWatch = -1 // the flag's 0: off (the Options' zero is the default)
+		}
 		if o.VCenterDeleteTaskWait == 0 {
 			o.VCenterDeleteTaskWait = -1 // the flag's 0: no wait (the Options' zero is the default)
 		}

@@ -47,6 +47,9 @@ func HyperVProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *hyperv.
 	if conns.Gate == nil {
 		conns.Gate = o.Gate
 	}
+	if conns.GuestWatch == 0 {
+		conns.GuestWatch = hyperv.DefaultGuestWatch
+	}
 	return &hyperv.Provider{Client: mgr.GetClient(), Secrets: secrets, Conns: conns, IdentityNamespace: o.IdentityNamespace}
 }
 
@@ -63,5 +66,9 @@ func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.Cl
 		return nil, err
 	}
 	r := NewHyperVMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
+	if conns := provider.Conns; conns.GuestWatch > 0 && conns.Wake == nil {
+		r.Wakes = &machine.Wakes{}
+		conns.Wake = r.Wakes.Wake
+	}
 	return r, r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVMachineConcurrency, 1)})
 }

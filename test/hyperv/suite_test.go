@@ -44,8 +44,9 @@ var (
 	env   *envtest.Environment
 	k8s   client.Client
 	hosts []simHost
-	conns = &hyperv.Conns{Timeout: 5 * time.Second, Deadlines: hyperv.Deadlines{Short: 2 * time.Second, Long: 3 * time.Second}}
-	ctx   = context.Background()
+	conns = &hyperv.Conns{Timeout: 5 * time.Second, Deadlines: hyperv.Deadlines{Short: 2 * time.Second, Long: 3 * time.Second},
+		GuestWatch: 200 * time.Millisecond}
+	ctx = context.Background()
 )
 
 func TestMain(m *testing.M) {

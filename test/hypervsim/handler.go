@@ -116,6 +116,12 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 			return hyperv.Found{Found: true, VM: view(vm)}, nil
 		}
 		return hyperv.Found{}, nil
+	case "peek":
+		var in hyperv.PeekInput
+		if err := decode(&in); err != nil {
+			return nil, err
+		}
+		return h.peek(in), nil
 	case "create":
 		var in hyperv.CreateInput
 		if err := decode(&in); err != nil {

@@ -296,6 +296,17 @@ func view(vm *VM) *hyperv.View {
 	return v
 }
 
+// peek mirrors peek.ps1: the guest state of the VMs of in that exist.
+func (h *Host) peek(in hyperv.PeekInput) hyperv.Peeked {
+	out := hyperv.Peeked{VMs: []hyperv.Peek{}}
+	for _, id := range in.IDs {
+		if vm, ok := h.vms[id]; ok {
+			out.VMs = append(out.VMs, hyperv.PeekOf(view(vm)))
+		}
+	}
+	return out
+}
+
 // enableTPM is create.ps1's Enable-CapwinTpm: a VM whose TPM is on is left as it is; otherwise it
 // gets a local key protector unless it has one, then its TPM.
 func enableTPM(vm *VM, in hyperv.CreateInput) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
@@ -110,7 +112,42 @@ func (b *backend) findOn(ctx context.Context, s *hypervisor.Scope, host, id stri
 		b.resume = host
 		return nil, nil
 	}
+	if !s.Settled() {
+		c.Follow(machineKey(obj), found.VM)
+	}
 	return observe(host, b.providerHost(host), found.VM, m, b.m.Spec.DataDisks), nil
+}
+
+func machineKey(obj hypervisor.Object) k8stypes.NamespacedName {
+	return k8stypes.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+var _ hypervisor.GuestWatcher = (*backend)(nil)
+
+// GuestWatched reports whether the guest watch of the VM's host follows the machine's VM and
+// its host answers (see guestWatch).
+func (b *backend) GuestWatched(s *hypervisor.Scope) bool {
+	c := b.hostConn(s.InfraMachine.GetMachineStatus().VM.Host)
+	return c != nil && c.GuestWatched(machineKey(s.InfraMachine))
+}
+
+// Settled lets the guest watch of the VM's host forget the machine.
+func (b *backend) Settled(s *hypervisor.Scope) {
+	if c := b.hostConn(s.InfraMachine.GetMachineStatus().VM.Host); c != nil {
+		c.Forget(machineKey(s.InfraMachine))
+	}
+}
+
+// hostConn is the connection of the cluster's host, nil when there is none.
+func (b *backend) hostConn(host string) *Conn {
+	if host == "" {
+		return nil
+	}
+	c, err := b.conn(host)
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // observe turns a VM view into the lifecycle's view of it; pidHost is the providerID's host part.

@@ -1,6 +1,9 @@
 package hyperv
 
-import "cmp"
+import (
+	"cmp"
+	"fmt"
+)
 
 // Placement names the folders of one host: VMs go to VMPath\<uid>, disks to DiskPath\<uid>.vhdx.
 // Cluster, when set, is the failover cluster the host is a node of: a VM is then a role of it,
@@ -66,6 +69,34 @@ type NICView struct {
 	MAC    string   `json:"mac"`
 	Switch string   `json:"switch"`
 	IPs    []string `json:"ips"`
+}
+
+// PeekInput is peek.ps1's input: the ids of the VMs the guest watch follows on one host.
+type PeekInput struct {
+	IDs []string `json:"ids"`
+}
+
+// Peeked is peek.ps1's result: the VMs of the input that exist.
+type Peeked struct {
+	VMs []Peek `json:"vms"`
+}
+
+// Peek is what changes on a VM while its machine waits for the guest.
+type Peek struct {
+	ID        string            `json:"id"`
+	State     string            `json:"state"`
+	Heartbeat bool              `json:"heartbeat"`
+	IPs       []string          `json:"ips"`
+	KVP       map[string]string `json:"kvp"`
+}
+
+// PeekOf is the part of a view that peek.ps1 reads.
+func PeekOf(v *View) Peek {
+	p := Peek{ID: v.ID, State: v.State, Heartbeat: v.Heartbeat, IPs: []string{}, KVP: v.KVP}
+	for _, n := range v.NICs {
+		p.IPs = append(p.IPs, n.IPs...)
+	}
+	return p
 }
 
 // Found is find.ps1's result.
@@ -208,6 +239,8 @@ func action(op Script, in any) string {
 		return "read job " + v.Job
 	case ParentInput:
 		return "copy parent disk " + v.URL
+	case PeekInput:
+		return fmt.Sprintf("read the guest state of %d VMs", len(v.IDs))
 	}
 	switch op.Name {
 	case OpHost.Name:

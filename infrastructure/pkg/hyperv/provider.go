@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -16,6 +17,9 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
+
+// DefaultGuestWatch is the manager's interval of the Hyper-V guest watch (Conns.GuestWatch).
+const DefaultGuestWatch = 5 * time.Second
 
 // Default folders on the hosts.
 const (
@@ -54,6 +58,11 @@ type Conns struct {
 	Deadlines Deadlines
 	// Gate keeps refused credentials and unreachable hosts from being tried on every reconcile.
 	Gate *logingate.Gate
+	// GuestWatch is how often one operation per host reads the guest state of all the host's VMs
+	// whose machines wait for their guest, and Wake the machines whose VM changed (see
+	// guestWatch). Not positive, or no Wake: off, the machines read their own VMs.
+	GuestWatch time.Duration
+	Wake       func(k8stypes.NamespacedName)
 
 	mu sync.Mutex
 	m  map[string]*Conn
@@ -84,6 +93,9 @@ func (c *Conns) Get(holder string, cfg HostConfig) (*Conn, error) {
 		return nil, err
 	}
 	conn.gate, conn.deadlines = c.Gate, c.Deadlines
+	if c.GuestWatch > 0 && c.Wake != nil {
+		conn.watch = newGuestWatch(conn, c.GuestWatch, c.Wake)
+	}
 	if c.m == nil {
 		c.m = map[string]*Conn{}
 	}

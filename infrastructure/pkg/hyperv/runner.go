@@ -48,6 +48,8 @@ type Conn struct {
 	// deadlines of one operation.
 	deadlines Deadlines
 	socks     *sockets
+	// watch follows the VMs of machines waiting for their guest (nil: off).
+	watch *guestWatch
 }
 
 // ResultPrefix marks the result line on stdout.
@@ -107,7 +109,12 @@ func Dial(cfg HostConfig, timeout time.Duration) (*Conn, error) {
 }
 
 // Close ends the connection's sockets; an operation still running fails.
-func (c *Conn) Close() { c.socks.Close() }
+func (c *Conn) Close() {
+	if c.watch != nil {
+		c.watch.close()
+	}
+	c.socks.Close()
+}
 
 // Run runs one operation with its input and decodes its result into out (may be nil). Its
 // errors name the operation's action and object (Action) and the host.

@@ -9,6 +9,7 @@ package hypervisor
 import (
 	"context"
 
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,6 +58,17 @@ type Scope struct {
 	// Watched is true when the backend's hypervisor reports the changes of this machine's VM and
 	// tasks (a wake): they are then polled only as a safety net.
 	Watched bool
+	// GuestWatched is true when the guest's news (addresses, bootstrap reports) wake the machine,
+	// by Watched or by a GuestWatcher: the guest is then read only as a safety net.
+	GuestWatched bool
+}
+
+// Settled reports whether the machine is done with its VM for now: provisioned, not being
+// deleted, and its Machine has its Node. A watch need not follow its VM any more.
+func (s *Scope) Settled() bool {
+	obj := s.InfraMachine
+	return ptr.Deref(obj.GetMachineStatus().Initialization.Provisioned, false) && obj.GetDeletionTimestamp().IsZero() &&
+		s.Machine != nil && s.Machine.Status.NodeRef.IsDefined()
 }
 
 // GuestCredentials are a guest OS account (an administrator of the template image).
@@ -170,6 +182,17 @@ type Watcher interface {
 	Watched() bool
 	// Settled tells the backend the machine is done (provisioned, its Node linked, its user data
 	// cleared): its VM need not be followed any more.
+	Settled(s *Scope)
+}
+
+// GuestWatcher is what a backend may answer besides Backend when its hypervisor's guest news wake
+// the machine while its tasks are still polled (Hyper-V's per-host peek). The reconciler asks for
+// it with a type assertion, after Find.
+type GuestWatcher interface {
+	// GuestWatched reports whether the guest's news of this machine's VM wake the machine
+	// (Scope.GuestWatched).
+	GuestWatched(s *Scope) bool
+	// Settled: see Watcher.
 	Settled(s *Scope)
 }
 

@@ -60,7 +60,10 @@ func (b *backend) Find(ctx context.Context, s *hypervisor.Scope) (vm *hypervisor
 
 func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM, error) {
 	st := s.InfraMachine.GetMachineStatus()
-	follow := !settled(s)
+	// A settled machine's VM (Scope.Settled) is past the changes the watch is for (tasks, boot,
+	// addresses, the guest's bootstrap reports): keeping it out of the view keeps the view to the
+	// machines in flight; a Windows guest's bootstrap, minutes long, is followed to its end.
+	follow := !s.Settled()
 	want := st.VM.InstanceUUID
 	if want == "" {
 		want = string(s.InfraMachine.GetUID())
@@ -100,16 +103,6 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 		return nil, err
 	}
 	return owned(s, vm, mark, via)
-}
-
-// settled reports whether a machine's VM is past the changes the watch is for (tasks, boot,
-// addresses, the guest's bootstrap reports): its machine is provisioned, its Machine has its
-// Node, and it is not being deleted. Keeping such VMs out of the view keeps the view to the
-// machines in flight; a Windows guest's bootstrap, minutes long, is followed to its end.
-func settled(s *hypervisor.Scope) bool {
-	obj := s.InfraMachine
-	return ptr.Deref(obj.GetMachineStatus().Initialization.Provisioned, false) && obj.GetDeletionTimestamp().IsZero() &&
-		s.Machine != nil && s.Machine.Status.NodeRef.IsDefined()
 }
 
 // read observes one VM in one RetrieveProperties call; mark is its keyOwner value. The watch

@@ -38,6 +38,7 @@ func (r *Reconciler) observe(ctx context.Context, s *hypervisor.Scope) (b hyperv
 		res, err = r.hypervisorError(obj, err)
 		return nil, nil, true, res, err
 	}
+	s.GuestWatched = s.Watched || guestWatched(b, s)
 	return b, vm, false, ctrl.Result{}, nil
 }
 

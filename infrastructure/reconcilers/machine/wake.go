@@ -150,11 +150,18 @@ func watched(b hypervisor.Backend) bool {
 	return ok && w.Watched()
 }
 
+// guestWatched reports whether the backend's guest watch wakes this machine on its guest's news
+// (read after Find, which starts following the VM).
+func guestWatched(b hypervisor.Backend, s *hypervisor.Scope) bool {
+	w, ok := b.(hypervisor.GuestWatcher)
+	return ok && w.GuestWatched(s)
+}
+
 // settle tells a watching backend that the machine is done: its Node is linked and its user data
 // cleared, so its VM need not be followed any more. Until then the watch follows the guest's
 // bootstrap reports, which take minutes on Windows.
 func settle(b hypervisor.Backend, s *hypervisor.Scope) {
-	if w, ok := b.(hypervisor.Watcher); ok {
+	if w, ok := b.(interface{ Settled(*hypervisor.Scope) }); ok {
 		w.Settled(s)
 	}
 }
