@@ -174,7 +174,8 @@ type Backend interface {
 type BackendFor func(ctx context.Context, s *Scope) (Backend, error)
 
 // Watcher is what a backend may answer besides Backend when its hypervisor reports changes (the
-// vCenter session's property collector does; Hyper-V has no such feed and is polled). The
+// vCenter session's property collector does; Hyper-V has no such feed: its tasks are polled, and
+// its guests are read by the host's peek, a GuestWatcher). The
 // reconciler asks for it with a type assertion.
 type Watcher interface {
 	// Watched reports whether the hypervisor reports the changes of this machine's VM and tasks
