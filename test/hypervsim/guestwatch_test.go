@@ -33,7 +33,8 @@ func (w *woken) counts() map[string]int {
 
 // TestGuestWatch: one peek operation per interval reads all the VMs a host connection follows,
 // whatever their number; a guest's KVP report or address wakes its machine and no other; a
-// forgotten machine is not woken and not watched; with nothing followed the peeks stop; a host
+// forgotten machine is not woken and not watched; a VM that is gone wakes its machine once and
+// is let go; with nothing followed the peeks stop; a host
 // that stops answering leaves its machines unwatched (their own reads take over).
 func TestGuestWatch(t *testing.T) {
 	g := NewWithT(t)
@@ -76,8 +77,15 @@ func TestGuestWatch(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	g.Expect(w.counts()).To(Equal(map[string]int{"m2": 2}))
 
+	// A VM that is gone wakes its machine once and is no longer followed.
+	g.Expect(conn.Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: folders, ID: ids[4], UID: "u4"}, nil)).To(Succeed())
+	g.Eventually(w.counts, 2*time.Second, 20*time.Millisecond).Should(Equal(map[string]int{"m2": 2, "m4": 1}))
+	g.Expect(conn.GuestWatched(machine(4))).To(BeFalse())
+	time.Sleep(300 * time.Millisecond)
+	g.Expect(w.counts()).To(Equal(map[string]int{"m2": 2, "m4": 1}))
+
 	// Nothing followed: the loop ends; following again starts it.
-	for i := range 5 {
+	for i := range 4 {
 		conn.Forget(machine(i))
 	}
 	time.Sleep(300 * time.Millisecond)

@@ -170,7 +170,14 @@ func (w *guestWatch) seen(ids []string, vms []Peek) {
 		if !ok {
 			continue // forgotten meanwhile
 		}
-		d := now[id] // "" when the VM is gone
+		d, ok := now[id]
+		if !ok {
+			// Gone (deleted, or moved to another node of a failover cluster): the machine's
+			// reconcile finds out, and follows it again where it is.
+			delete(w.vms, id)
+			wake = append(wake, f.machine)
+			continue
+		}
 		if d != f.seen {
 			f.seen = d
 			wake = append(wake, f.machine)
