@@ -34,8 +34,8 @@ func (w *woken) counts() map[string]int {
 // TestGuestWatch: one peek operation per interval reads all the VMs a host connection follows,
 // whatever their number; a guest's KVP report or address wakes its machine and no other; a
 // forgotten machine is not woken and not watched; a VM that is gone wakes its machine once and
-// is let go; with nothing followed the peeks stop; a host
-// that stops answering leaves its machines unwatched (their own reads take over).
+// is let go; with nothing followed the peeks stop; a host that stops answering wakes its
+// machines once and leaves them unwatched (their own reads take over).
 func TestGuestWatch(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -98,7 +98,12 @@ func TestGuestWatch(t *testing.T) {
 	g.Eventually(func() bool { return conn.GuestWatched(machine(0)) }, 5*time.Second, 20*time.Millisecond).Should(BeTrue())
 	g.Expect(h.Ops()["peek"]).To(BeNumerically(">", n))
 
-	// A host that stops answering: its machines are soon not watched.
+	// A host that stops answering: its machines are woken once, to read their VMs themselves
+	// (and show the host's error), and are not watched any more.
+	woke := w.counts()["m0"]
 	srv.Close()
 	g.Eventually(func() bool { return conn.GuestWatched(machine(0)) }, 5*time.Second, 50*time.Millisecond).Should(BeFalse())
+	g.Eventually(func() int { return w.counts()["m0"] }, 5*time.Second, 50*time.Millisecond).Should(Equal(woke + 1))
+	time.Sleep(500 * time.Millisecond)
+	g.Expect(w.counts()["m0"]).To(Equal(woke+1), "once, not at every failed peek")
 }

@@ -24,6 +24,7 @@ type guestWatch struct {
 	vms     map[string]*followed // by VM id
 	running bool
 	lastOK  time.Time
+	failing bool
 	closed  bool
 	stop    chan struct{}
 }
@@ -135,7 +136,8 @@ func (w *guestWatch) loop() {
 		}
 		var out Peeked
 		if err := w.conn.Run(ctx, OpPeek, PeekInput{IDs: ids}, &out); err != nil {
-			continue // the machines' own reads go on at the unwatched pace until a peek answers
+			w.failed()
+			continue
 		}
 		w.seen(ids, out.VMs)
 	}
@@ -156,6 +158,25 @@ func (w *guestWatch) ids() []string {
 	return ids
 }
 
+// failed takes a peek that got no answer (the host is down, or refuses the credentials): the
+// first failure in a row wakes every followed machine, so each reads its VM itself, shows the
+// host's error and goes on at the unwatched pace until a peek answers again.
+func (w *guestWatch) failed() {
+	w.mu.Lock()
+	var wake []k8stypes.NamespacedName
+	if !w.failing {
+		w.failing = true
+		for _, f := range w.vms {
+			wake = append(wake, f.machine)
+		}
+	}
+	w.lastOK = time.Time{}
+	w.mu.Unlock()
+	for _, m := range wake {
+		w.wake(m)
+	}
+}
+
 // seen takes a peek's answer for ids: each followed VM that changed (or is gone) wakes its machine.
 func (w *guestWatch) seen(ids []string, vms []Peek) {
 	now := map[string]string{}
@@ -164,7 +185,7 @@ func (w *guestWatch) seen(ids []string, vms []Peek) {
 	}
 	var wake []k8stypes.NamespacedName
 	w.mu.Lock()
-	w.lastOK = time.Now()
+	w.lastOK, w.failing = time.Now(), false
 	for _, id := range ids {
 		f, ok := w.vms[id]
 		if !ok {
