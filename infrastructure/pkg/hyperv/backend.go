@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	k8stypes "k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
@@ -113,13 +113,9 @@ func (b *backend) findOn(ctx context.Context, s *hypervisor.Scope, host, id stri
 		return nil, nil
 	}
 	if !s.Settled() {
-		c.Follow(machineKey(obj), found.VM)
+		c.Follow(client.ObjectKeyFromObject(obj), found.VM)
 	}
 	return observe(host, b.providerHost(host), found.VM, m, b.m.Spec.DataDisks), nil
-}
-
-func machineKey(obj hypervisor.Object) k8stypes.NamespacedName {
-	return k8stypes.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
 var _ hypervisor.GuestWatcher = (*backend)(nil)
@@ -128,13 +124,13 @@ var _ hypervisor.GuestWatcher = (*backend)(nil)
 // its host answers (see guestWatch).
 func (b *backend) GuestWatched(s *hypervisor.Scope) bool {
 	c := b.hostConn(s.InfraMachine.GetMachineStatus().VM.Host)
-	return c != nil && c.GuestWatched(machineKey(s.InfraMachine))
+	return c != nil && c.GuestWatched(client.ObjectKeyFromObject(s.InfraMachine))
 }
 
 // Settled lets the guest watch of the VM's host forget the machine.
 func (b *backend) Settled(s *hypervisor.Scope) {
 	if c := b.hostConn(s.InfraMachine.GetMachineStatus().VM.Host); c != nil {
-		c.Forget(machineKey(s.InfraMachine))
+		c.Forget(client.ObjectKeyFromObject(s.InfraMachine))
 	}
 }
 
