@@ -23,6 +23,19 @@ func CPUProfile(path string) (func() error, error) {
 	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
 }
 
+// Profiled runs f while writing this process's CPU profile to path (just f when path is empty).
+func Profiled(path string, f func() error) error {
+	stop, err := CPUProfile(path)
+	if err != nil {
+		return err
+	}
+	err = f()
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	return err
+}
+
 // HeapProfile writes the live heap (after a GC) to path; nothing when path is empty.
 func HeapProfile(path string) error {
 	if path == "" {

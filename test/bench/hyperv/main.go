@@ -36,7 +36,7 @@ type config struct {
 	machines, hosts, concurrency int
 	poll, taskPoll               time.Duration
 	timeout, quiet               time.Duration
-	sweep, plotDir               string
+	sweep, plotDir, cpuProfile   string
 	result                       string
 	serveHosts                   int
 	verbose                      bool
@@ -55,6 +55,7 @@ func main() {
 	flag.StringVar(&c.plotDir, "plot-dir", "", "with -sweep: write PNG plots of the sweep into this directory")
 	flag.StringVar(&c.result, "result", "", "write the run as JSON to this file (the sweep reads it)")
 	flag.IntVar(&c.serveHosts, "serve-hosts", 0, "internal: serve this many hosts in this process (the benchmark starts it as a child)")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write the controller process's CPU profile (go tool pprof) to this file")
 	flag.BoolVar(&c.verbose, "v", false, "print the controller's logs to stderr")
 	flag.Parse()
 	var err error
@@ -67,7 +68,7 @@ func main() {
 			_, err = benchutil.Sweep(counts, c.plotDir, os.Stdout, "sweep", "plot-dir")
 		}
 	default:
-		err = run(c)
+		err = benchutil.Profiled(c.cpuProfile, func() error { return run(c) })
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

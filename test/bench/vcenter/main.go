@@ -67,13 +67,7 @@ func main() {
 			_, err = benchutil.Sweep(counts, c.plotDir, os.Stdout, "sweep", "plot-dir")
 		}
 	default:
-		var stop func() error
-		if stop, err = benchutil.CPUProfile(c.cpuProfile); err == nil {
-			err = run(c)
-			if serr := stop(); err == nil {
-				err = serr
-			}
-		}
+		err = benchutil.Profiled(c.cpuProfile, func() error { return run(c) })
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
