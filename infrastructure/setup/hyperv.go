@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,8 +39,9 @@ func NewHyperVMachineReconciler(c client.Client, apiReader client.Reader, cc clu
 }
 
 // HyperVProvider is the Hyper-V provider of the manager: o's host connections (new ones when
-// nil) and login gate, login Secrets from secrets.
-func HyperVProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *hyperv.Provider {
+// nil) and login gate, login Secrets from secrets, and the VMs per host it places by, counted
+// from the manager's HyperVMachine informer.
+func HyperVProvider(ctx context.Context, mgr ctrl.Manager, secrets client.Reader, o Options) (*hyperv.Provider, error) {
 	conns := o.Conns
 	if conns == nil {
 		conns = &hyperv.Conns{}
@@ -50,12 +52,25 @@ func HyperVProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *hyperv.
 	if conns.GuestWatch == 0 {
 		conns.GuestWatch = hyperv.DefaultGuestWatch
 	}
-	return &hyperv.Provider{Client: mgr.GetClient(), Secrets: secrets, Conns: conns, IdentityNamespace: o.IdentityNamespace}
+	p := &hyperv.Provider{Client: mgr.GetClient(), Secrets: secrets, Conns: conns, IdentityNamespace: o.IdentityNamespace}
+	informer, err := mgr.GetCache().GetInformer(ctx, &infrav1.HyperVMachine{})
+	if err != nil {
+		return nil, fmt.Errorf("get the HyperVMachine informer: %w", err)
+	}
+	reg, err := informer.AddEventHandler(&p.Placements)
+	if err != nil {
+		return nil, fmt.Errorf("count the HyperVMachines per host: %w", err)
+	}
+	p.Placements.WaitFor(reg)
+	return p, nil
 }
 
 // hyperVReconcilers registers the HyperVCluster and HyperVMachine controllers and returns the latter.
 func hyperVReconcilers(ctx context.Context, mgr ctrl.Manager, cc clustercache.ClusterCache, secrets client.Reader, o Options) (*machine.Reconciler, error) {
-	provider := HyperVProvider(mgr, secrets, o)
+	provider, err := HyperVProvider(ctx, mgr, secrets, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := (&hypervcluster.Reconciler{
 		Client: mgr.GetClient(), Provider: provider, WatchFilterValue: o.WatchFilterValue, Recheck: o.HostRecheck,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.HyperVClusterConcurrency, 1)}); err != nil {

@@ -36,7 +36,11 @@ func TestSteadyStateRequests(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		r = setup.NewHyperVMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, setup.HyperVProvider(mgr, secrets, o), o)
+		provider, err := setup.HyperVProvider(ctx, mgr, secrets, o)
+		if err != nil {
+			return err
+		}
+		r = setup.NewHyperVMachineReconciler(mgr.GetClient(), mgr.GetAPIReader(), cc, provider, o)
 		r.Recorder = mgr.GetEventRecorder("hypervmachine-controller")
 		return nil
 	})

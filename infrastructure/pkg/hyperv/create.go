@@ -59,7 +59,7 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	}
 	b.p.copying.Delete(s.InfraMachine.GetUID())
 	if err := s.Commit(infrav1.VMReference{Host: host}); err != nil {
-		b.p.placed.Delete(s.InfraMachine.GetUID())
+		b.p.Placements.Unchoose(s.InfraMachine.GetUID())
 		return "", err
 	}
 	var v View

@@ -6,10 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
@@ -72,47 +69,25 @@ func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error
 }
 
 // spread counts, per host, the VMs of the machine's MachineDeployment (or of the cluster's
-// machines when it has none): from the cache, plus the hosts this manager chose in the last
-// minute that the cache may not show yet.
+// machines when it has none), as the HyperVMachine informer shows them, plus the hosts this
+// manager chose in the last minute that no status shows yet.
 func (b *backend) spread(ctx context.Context, s *hypervisor.Scope) (map[string]int, error) {
-	md := s.Machine.Labels[clusterv1.MachineDeploymentNameLabel]
-	labels := client.MatchingLabels{clusterv1.ClusterNameLabel: s.Cluster.Name}
-	if md != "" {
-		labels[clusterv1.MachineDeploymentNameLabel] = md
+	if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		return b.p.Placements.Synced(), nil
+	}); err != nil {
+		return nil, fmt.Errorf("place the VM: wait for the HyperVMachine informer's VMs per host: %w", err)
 	}
-	list := &infrav1.HyperVMachineList{}
-	ns := s.InfraMachine.GetNamespace()
-	if err := b.p.Client.List(ctx, list, client.InNamespace(ns), labels, client.UnsafeDisableDeepCopy); err != nil { // read only
-		return nil, fmt.Errorf("place the VM: list the HyperVMachines of cluster %s/%s: %w", ns, s.Cluster.Name, err)
-	}
-	hostOf := map[types.UID]string{}
-	for _, m := range list.Items {
-		if m.Status.VM.Host != "" {
-			hostOf[m.UID] = m.Status.VM.Host
-		}
-	}
-	b.p.placed.Range(func(k, v any) bool {
-		p := v.(placement)
-		switch {
-		case time.Since(p.at) > time.Minute:
-			b.p.placed.Delete(k)
-		case p.cluster == s.Cluster.Name && p.namespace == ns && p.deployment == md:
-			if _, known := hostOf[k.(types.UID)]; !known {
-				hostOf[k.(types.UID)] = p.host
-			}
-		}
-		return true
-	})
-	delete(hostOf, s.InfraMachine.GetUID())
-	out := map[string]int{}
-	for _, h := range hostOf {
-		out[h]++
-	}
-	return out, nil
+	return b.p.Placements.Spread(b.group(s), s.InfraMachine.GetUID(), time.Now()), nil
+}
+
+// group is the placement group of the machine: the labels of its Machine, in its namespace.
+func (b *backend) group(s *hypervisor.Scope) group {
+	g := groupOf(s.InfraMachine.GetNamespace(), s.Machine.Labels)
+	g.cluster = s.Cluster.Name
+	return g
 }
 
 // remember records the host chosen for a machine.
 func (b *backend) remember(s *hypervisor.Scope, host string) {
-	b.p.placed.Store(s.InfraMachine.GetUID(), placement{host: host, cluster: s.Cluster.Name, namespace: s.InfraMachine.GetNamespace(),
-		deployment: s.Machine.Labels[clusterv1.MachineDeploymentNameLabel], at: time.Now()})
+	b.p.Placements.Choose(s.InfraMachine.GetUID(), b.group(s), host, time.Now())
 }

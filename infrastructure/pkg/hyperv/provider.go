@@ -36,19 +36,15 @@ type Provider struct {
 	// Secrets reads the login Secrets (credentials.NewCache); nil reads them through Client.
 	Secrets client.Reader
 
-	// placed remembers the hosts chosen by this manager for a while, by machine UID: the cache
-	// may not show a machine's status.vm.host yet when the next machine is placed.
-	placed  sync.Map // types.UID -> placement
-	placeMu sync.Mutex
+	// Placements counts the VMs per host for placing new ones; setup adds it as an event handler
+	// of the manager's HyperVMachine informer.
+	Placements Placements
+	placeMu    sync.Mutex
 	// copying remembers, by machine UID, the host copying the machine's parent disk source, so the
 	// machine's next create goes to that host instead of starting a copy on another.
 	copying sync.Map // types.UID -> host name
 }
 
-type placement struct {
-	host, cluster, namespace, deployment string
-	at                                   time.Time
-}
 
 // Conns caches one connection per host, address and credentials.
 type Conns struct {
