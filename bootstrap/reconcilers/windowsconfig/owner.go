@@ -3,7 +3,9 @@ package windowsconfig
 import (
 	"context"
 	"maps"
+	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,8 +22,7 @@ import (
 // controller sets the owner reference when it picks the config up).
 func (r *Reconciler) ownerMachine(ctx context.Context, cfg *bootstrapv1.WindowsConfig) (*clusterv1.Machine, error) {
 	for _, ref := range cfg.OwnerReferences {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || gv.Group != clusterv1.GroupVersion.Group || ref.Kind != "Machine" {
+		if !isMachine(ref) {
 			continue
 		}
 		m := &clusterv1.Machine{}
@@ -34,8 +35,13 @@ func (r *Reconciler) ownerMachine(ctx context.Context, cfg *bootstrapv1.WindowsC
 	return nil, nil
 }
 
-// machineToConfig enqueues the WindowsConfig a Machine references.
-func (r *Reconciler) machineToConfig(_ context.Context, o client.Object) []ctrl.Request {
+// machineToConfig enqueues the WindowsConfig a Machine references, once the Machine owns it (or
+// is being deleted). Before that a reconcile has nothing to do (it needs its owner Machine), and
+// it would cost the new machine a second: CAPI's per-object rate limit then holds back the
+// reconcile that the owner reference's arrival starts, which writes the data. (A new Machine's
+// create event comes before the Machine controller sets the owner reference, about a second
+// after the config's own first reconcile.)
+func (r *Reconciler) machineToConfig(ctx context.Context, o client.Object) []ctrl.Request {
 	m, ok := o.(*clusterv1.Machine)
 	if !ok {
 		return nil
@@ -44,8 +50,33 @@ func (r *Reconciler) machineToConfig(_ context.Context, o client.Object) []ctrl.
 	if ref.Kind != "WindowsConfig" || ref.APIGroup != bootstrapv1.GroupVersion.Group {
 		return nil
 	}
-	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}}}
+	key := client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}
+	cfg := &bootstrapv1.WindowsConfig{}
+	if m.DeletionTimestamp.IsZero() && r.Client.Get(ctx, key, cfg, client.UnsafeDisableDeepCopy) == nil && !ownedBy(cfg, m) { // read only
+		return nil // the owner reference's own event wakes the config
+	}
+	return []ctrl.Request{{NamespacedName: key}}
 }
+
+// ownedBy reports whether Machine m is among the config's owners.
+func ownedBy(cfg *bootstrapv1.WindowsConfig, m *clusterv1.Machine) bool {
+	return slices.ContainsFunc(cfg.OwnerReferences, func(ref metav1.OwnerReference) bool { return isMachine(ref) && ref.Name == m.Name })
+}
+
+// isMachine reports whether an owner reference names a Cluster API Machine.
+func isMachine(ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == clusterv1.GroupVersion.Group && ref.Kind == "Machine"
+}
+
+// ownedOrDeleting lets through the events of a config that a Machine owns or that is being
+// deleted. Before CAPI's Machine controller sets the owner reference a reconcile has nothing to
+// do, and each one (on the create, on the MachineSet's second apply a moment later) made CAPI's
+// per-object rate limit hold back the reconcile that writes the data, when the owner reference
+// came, by up to a second.
+var ownedOrDeleting = predicate.NewPredicateFuncs(func(o client.Object) bool {
+	return !o.GetDeletionTimestamp().IsZero() || slices.ContainsFunc(o.GetOwnerReferences(), isMachine)
+})
 
 // clusterToConfigs enqueues every WindowsConfig referenced by a Machine of the cluster.
 func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []ctrl.Request {

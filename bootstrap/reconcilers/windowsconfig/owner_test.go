@@ -1,13 +1,18 @@
 package windowsconfig
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 )
 
 // TestMachineChangesPassOnlyWhatTheReconcilerReads: a Machine update wakes its WindowsConfig only
@@ -43,5 +48,93 @@ func TestMachineChangesPassOnlyWhatTheReconcilerReads(t *testing.T) {
 	}
 	if !machineChanges.Create(event.CreateEvent{Object: base()}) || !machineChanges.Delete(event.DeleteEvent{Object: base()}) {
 		t.Error("a Machine's create and delete wake its config")
+	}
+}
+
+// TestMachineWakesOnlyTheConfigItOwns: a Machine's event wakes its WindowsConfig only once the
+// Machine owns it (or is being deleted). A new Machine's create event comes before CAPI's Machine
+// controller sets the owner reference, and the reconcile it started had nothing to do but made
+// CAPI's per-object rate limit hold back the one that writes the data by a second.
+func TestMachineWakesOnlyTheConfigItOwns(t *testing.T) {
+	owner := func(kind, name string) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: kind, Name: name}
+	}
+	cfg := func(name string, owners ...metav1.OwnerReference) *bootstrapv1.WindowsConfig {
+		return &bootstrapv1.WindowsConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, OwnerReferences: owners}}
+	}
+	scheme := runtime.NewScheme()
+	if err := bootstrapv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		cfg("new", owner("MachineSet", "ms")),
+		cfg("owned", owner("MachineSet", "ms"), owner("Machine", "m")),
+		cfg("other", owner("Machine", "m2")),
+	).Build()}
+	machine := func(config, kind string, deleting bool) *clusterv1.Machine {
+		m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "m"},
+			Spec: clusterv1.MachineSpec{Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+				APIGroup: bootstrapv1.GroupVersion.Group, Kind: kind, Name: config}}}}
+		if deleting {
+			m.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name    string
+		machine *clusterv1.Machine
+		wake    bool
+	}{
+		{"config not owned yet", machine("new", "WindowsConfig", false), false},
+		{"config owned by the Machine", machine("owned", "WindowsConfig", false), true},
+		{"config owned by another Machine", machine("other", "WindowsConfig", false), false},
+		{"Machine being deleted", machine("new", "WindowsConfig", true), true},
+		{"config not in the cache", machine("missing", "WindowsConfig", false), true},
+		{"another bootstrap provider's config", machine("owned", "KubeadmConfig", false), false},
+	} {
+		got := r.machineToConfig(context.Background(), c.machine)
+		if woken := len(got) == 1 && got[0].Name == c.machine.Spec.Bootstrap.ConfigRef.Name; woken != c.wake || len(got) > 1 {
+			t.Errorf("%s: enqueued %v, want the config woken %v", c.name, got, c.wake)
+		}
+	}
+}
+
+// TestConfigEventsOnlyOnceOwned: a WindowsConfig's own events start a reconcile only once a
+// Machine owns it, or when it is being deleted. The MachineSet creates the config and applies it
+// again a moment later, before the Machine controller sets the owner reference; those two
+// reconciles had nothing to do, and CAPI's per-object rate limit then held back the one that
+// writes the data by a second.
+func TestConfigEventsOnlyOnceOwned(t *testing.T) {
+	ms := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachineSet", Name: "ms"}
+	m := metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "Machine", Name: "m"}
+	other := metav1.OwnerReference{APIVersion: "example.com/v1", Kind: "Machine", Name: "m"}
+	cfg := func(deleting bool, owners ...metav1.OwnerReference) *bootstrapv1.WindowsConfig {
+		c := &bootstrapv1.WindowsConfig{ObjectMeta: metav1.ObjectMeta{Name: "c", OwnerReferences: owners}}
+		if deleting {
+			c.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		}
+		return c
+	}
+	for _, c := range []struct {
+		name string
+		ev   func() bool
+		want bool
+	}{
+		{"created by the MachineSet", func() bool { return ownedOrDeleting.Create(event.CreateEvent{Object: cfg(false, ms)}) }, false},
+		{"applied again by the MachineSet", func() bool {
+			return ownedOrDeleting.Update(event.UpdateEvent{ObjectOld: cfg(false, ms), ObjectNew: cfg(false, ms)})
+		}, false},
+		{"owned by a Machine of another API group", func() bool { return ownedOrDeleting.Create(event.CreateEvent{Object: cfg(false, other)}) }, false},
+		{"the owner reference arrives", func() bool {
+			return ownedOrDeleting.Update(event.UpdateEvent{ObjectOld: cfg(false, ms), ObjectNew: cfg(false, ms, m)})
+		}, true},
+		{"owned, at the manager's start", func() bool { return ownedOrDeleting.Create(event.CreateEvent{Object: cfg(false, m)}) }, true},
+		{"being deleted without an owner", func() bool {
+			return ownedOrDeleting.Update(event.UpdateEvent{ObjectOld: cfg(false), ObjectNew: cfg(true)})
+		}, true},
+	} {
+		if got := c.ev(); got != c.want {
+			t.Errorf("%s: reconcile %v, want %v", c.name, got, c.want)
+		}
 	}
 }

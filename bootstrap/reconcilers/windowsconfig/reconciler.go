@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -73,7 +74,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("controller", "windowsconfig")
 	return capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(&bootstrapv1.WindowsConfig{}).
+		For(&bootstrapv1.WindowsConfig{}, builder.WithPredicates(ownedOrDeleting)).
 		WithOptions(options).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToConfig), machineChanges).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
