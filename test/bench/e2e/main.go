@@ -31,6 +31,7 @@ type config struct {
 	anchor                              bool
 	guestStepTime                       time.Duration
 	noVCenterWatch                      bool
+	hypervGuestWatch                    time.Duration
 }
 
 func main() {
@@ -44,6 +45,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 90*time.Minute, "give up after this long (whole run)")
 	flag.DurationVar(&c.guestStepTime, "guest-step-time", 0, "each bootstrap step of a simulated guest takes at least this long (14s: a 4-minute bootstrap, as on Windows); the report then has the guest-wait table")
 	flag.BoolVar(&c.noVCenterWatch, "no-vcenter-watch", false, "--no-vcenter-watch of the infrastructure manager: VCenterMachines rely on polls alone")
+	flag.DurationVar(&c.hypervGuestWatch, "hyperv-guest-watch-interval", 0, "--hyperv-guest-watch-interval of the infrastructure manager (0: the manager's default)")
 	flag.BoolVar(&c.anchor, "anchor", false, "after capwin's phases, run the rollout phases again on Cluster API's in-memory provider and print the side-by-side table")
 	flag.StringVar(&c.logDir, "log-dir", "", "controller and workload cluster logs (default: a new temporary directory, kept)")
 	flag.Parse()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"runtime"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/test/bench/benchutil"
 	"github.com/capwin/capwin/test/envtest"
 	"github.com/capwin/capwin/test/harness"
@@ -44,6 +46,8 @@ func (r *report) print(w io.Writer) error {
 		c.provider, c.concurrency, c.concurrency, c.provider, clusterConc, clusterCache.QPS, clusterCache.Burst)
 	if c.provider == harness.VCenter {
 		fmt.Fprintf(b, "- vCenter watch: %s\n", map[bool]string{false: "on (the default)", true: "off (-no-vcenter-watch)"}[c.noVCenterWatch])
+	} else {
+		fmt.Fprintf(b, "- Hyper-V guest watch interval: %s\n", cmp.Or(c.hypervGuestWatch, hyperv.DefaultGuestWatch))
 	}
 	if c.guestStepTime > 0 {
 		fmt.Fprintf(b, "- simulated guests: each bootstrap step takes at least %s (-guest-step-time)\n", c.guestStepTime)

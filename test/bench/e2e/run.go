@@ -46,7 +46,7 @@ func run(ctx context.Context, c config) error {
 
 	calls := &vcsim.Calls{}
 	sessions := &vcenter.Sessions{WrapTransport: calls.Wrap}
-	conns := &hyperv.Conns{}
+	conns := &hyperv.Conns{GuestWatch: c.hypervGuestWatch}
 	r := &report{cfg: c, logDir: logDir, loadStart: loadAverage()}
 	progress("starting the harness (%s), logs in %s", c.provider, logDir)
 	begin := time.Now()
