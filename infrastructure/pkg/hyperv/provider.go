@@ -45,7 +45,6 @@ type Provider struct {
 	copying sync.Map // types.UID -> host name
 }
 
-
 // Conns caches one connection per host, address and credentials.
 type Conns struct {
 	// Timeout bounds one WinRM request (default 30s).
