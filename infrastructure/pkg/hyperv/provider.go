@@ -19,7 +19,7 @@ import (
 )
 
 // DefaultGuestWatch is the manager's interval of the Hyper-V guest watch (Conns.GuestWatch).
-const DefaultGuestWatch = 5 * time.Second
+const DefaultGuestWatch = 3 * time.Second
 
 // Default folders on the hosts.
 const (
