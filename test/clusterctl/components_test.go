@@ -39,7 +39,7 @@ func TestComponents(t *testing.T) {
 					"CAPWIN_HYPERVCLUSTER_CONCURRENCY", "CAPWIN_HYPERV_HOST_RECHECK", "CAPWIN_HYPERV_GUEST_WATCH_INTERVAL", "CAPWIN_WINRM_TIMEOUT",
 					"CAPWIN_WINRM_OPERATION_TIMEOUT", "CAPWIN_WINRM_LONG_OPERATION_TIMEOUT"))
 				g.Expect(managerArgs(comp.Objs())).To(ContainElements("--vcentermachine-concurrency=20",
-					"--hypervmachine-concurrency=7", "--hyperv-host-recheck=1m", "--hyperv-guest-watch-interval=5s", "--winrm-timeout=30s",
+					"--hypervmachine-concurrency=7", "--hyperv-host-recheck=1m", "--hyperv-guest-watch-interval=3s", "--winrm-timeout=30s",
 					"--winrm-operation-timeout=30s", "--winrm-long-operation-timeout=2m"))
 			}
 			g.Expect(comp.TargetNamespace()).To(Equal(p.ns))
