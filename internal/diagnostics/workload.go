@@ -27,7 +27,7 @@ type Workload struct {
 // readWorkload finds the Machine's Node through the <cluster>-kubeconfig Secret: by the
 // Machine's nodeRef, else by providerID or the name the guest registers with.
 func readWorkload(ctx context.Context, c client.Client, s *Story) Workload {
-	wc, err := workloadClient(ctx, c, s.Machine.Namespace, s.Machine.Spec.ClusterName)
+	wc, err := WorkloadClient(ctx, c, s.Machine.Namespace, s.Machine.Spec.ClusterName)
 	if err != nil {
 		return Workload{Err: err}
 	}
@@ -42,7 +42,9 @@ func readWorkload(ctx context.Context, c client.Client, s *Story) Workload {
 	return w
 }
 
-func workloadClient(ctx context.Context, c client.Client, namespace, cluster string) (client.Client, error) {
+// WorkloadClient is a client of the workload cluster of Cluster namespace/cluster, from its
+// <cluster>-kubeconfig Secret in the management cluster c, with c's scheme.
+func WorkloadClient(ctx context.Context, c client.Client, namespace, cluster string) (client.Client, error) {
 	kc, err := secret.GetFromNamespacedName(ctx, c, client.ObjectKey{Namespace: namespace, Name: cluster}, secret.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("workload cluster kubeconfig Secret %s-kubeconfig: %w", cluster, err)

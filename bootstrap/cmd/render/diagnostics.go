@@ -66,19 +66,7 @@ func runDiagnostics(args []string, stdout io.Writer) error {
 	if name == "" || fs.NArg() > 0 {
 		return errors.New(diagnosticsUsage + " (render diagnostics -h for the flags)")
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return err
-	}
-	if namespace == "" {
-		if namespace, _, err = cc.Namespace(); err != nil {
-			return err
-		}
-	}
-	c, err := client.New(cfg, client.Options{Scheme: diagnostics.Scheme()})
+	c, namespace, err := management(kubeconfig, namespace)
 	if err != nil {
 		return err
 	}
@@ -89,4 +77,23 @@ func runDiagnostics(args []string, stdout io.Writer) error {
 		return err
 	}
 	return diagnostics.Write(stdout, story, maxEvents)
+}
+
+// management is a client of the management cluster of kubeconfig (default: $KUBECONFIG,
+// ~/.kube/config), and namespace, or the kubeconfig context's when it is empty.
+func management(kubeconfig, namespace string) (client.Client, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	if namespace == "" {
+		if namespace, _, err = cc.Namespace(); err != nil {
+			return nil, "", err
+		}
+	}
+	c, err := client.New(cfg, client.Options{Scheme: diagnostics.Scheme()})
+	return c, namespace, err
 }

@@ -10,6 +10,11 @@
 //
 //	render diagnostics [--kubeconfig FILE] [-n NAMESPACE] [--events N] MACHINE
 //
+// `render preflight` lists the Windows workloads of a workload cluster that will not start on
+// nodes of a new Windows build (docs/upgrades.md):
+//
+//	render preflight --target ltsc2025 [--kubeconfig FILE] [-n NAMESPACE] CLUSTER
+//
 // `render -h` lists both; `render version` prints the version. make release ships render for
 // Linux, macOS and Windows (RELEASE.md); `go build ./bootstrap/cmd/render` builds it from here.
 package main
@@ -69,6 +74,8 @@ func run(args []string, stdout io.Writer) error {
 	switch args[0] {
 	case "diagnostics":
 		return runDiagnostics(args[1:], stdout)
+	case "preflight":
+		return runPreflight(args[1:], stdout)
 	case "version":
 		if len(args) > 1 {
 			return fmt.Errorf("version takes no arguments, got %q", args[1:])

@@ -16,14 +16,17 @@ var version = "dev"
 // errNoArgs is run's answer to an empty command line; main prints the usage with it.
 var errNoArgs = errors.New("no arguments: give the preview's flags or a command")
 
-const usageHead = `render previews a WindowsConfig's user data offline, and prints a Machine's story from the
-management cluster.
+const usageHead = `render previews a WindowsConfig's user data offline, prints a Machine's story from the
+management cluster, and checks a workload cluster's Windows images before a Windows Server upgrade.
 
 Usage:
   render -f FILE --api-server HOST:PORT (--ca-file FILE | --ca-hash sha256:...) [flags]
         print the user data a node would receive (offline; flags below)
   render diagnostics [--kubeconfig FILE] [-n NAMESPACE] [--events N] MACHINE
         print a Machine's story from the management cluster (render diagnostics -h)
+  render preflight --target BUILD [--kubeconfig FILE] [-n NAMESPACE] CLUSTER
+        list the Windows workloads that will not start on nodes of a new Windows build
+        (render preflight -h)
   render version
         print render's version
   render help
