@@ -42,6 +42,11 @@ envtest:
 npm:
 	@test -d hack/pscheck/node_modules || (cd hack/pscheck && npm ci --no-audit --no-fund --loglevel=error)
 
+## vuln: govulncheck over the module and hack/images against the Go vulnerability database of the pinned golang.org/x/vulndb module (no network after the module download); fails on a finding docs/reliability.md does not explain (reports: out/vuln-*.txt).
+.PHONY: vuln
+vuln:
+	@scripts/vuln.sh
+
 ## lint: no tracked file over 512 KiB (binaries, logs and data are made by scripts, not committed), gofmt, go vet (also of the nested image builder module), golangci-lint with .golangci.yml (main module and hack/images; kube-api-linter on api/) and actionlint on .github/workflows.
 ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # golangci-lint v2 with kube-api-linter compiled in (what `golangci-lint custom` would build, but

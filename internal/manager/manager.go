@@ -6,10 +6,12 @@ package manager
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -50,6 +53,7 @@ type Options struct {
 	WatchFilterValue                                      string
 	WebhookPort                                           int
 	WebhookCertDir                                        string
+	EnableHTTP2                                           bool
 	QPS                                                   float32
 	Burst                                                 int
 	Manager                                               flags.ManagerOptions
@@ -78,6 +82,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ProfilerAddr, "profiler-address", "", "Address of the pprof endpoint (e.g. localhost:6060); off when empty.")
 	fs.IntVar(&o.WebhookPort, "webhook-port", 9443, "Webhook server port.")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs/", "Directory with tls.crt and tls.key for the webhook server.")
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", false, "Serve the webhooks and the metrics endpoint over HTTP/2 as well; off by default (HTTP/1.1 only), which keeps HTTP/2 server weaknesses away from them.")
 	flags.AddManagerOptions(fs, &o.Manager)
 }
 
@@ -101,9 +106,9 @@ func NewForConfig(restConfig *rest.Config, o *Options, scheme *runtime.Scheme, n
 	with ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	restConfig.QPS, restConfig.Burst = o.QPS, o.Burst
 	restConfig.UserAgent = remote.DefaultClusterAPIUserAgent(name)
-	tlsOptions, metricsOptions, err := flags.GetManagerOptions(o.Manager)
+	tlsOptions, metricsOptions, err := ServerOptions(o)
 	if err != nil {
-		return nil, fmt.Errorf("invalid flags: %w", err)
+		return nil, err
 	}
 	opts := ctrl.Options{
 		Scheme:                     scheme,
@@ -260,4 +265,22 @@ func run(name string, scheme *runtime.Scheme, common *Options, start func(contex
 	}
 	ctrl.Log.WithName("setup").Info("Starting manager", "name", name)
 	return mgr.Start(ctx)
+}
+
+// ServerOptions are the TLS options of the webhook server and the metrics server's options, from
+// Cluster API's manager flags and --enable-http2: without it both servers offer HTTP/1.1 alone
+// (as Kubernetes' own components and kubebuilder's projects do), so HTTP/2 server weaknesses (Rapid
+// Reset, HPACK and flow control bugs) do not reach them.
+func ServerOptions(o *Options) ([]func(*tls.Config), *metricsserver.Options, error) {
+	tlsOptions, metricsOptions, err := flags.GetManagerOptions(o.Manager)
+	if err != nil {
+		return nil, nil, fmt.Errorf("invalid flags: %w", err)
+	}
+	if !o.EnableHTTP2 {
+		tlsOptions = append(slices.Clip(tlsOptions), func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+		if metricsOptions.SecureServing {
+			metricsOptions.TLSOpts = tlsOptions
+		}
+	}
+	return tlsOptions, metricsOptions, nil
 }
