@@ -3,10 +3,7 @@ package windowsconfig
 import (
 	"context"
 	"maps"
-	"slices"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,13 +13,14 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/internal/owner"
 )
 
 // ownerMachine returns the Machine that owns the config, or nil while it has none (CAPI's Machine
 // controller sets the owner reference when it picks the config up).
 func (r *Reconciler) ownerMachine(ctx context.Context, cfg *bootstrapv1.WindowsConfig) (*clusterv1.Machine, error) {
 	for _, ref := range cfg.OwnerReferences {
-		if !isMachine(ref) {
+		if !owner.IsMachine(ref) {
 			continue
 		}
 		m := &clusterv1.Machine{}
@@ -52,31 +50,11 @@ func (r *Reconciler) machineToConfig(ctx context.Context, o client.Object) []ctr
 	}
 	key := client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}
 	cfg := &bootstrapv1.WindowsConfig{}
-	if m.DeletionTimestamp.IsZero() && r.Client.Get(ctx, key, cfg, client.UnsafeDisableDeepCopy) == nil && !ownedBy(cfg, m) { // read only
+	if m.DeletionTimestamp.IsZero() && r.Client.Get(ctx, key, cfg, client.UnsafeDisableDeepCopy) == nil && !owner.MachineOwns(cfg, m.Name) { // read only
 		return nil // the owner reference's own event wakes the config
 	}
 	return []ctrl.Request{{NamespacedName: key}}
 }
-
-// ownedBy reports whether Machine m is among the config's owners.
-func ownedBy(cfg *bootstrapv1.WindowsConfig, m *clusterv1.Machine) bool {
-	return slices.ContainsFunc(cfg.OwnerReferences, func(ref metav1.OwnerReference) bool { return isMachine(ref) && ref.Name == m.Name })
-}
-
-// isMachine reports whether an owner reference names a Cluster API Machine.
-func isMachine(ref metav1.OwnerReference) bool {
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == clusterv1.GroupVersion.Group && ref.Kind == "Machine"
-}
-
-// ownedOrDeleting lets through the events of a config that a Machine owns or that is being
-// deleted. Before CAPI's Machine controller sets the owner reference a reconcile has nothing to
-// do, and each one (on the create, on the MachineSet's second apply a moment later) made CAPI's
-// per-object rate limit hold back the reconcile that writes the data, when the owner reference
-// came, by up to a second.
-var ownedOrDeleting = predicate.NewPredicateFuncs(func(o client.Object) bool {
-	return !o.GetDeletionTimestamp().IsZero() || slices.ContainsFunc(o.GetOwnerReferences(), isMachine)
-})
 
 // clusterToConfigs enqueues every WindowsConfig referenced by a Machine of the cluster.
 func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []ctrl.Request {

@@ -30,6 +30,7 @@ import (
 	"github.com/capwin/capwin/bootstrap/webhooks"
 	"github.com/capwin/capwin/internal/admit"
 	"github.com/capwin/capwin/internal/manager"
+	"github.com/capwin/capwin/internal/owner"
 )
 
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=windowsconfigs,verbs=list;watch;patch
@@ -74,7 +75,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("controller", "windowsconfig")
 	return capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(&bootstrapv1.WindowsConfig{}, builder.WithPredicates(ownedOrDeleting)).
+		For(&bootstrapv1.WindowsConfig{}, builder.WithPredicates(owner.OwnedOrDeleting)).
 		WithOptions(options).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToConfig), machineChanges).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).

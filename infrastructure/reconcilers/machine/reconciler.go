@@ -39,6 +39,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/internal/admit"
 	"github.com/capwin/capwin/internal/manager"
+	"github.com/capwin/capwin/internal/owner"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcentermachines;hypervmachines,verbs=get;list;watch;patch
@@ -134,10 +135,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	b := capicontrollerutil.NewControllerManagedBy(mgr, log).
-		For(r.Kind.NewObject(), builder.WithPredicates(notOwnStatus())).
+		For(r.Kind.NewObject(), builder.WithPredicates(notOwnStatus(r.Kind.Finalizer), owner.OwnedOrDeleting)).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(util.MachineToInfrastructureMapFunc(gvk))).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.machineToInfra(gvk))).
 		Watches(&ipamv1.IPAddressClaim{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), r.Kind.NewObject(), handler.OnlyControllerOwner())).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(clusterToMachines),
 			predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log))
@@ -196,20 +197,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	log = log.WithValues("Cluster", klog.KObj(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
 
-	// A machine refused from the start never had a VM: it needs no finalizer.
+	// A machine refused from the start never had a VM: it needs no finalizer. The patch that adds
+	// it updates obj, so this reconcile goes on (its echo is dropped: notOwnStatus), and the
+	// Paused condition of a machine that is not paused goes out with its status patch: each extra
+	// reconcile would hold back, by CAPI's one-per-second limit, the one the bootstrap data starts.
 	if rejected == nil || controllerutil.ContainsFinalizer(obj, r.Kind.Finalizer) {
-		if added, err := finalizers.EnsureFinalizer(ctx, r.Client, obj, r.Kind.Finalizer); err != nil || added {
+		if _, err := finalizers.EnsureFinalizer(ctx, r.Client, obj, r.Kind.Finalizer); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	helper := newWriter(r.Client, obj)
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, obj); err != nil || isPaused || requeue {
-		if requeue && err == nil && !isPaused {
-			// The Paused condition was written: its echo is dropped (notOwnStatus), so go on by a requeue.
-			return ctrl.Result{RequeueAfter: time.Millisecond}, nil
-		}
+	if isPaused(cluster, obj) {
+		_, _, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, obj)
 		return ctrl.Result{}, err
 	}
+	setNotPaused(obj) // written with the rest of the status, by the patch below
 	defer func() {
 		if err := r.patch(ctx, helper, obj, rerr == nil); err != nil {
 			rerr = kerrors.NewAggregate([]error{rerr, err})
