@@ -32,18 +32,9 @@ func TestDiagnostics(t *testing.T) {
 		t.Skip("envtest")
 	}
 	g := NewWithT(t)
-	env, err := envtest.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
-	c, err := client.New(env.Config, client.Options{Scheme: diagnostics.Scheme()})
-	g.Expect(err).NotTo(HaveOccurred())
 	ctx := t.Context()
 	const ns = "diag"
-	create(ctx, g, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	create(ctx, g, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "win-kubeconfig", Namespace: ns,
-		Labels: map[string]string{clusterv1.ClusterNameLabel: "win"}}, Data: map[string][]byte{"value": env.KubeConfig}})
+	kubeconfig, c := selfManaged(t, g, ns)
 
 	// 1. The control plane is not initialized: no bootstrap data, no VM.
 	waiting := machine(ctx, g, c, ns, "win-md-0-wait", "VCenterMachine", nil)
@@ -174,4 +165,21 @@ func machine(ctx context.Context, g Gomega, c client.Client, ns, name, kind stri
 
 func create(ctx context.Context, g Gomega, c client.Client, obj client.Object) {
 	g.Expect(c.Create(ctx, obj)).To(Succeed())
+}
+
+// selfManaged starts an apiserver that is both the management cluster and the workload cluster of
+// Cluster ns/win (its kubeconfig Secret points back at it), and returns its kubeconfig file and a
+// client.
+func selfManaged(t *testing.T, g Gomega, ns string) (string, client.Client) {
+	env, err := envtest.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = env.Stop() })
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
+	c, err := client.New(env.Config, client.Options{Scheme: diagnostics.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	create(t.Context(), g, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	create(t.Context(), g, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "win-kubeconfig", Namespace: ns,
+		Labels: map[string]string{clusterv1.ClusterNameLabel: "win"}}, Data: map[string][]byte{"value": env.KubeConfig}})
+	return kubeconfig, c
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -18,12 +16,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
-	"github.com/capwin/capwin/internal/diagnostics"
 	"github.com/capwin/capwin/internal/preflight"
 	"github.com/capwin/capwin/internal/preflight/registrytest"
-	"github.com/capwin/capwin/test/envtest"
 )
 
 // TestPreflight runs `render preflight` against a real apiserver (the Cluster's kubeconfig Secret
@@ -42,18 +36,9 @@ func TestPreflight(t *testing.T) {
 	multi := regs.Push(t, pub, "win/iis:multi", true, registrytest.LTSC2022, registrytest.LTSC2025, registrytest.Linux)
 	private2022 := regs.Push(t, priv, "corp/report:ltsc2022", false, registrytest.LTSC2022)
 
-	env, err := envtest.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = env.Stop() })
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
-	c, err := client.New(env.Config, client.Options{Scheme: diagnostics.Scheme()})
-	g.Expect(err).NotTo(HaveOccurred())
 	ctx := t.Context()
 	const ns = "shop"
-	create(ctx, g, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	create(ctx, g, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "win-kubeconfig", Namespace: ns,
-		Labels: map[string]string{clusterv1.ClusterNameLabel: "win"}}, Data: map[string][]byte{"value": env.KubeConfig}})
+	kubeconfig, c := selfManaged(t, g, ns)
 	create(ctx, g, c, &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "windows-hyperv"}, Handler: "runhcs-wcow-hypervisor"})
 	auth := base64.StdEncoding.EncodeToString([]byte(regs.User + ":" + regs.Password))
 	dockerConfig, _ := json.Marshal(map[string]any{"auths": map[string]any{registrytest.Host(priv): map[string]string{"auth": auth}}})
@@ -88,7 +73,7 @@ func TestPreflight(t *testing.T) {
 	// Job, the missing RuntimeClass and the typo are named; iis-multi, db-hyperv (Hyper-V
 	// isolation) and agent start.
 	var out bytes.Buffer
-	err = run([]string{"preflight", "--kubeconfig", kubeconfig, "-n", ns, "--target", "ltsc2025", "--registry-ca", regs.CAFile, "win"}, &out)
+	err := run([]string{"preflight", "--kubeconfig", kubeconfig, "-n", ns, "--target", "ltsc2025", "--registry-ca", regs.CAFile, "win"}, &out)
 	g.Expect(err).To(MatchError("preflight against 10.0.26100 (ltsc2025): 4 findings keep Pods from starting, 1 image could not be read"))
 	text := out.String()
 	g.Expect(text).To(ContainSubstring("Windows workloads against 10.0.26100 (ltsc2025): 8 Pod templates, 8 containers checked; RuntimeClasses with Hyper-V isolation: windows-hyperv"))
