@@ -13,6 +13,7 @@ import (
 	"iter"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"slices"
 
 	srvconfig "github.com/containerd/containerd/v2/cmd/containerd/server/config"
@@ -71,7 +72,14 @@ func Load(ctx context.Context, path string) (Images, error) {
 		return out, fmt.Errorf("the CRI image plugin is not registered")
 	}
 	reg := all[i]
-	decoded, err := cfg.Decode(ctx, reg.URI(), reg.Config)
+	// The registration's Config is the plugin's default, shared by every Load: decode into a copy,
+	// or one node's file would change the defaults of the next (and two guests decoding at once
+	// would write the same maps).
+	fresh, err := copyOf(reg.Config)
+	if err != nil {
+		return out, err
+	}
+	decoded, err := cfg.Decode(ctx, reg.URI(), fresh)
 	if err != nil {
 		return out, fmt.Errorf("decode the CRI image config: %w", err)
 	}
@@ -84,6 +92,17 @@ func Load(ctx context.Context, path string) (Images, error) {
 	}
 	out.Root, out.State = cfg.Root, cfg.State
 	return out, nil
+}
+
+// copyOf returns a deep copy of a plugin's default config (a pointer to a struct), through JSON,
+// as the plugin's config is read and written.
+func copyOf(def any) (any, error) {
+	b, err := json.Marshal(def)
+	if err != nil {
+		return nil, err
+	}
+	v := reflect.New(reflect.TypeOf(def).Elem()).Interface()
+	return v, json.Unmarshal(b, v)
 }
 
 // Endpoint is one host containerd tries for a pull, in order.
