@@ -34,15 +34,16 @@ func TestMD4(t *testing.T) {
 func TestVerifyNTLMv2(t *testing.T) {
 	challenge := []byte("8bytes!!")
 	cm := challengeMessage(challenge, time.Now())
+	// The client takes the domain from the user name (go-ntlmssp v0.1.1): none for a local
+	// account or a UPN, the part before the backslash for DOMAIN\user.
 	for _, tc := range []struct {
-		user         string
-		domainNeeded bool
-		domain       string
+		login, user, domain string
 	}{
-		{"Administrator", true, ntlmTarget},
-		{"bob@corp.example", false, ""},
+		{"Administrator", "Administrator", ""},
+		{`CORP\bob`, "bob", "CORP"},
+		{"bob@corp.example", "bob@corp.example", ""},
 	} {
-		msg, err := ntlmssp.ProcessChallenge(cm, tc.user, testPass, tc.domainNeeded)
+		msg, err := ntlmssp.NewAuthenticateMessage(cm, tc.login, testPass, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func TestVerifyNTLMv2(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a.user != tc.user || a.domain != tc.domain {
-			t.Errorf("parsed user %q domain %q", a.user, a.domain)
+			t.Errorf("%s: parsed user %q domain %q", tc.login, a.user, a.domain)
 		}
 		if !verifyNTLMv2(a, challenge, testPass) {
 			t.Errorf("%s: right password rejected", tc.user)
@@ -87,7 +88,7 @@ func TestNTLMConnections(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		msg, err := ntlmssp.ProcessChallenge(challenge, testUser, testPass, true)
+		msg, err := ntlmssp.NewAuthenticateMessage(challenge, testUser, testPass, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
