@@ -125,12 +125,6 @@ func checkWorkload(ctx context.Context, c client.Reader, reg *Registry, target B
 	return out, nil
 }
 
-// isClass reports whether the RuntimeClass exists (a failed read counts as existing: the check
-// makes no claim it cannot back).
-func isClass(ctx context.Context, c client.Reader, name string) bool {
-	return !isNotFound(c.Get(ctx, client.ObjectKey{Name: name}, &nodeRuntimeClass{}))
-}
-
 // judge decides whether an image runs on the target build: process isolation needs an image of
 // the node's build; Hyper-V isolation runs the node's build and older ones.
 func judge(img Image, target Build, hyperV bool, classes []string) (problem, fix string) {

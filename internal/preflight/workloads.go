@@ -155,6 +155,8 @@ func HyperVClasses(ctx context.Context, c client.Reader) (map[string]bool, error
 	return out, nil
 }
 
-type nodeRuntimeClass = nodev1.RuntimeClass
-
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+// isClass reports whether the RuntimeClass exists (a failed read counts as existing: the check
+// makes no claim it cannot back).
+func isClass(ctx context.Context, c client.Reader, name string) bool {
+	return !apierrors.IsNotFound(c.Get(ctx, client.ObjectKey{Name: name}, &nodev1.RuntimeClass{}))
+}
