@@ -68,6 +68,11 @@ func (t *ntlmTransport) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, er
 		req.Header.Set("Content-Type", "application/soap+xml;charset=UTF-8")
 		req.SetBasicAuth(t.user, t.password)
 		res, err := t.rt.RoundTrip(req)
+		if err == nil && res.StatusCode == http.StatusUnauthorized && h.lost != nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			_ = res.Body.Close()
+			err = h.lost
+		}
 		if err != nil {
 			return "", fmt.Errorf("unknown error %w", err)
 		}
@@ -100,9 +105,12 @@ func read(res *http.Response) (string, error) {
 type handshakeKey struct{}
 
 // handshake records the connections the NEGOTIATE (answered by the CHALLENGE) and the
-// AUTHENTICATE of one request went on.
+// AUTHENTICATE of one request went on, and the error of a leg that got no answer. The Negotiator
+// answers a lost NEGOTIATE or AUTHENTICATE with the first, anonymous 401 and no error; that 401
+// says nothing about the credentials, the lost connection does.
 type handshake struct {
 	negotiate, authenticate net.Conn
+	lost                    error
 }
 
 // moved reports whether the AUTHENTICATE went on another connection than the CHALLENGE came on.
@@ -129,7 +137,11 @@ func (l legs) RoundTrip(req *http.Request) (*http.Response, error) {
 			GotConn: func(info httptrace.GotConnInfo) { *slot = info.Conn },
 		}))
 	}
-	return l.next.RoundTrip(req)
+	res, err := l.next.RoundTrip(req)
+	if err != nil && h != nil && slot != nil {
+		h.lost = err
+	}
+	return res, err
 }
 
 // ntlmMessage is the NTLM message type (1 NEGOTIATE, 3 AUTHENTICATE) an Authorization header

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf16"
@@ -181,6 +182,11 @@ func parseOutcome(stdout []byte) (Outcome, bool, error) {
 	return o, false, sc.Err()
 }
 
+// httpUnauthorized matches the WinRM client's errors for an HTTP 401 answer ("http error 401:
+// ...", "http response error: 401 - ..."), and not a 401 elsewhere in a message, such as in the
+// port of "read tcp 127.0.0.1:52144->127.0.0.1:40157: connection reset by peer".
+var httpUnauthorized = regexp.MustCompile(`\bhttp (?:response )?error:? 401\b`)
+
 func (c *Conn) transportError(op Script, act string, err error) error {
 	e := &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Op: op.Name, Action: act, Message: err.Error()}
 	var unknownAuthority x509.UnknownAuthorityError
@@ -190,7 +196,7 @@ func (c *Conn) transportError(op Script, act string, err error) error {
 	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid),
 		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "x509: "):
 		e.Kind = KindTLS
-	case strings.Contains(err.Error(), "401"):
+	case httpUnauthorized.MatchString(err.Error()):
 		e.Kind, e.Message = KindAuth, fmt.Sprintf("user %q, HTTP 401", c.cfg.Username)
 	}
 	return e
