@@ -1,0 +1,167 @@
+// Package secretscan looks for the credentials a run used (vCenter and Hyper-V passwords, guest,
+// registry and domain credentials, bootstrap tokens) in everything capwin's managers let out: their
+// logs, events, the status, conditions and annotations of Cluster API's and capwin's objects, and
+// their metrics. A test collects the credentials while it runs (Collector) and scans at its end; a
+// hit names the credential and where it was found, never the value.
+package secretscan
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// MinLength is the shortest value searched for: a shorter one would be found by chance.
+const MinLength = 8
+
+// Hit is one credential found in one place.
+type Hit struct {
+	// Secret names the credential ("Secret ns/name key password"), never its value.
+	Secret string
+	// Where names the place ("log controllers.log line 812", "Event ns/name", "VCenterMachine
+	// ns/name status", "metrics").
+	Where string
+	// Excerpt is the text around the hit with every credential replaced by <redacted>.
+	Excerpt string
+}
+
+func (h Hit) String() string { return fmt.Sprintf("%s in %s: %s", h.Secret, h.Where, h.Excerpt) }
+
+// Scanner holds the credentials to look for. Its methods may be called concurrently.
+type Scanner struct {
+	mu      sync.RWMutex
+	needles map[string]string // form of a value -> name of the credential
+}
+
+// New returns a Scanner with no credentials.
+func New() *Scanner { return &Scanner{needles: map[string]string{}} }
+
+// Add records a credential: its value as is, JSON-escaped and base64-encoded. Values shorter
+// than MinLength are left out.
+func (s *Scanner) Add(name, value string) {
+	if len(value) < MinLength {
+		return
+	}
+	quoted, _ := json.Marshal(value)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, form := range []string{value, string(quoted[1 : len(quoted)-1]), base64.StdEncoding.EncodeToString([]byte(value))} {
+		if _, ok := s.needles[form]; !ok {
+			s.needles[form] = name
+		}
+	}
+}
+
+// Names lists the credentials held, sorted.
+func (s *Scanner) Names() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range s.needles {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Text scans one piece of text.
+func (s *Scanner) Text(where, text string) []Hit {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var hits []Hit
+	for form, name := range s.needles {
+		if i := strings.Index(text, form); i >= 0 {
+			hits = append(hits, Hit{Secret: name, Where: where, Excerpt: s.excerpt(text, i, len(form))})
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].Secret < hits[j].Secret })
+	return hits
+}
+
+// excerpt is up to 80 bytes either side of text[i:i+n], every credential redacted (s.mu held).
+func (s *Scanner) excerpt(text string, i, n int) string {
+	from, to := max(0, i-80), min(len(text), i+n+80)
+	out := text[from:to]
+	forms := make([]string, 0, len(s.needles))
+	for form := range s.needles {
+		forms = append(forms, form)
+	}
+	sort.Slice(forms, func(a, b int) bool { return len(forms[a]) > len(forms[b]) })
+	for _, form := range forms {
+		out = strings.ReplaceAll(out, form, "<redacted>")
+	}
+	return strings.ToValidUTF8(out, "?")
+}
+
+// Reader scans a stream line by line; Where gets the line number.
+func (s *Scanner) Reader(where string, r io.Reader) ([]Hit, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var hits []Hit
+	for n := 1; sc.Scan(); n++ {
+		hits = append(hits, s.Text(fmt.Sprintf("%s line %d", where, n), sc.Text())...)
+	}
+	return hits, sc.Err()
+}
+
+// Files scans every regular file under the given files and directories.
+func (s *Scanner) Files(paths ...string) ([]Hit, error) {
+	var hits []Hit
+	for _, path := range paths {
+		info, err := os.Stat(path)
+		if err != nil {
+			return hits, err
+		}
+		if !info.IsDir() {
+			h, err := s.file(path)
+			hits = append(hits, h...)
+			if err != nil {
+				return hits, err
+			}
+			continue
+		}
+		root, err := os.OpenRoot(path)
+		if err != nil {
+			return hits, err
+		}
+		err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			f, err := root.Open(name)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = f.Close() }()
+			h, err := s.Reader("file "+filepath.Join(path, name), f)
+			hits = append(hits, h...)
+			return err
+		})
+		_ = root.Close()
+		if err != nil {
+			return hits, err
+		}
+	}
+	return hits, nil
+}
+
+func (s *Scanner) file(path string) ([]Hit, error) {
+	f, err := os.Open(path) //nolint:gosec // G304: a file the test names
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	return s.Reader("file "+path, f)
+}
