@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/flags"
 
 	"github.com/capwin/capwin/internal/feature"
+	"github.com/capwin/capwin/internal/logredact"
 )
 
 // Options are the flags every capwin manager has.
@@ -91,7 +92,8 @@ func New(o *Options, scheme *runtime.Scheme, name string, priorityQueue bool) (c
 	if err := logsv1.ValidateAndApply(o.Logs, nil); err != nil {
 		return nil, err
 	}
-	ctrl.SetLogger(klog.Background())
+	logredact.Apply(o.Logs.Format)
+	ctrl.SetLogger(logredact.Logger(klog.Background()))
 	restConfig, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, err

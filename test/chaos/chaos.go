@@ -44,7 +44,10 @@ type Config struct {
 	Outage      time.Duration
 	// Converge bounds the wait for convergence after the faults and for the deletion.
 	Converge time.Duration
-	Log      logr.Logger
+	// Log receives the harness's own messages; ControllersLog is the file the controllers log
+	// to (harness.LogControllers), searched for the run's credentials at the end.
+	Log            logr.Logger
+	ControllersLog string
 }
 
 // Report is what one run measured and the invariants it broke (Violations).
@@ -79,5 +82,7 @@ type Report struct {
 	// ToReadyP50 and ToReadyMax: Machine creation to Ready, over the machines of the run.
 	ToReadyP50, ToReadyMax time.Duration
 	Delete                 time.Duration
-	Violations             []string
+	// Credentials is the number of credentials the secret scan searched for (none may be found).
+	Credentials int
+	Violations  []string
 }

@@ -55,6 +55,7 @@ func Markdown(reports []*Report) string {
 	row("last fault to converged", func(r *Report) string { return round(r.Converged) })
 	row("Machine created to Ready p50 / max", func(r *Report) string { return round(r.ToReadyP50) + " / " + round(r.ToReadyMax) })
 	row("delete of both Clusters", func(r *Report) string { return round(r.Delete) })
+	row("credentials searched in logs, events, objects, metrics (none may be found)", func(r *Report) string { return fmt.Sprint(r.Credentials) })
 	row("invariants", func(r *Report) string {
 		if len(r.Violations) == 0 {
 			return "all hold"

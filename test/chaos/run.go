@@ -51,6 +51,15 @@ func Run(ctx context.Context, c Config, p harness.Progress) (*Report, error) {
 		return nil, err
 	}
 	s.check()
+	var logs []string
+	if c.ControllersLog != "" {
+		logs = append(logs, c.ControllersLog)
+	}
+	names, err := h.ScanSecrets(ctx, logs...)
+	r.Credentials = len(names)
+	if err != nil {
+		r.Violations = append(r.Violations, err.Error())
+	}
 	return r, nil
 }
 

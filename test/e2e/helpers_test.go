@@ -15,7 +15,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -27,12 +26,40 @@ import (
 
 var stepTimeout = envDuration("CAPWIN_E2E_STEP_TIMEOUT", 4*time.Minute)
 
-// setLogger: TestVCenter and TestHyperV run in parallel, each on a harness of its own; the
-// controllers' global logger is set once.
-var setLogger sync.Once
+// controllersLog receives the controllers' logs (the global logger, shared by the tests that
+// run in parallel) at the highest verbosity, for the secret scan at the end of each test.
+var controllersLog string
+
+func TestMain(m *testing.M) {
+	os.Exit(runWithLog(m))
+}
+
+// runWithLog sends the controllers' logs, every verbosity, to a file (and to stderr with
+// CAPWIN_TEST_DEBUG=1) and runs the tests.
+func runWithLog(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "capwin-e2e-log-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	controllersLog = filepath.Join(dir, "controllers.log")
+	var also io.Writer
+	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
+		also = os.Stderr
+	}
+	f, err := harness.LogControllers(controllersLog, also)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = f.Close() }()
+	return m.Run()
+}
 
 // start runs a harness for one test. Set CAPWIN_TEST_DEBUG=1 to see the controllers' logs and
-// CAPWIN_E2E_LOGS=<dir> to keep the workload cluster's component logs.
+// CAPWIN_E2E_LOGS=<dir> to keep the workload cluster's component logs. At its end the test fails
+// if any credential of the run is found in the controllers' logs, events, objects or metrics.
 func start(t *testing.T, provider string, options ...func(*harness.Options)) *harness.Harness {
 	t.Helper()
 	if testing.Short() {
@@ -45,26 +72,37 @@ func start(t *testing.T, provider string, options ...func(*harness.Options)) *ha
 			t.Fatal(err)
 		}
 	}
-	out := io.Discard
+	out := io.Discard // the harness's own messages (the simulated guests') stay out of the scanned log
 	if os.Getenv("CAPWIN_TEST_DEBUG") != "" {
 		out = os.Stderr
 	}
 	log := zap.New(zap.WriteTo(out))
-	setLogger.Do(func() { ctrl.SetLogger(log) })
 	opts := harness.Options{Provider: provider, LogDir: logDir, Log: log,
 		Heartbeat: 5 * time.Second, JoinTimeout: time.Minute,
 		Infrastructure: infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond}}
 	for _, o := range options {
 		o(&opts)
 	}
-	h, err := harness.Start(t.Context(), opts)
-	if h != nil {
-		t.Cleanup(func() {
-			if err := h.Stop(); err != nil {
-				t.Log("stop:", err)
+	// Not t.Context(): it ends before the cleanups, and the secret scan needs the clusters.
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := harness.Start(ctx, opts)
+	t.Cleanup(func() {
+		defer cancel()
+		if h == nil {
+			return
+		}
+		if err == nil {
+			names, err := h.ScanSecrets(ctx, controllersLog)
+			if err != nil {
+				t.Error(err)
+			} else {
+				t.Logf("secret scan: none of %d credentials in the controllers' logs (V(%d)), events, objects or metrics", len(names), harness.LogVerbosity)
 			}
-		})
-	}
+		}
+		if err := h.Stop(); err != nil {
+			t.Log("stop:", err)
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

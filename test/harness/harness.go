@@ -28,6 +28,7 @@ import (
 	"github.com/capwin/capwin/test/harness/management"
 	"github.com/capwin/capwin/test/harness/workload"
 	"github.com/capwin/capwin/test/hypervsim"
+	"github.com/capwin/capwin/test/secretscan"
 )
 
 // Providers of the harness.
@@ -74,6 +75,8 @@ type Harness struct {
 	// HyperVCluster is the failover cluster of the Hyper-V hosts (Options.HyperVFailoverCluster).
 	HyperVCluster *hypervsim.Cluster
 	Guests        *Guests
+	// Secrets holds every credential the run used, for ScanSecrets.
+	Secrets *secretscan.Scanner
 
 	cancel  context.CancelFunc
 	logDir  string
@@ -132,6 +135,9 @@ func Start(ctx context.Context, opts Options) (_ *Harness, retErr error) {
 	}
 	if h.WorkloadClient, err = client.New(h.Workload.Config, client.Options{}); err != nil {
 		return nil, err
+	}
+	if err := h.watchSecrets(ctx); err != nil {
+		return nil, fmt.Errorf("secret scan: %w", err)
 	}
 	h.Guests = newGuests(ctx, h.log.WithName("guest"), opts.Heartbeat, opts.JoinTimeout)
 	h.Guests.stepTime = opts.GuestStepTime

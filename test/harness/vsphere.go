@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/Microsoft/hcsshim/osversion"
@@ -63,6 +64,7 @@ func startVSphere(ctx context.Context) (*VSphere, error) {
 	}
 	model.Service.TLS = new(tls.Config)    // capwin verifies vCenter's certificate
 	model.Service.RegisterEndpoints = true // vAPI (tags), SPBM
+	model.Service.Listen = &url.URL{User: url.UserPassword("capwin@vsphere.local", randomPassword("Vc-"))}
 	v := &VSphere{Model: model, GuestOps: vcsim.Install(model), Datacenter: "DC0",
 		ResourcePool: "/DC0/host/DC0_C0/Resources", Network: "VM Network"}
 	v.Server = model.Service.NewServer()

@@ -9,17 +9,20 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/capwin/capwin/test/chaos"
 	"github.com/capwin/capwin/test/harness"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run soaks and returns the exit code.
+func run() int {
 	c := chaos.Config{Rates: chaos.DefaultRates}
 	providers := flag.String("providers", "vcenter,hyperv", "providers to soak, one after the other")
 	machines := flag.Int("machines", 20, "machines in all, split evenly over the providers")
@@ -43,7 +46,23 @@ func main() {
 		out = os.Stderr
 	}
 	c.Log = zap.New(zap.WriteTo(out))
-	ctrl.SetLogger(c.Log)
+	dir, err := os.MkdirTemp("", "capwin-chaos-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	c.ControllersLog = filepath.Join(dir, "controllers.log")
+	var also io.Writer
+	if *logs {
+		also = os.Stderr
+	}
+	f, err := harness.LogControllers(c.ControllersLog, also)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = f.Close() }()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	list := strings.Split(*providers, ",")
@@ -56,13 +75,13 @@ func main() {
 	for _, p := range list {
 		if p != harness.VCenter && p != harness.HyperV {
 			fmt.Fprintf(os.Stderr, "unknown provider %q\n", p)
-			os.Exit(2)
+			return 2
 		}
 		c.Provider = p
 		r, err := chaos.Run(ctx, c, progress)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", p, err)
-			os.Exit(2)
+			return 2
 		}
 		reports = append(reports, r)
 	}
@@ -70,11 +89,12 @@ func main() {
 		time.Since(begin).Round(time.Second))
 	if err := chaos.Print(os.Stdout, reports); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return 2
 	}
 	for _, r := range reports {
 		if len(r.Violations) > 0 {
-			os.Exit(1)
+			return 1
 		}
 	}
+	return 0
 }
