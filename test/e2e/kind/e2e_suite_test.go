@@ -105,6 +105,7 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 
 	By("Initializing the management cluster with clusterctl init")
 	initBootstrapCluster(proxy, e2eConfig, clusterctlConfigPath, artifactFolder)
+	startSecretScan(proxy)
 
 	By("Deploying vcsim and the guest simulator into the management cluster")
 	deploySimulators(ctx, proxy, e2eConfig, configPath)
@@ -122,6 +123,10 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 	if bootstrapClusterProxy != nil {
 		By("Dumping the simulator's and vcsim's logs")
 		dumpSimulatorLogs(ctx, bootstrapClusterProxy, e2eConfig, artifactFolder)
+		if secretScan != nil {
+			By("Looking for the run's credentials in capwin's logs, events, objects and metrics")
+			scanSecrets(bootstrapClusterProxy)
+		}
 	}
 	cancelWatches()
 	if skipCleanup {

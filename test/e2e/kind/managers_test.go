@@ -16,9 +16,11 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,6 +113,19 @@ func serviceAccountToken(ctx context.Context, proxy framework.ClusterProxy, name
 	return tr.Status.Token
 }
 
+// metricsReaderToken returns a token of a ServiceAccount allowed to GET /metrics.
+func metricsReaderToken(ctx context.Context, proxy framework.ClusterProxy) string {
+	const reader = "capwin-e2e-metrics-reader"
+	role := &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: reader},
+		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
+	}
+	if err := proxy.GetClient().Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
+		Expect(err).ToNot(HaveOccurred())
+	}
+	return serviceAccountToken(ctx, proxy, e2eConfig.MustGetVariable(simulatorsNamespace), reader, reader)
+}
+
 var _ = Describe("capwin's managers as clusterctl installed them", func() {
 	It("run the images the e2e config names (the release's stamped tags with make test-e2e-release)", func() {
 		var names []string
@@ -126,20 +141,30 @@ var _ = Describe("capwin's managers as clusterctl installed them", func() {
 		}
 	})
 
+	It("run under the restricted Pod Security Standard, behind their NetworkPolicy", func() {
+		c := bootstrapClusterProxy.GetClient()
+		for _, m := range capwinManagers {
+			ns := &corev1.Namespace{}
+			Expect(c.Get(ctx, client.ObjectKey{Name: m.namespace}, ns)).To(Succeed())
+			Expect(ns.Labels).To(HaveKeyWithValue("pod-security.kubernetes.io/enforce", "restricted"), m.namespace)
+			pod, _ := leaderPod(ctx, c, m)
+			Byf("%s/%s was admitted under restricted and is Ready", pod.Namespace, pod.Name)
+			Expect(pod.Status.ContainerStatuses[0].Ready).To(BeTrue(), "%s is not ready", pod.Name)
+			Expect(pod.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
+			policies := &networkingv1.NetworkPolicyList{}
+			Expect(c.List(ctx, policies, client.InNamespace(m.namespace))).To(Succeed())
+			Expect(policies.Items).To(HaveLen(1), "one NetworkPolicy in %s", m.namespace)
+			sel, err := metav1.LabelSelectorAsSelector(&policies.Items[0].Spec.PodSelector)
+			Expect(err).ToNot(HaveOccurred())
+			Expect(sel.Matches(labels.Set(pod.Labels))).To(BeTrue(), "%s does not select %s", policies.Items[0].Name, pod.Name)
+		}
+	})
+
 	It("serve /metrics to a ServiceAccount allowed to read them, and to no other", func() {
 		proxy := bootstrapClusterProxy
 		c := proxy.GetClient()
-		ns := e2eConfig.MustGetVariable(simulatorsNamespace)
-		const reader = "capwin-e2e-metrics-reader"
-		role := &rbacv1.ClusterRole{
-			ObjectMeta: metav1.ObjectMeta{Name: reader},
-			Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
-		}
-		if err := c.Create(ctx, role); err != nil && !apierrors.IsAlreadyExists(err) {
-			Expect(err).ToNot(HaveOccurred())
-		}
-		allowed := serviceAccountToken(ctx, proxy, ns, reader, reader)
-		denied := serviceAccountToken(ctx, proxy, ns, "capwin-e2e-no-metrics", "")
+		allowed := metricsReaderToken(ctx, proxy)
+		denied := serviceAccountToken(ctx, proxy, e2eConfig.MustGetVariable(simulatorsNamespace), "capwin-e2e-no-metrics", "")
 		for _, m := range capwinManagers {
 			pod, _ := leaderPod(ctx, c, m)
 			Byf("Scraping %s/%s", pod.Namespace, pod.Name)
