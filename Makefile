@@ -114,7 +114,7 @@ release-push:
 	$(GO) -C hack/images run . push -out $(CURDIR)/out $(if $(PUSH_REGISTRY),-registry $(PUSH_REGISTRY))
 
 ## test-e2e-release: the kind e2e on the images of `make release` (E2E_RELEASE_VERSION, E2E_RELEASE_REGISTRY), loaded into the node under their stamped names; nothing is pulled.
-E2E_RELEASE_VERSION ?= v0.1.0
+E2E_RELEASE_VERSION ?= v0.2.0
 E2E_RELEASE_REGISTRY ?= e2e.capwin.local/release
 .PHONY: test-e2e-release
 test-e2e-release:

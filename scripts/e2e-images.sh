@@ -36,6 +36,9 @@ CAPI_VERSION=v1.14.2
 GOVMOMI_VERSION=v0.56.0
 CERT_MANAGER_VERSION=v1.21.2
 KIND_VERSION=v0.33.0
+# The release the provider upgrade spec starts from (scripts/e2e-images/previous.sh).
+PREVIOUS_VERSION=v0.1.0
+PREVIOUS_REGISTRY=e2e.capwin.local/previous
 DEBIAN_SUITE=bookworm
 GO_VERSION=$(go env GOVERSION | sed 's/^go//')
 
@@ -57,6 +60,7 @@ CAPWIN_IMAGES=(capwin-bootstrap-windows capwin-infrastructure capwin-e2e-sim)
 suite_images() {
   local i
   for i in "${CAPWIN_IMAGES[@]}"; do echo "$CAPWIN_REGISTRY/$i:$CAPWIN_TAG"; done
+  for i in capwin-bootstrap-windows capwin-infrastructure; do echo "$PREVIOUS_REGISTRY/$i:$PREVIOUS_VERSION"; done
   for i in "${CAPI_IMAGES[@]}"; do echo "$PREFIX$i:$CAPI_VERSION"; done
   for i in "${CERT_MANAGER_IMAGES[@]}"; do echo "$PREFIX$i:$CERT_MANAGER_VERSION"; done
   echo "$VCSIM_IMAGE"
@@ -80,6 +84,8 @@ source "$ROOT/scripts/e2e-images/images.sh"
 source "$ROOT/scripts/e2e-images/node.sh"
 # shellcheck source=scripts/e2e-images/manifests.sh
 source "$ROOT/scripts/e2e-images/manifests.sh"
+# shellcheck source=scripts/e2e-images/previous.sh
+source "$ROOT/scripts/e2e-images/previous.sh"
 
 start=$SECONDS
 mkdir -p "$CACHE"
@@ -88,6 +94,7 @@ rootfs_images
 build_binaries
 component_images
 capwin_images
+previous_release
 node_image
 write_manifests
 log "done in $((SECONDS - start)) s; images:"

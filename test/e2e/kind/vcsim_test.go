@@ -22,9 +22,19 @@ import (
 const vcsimPort = 8989
 
 // vcsimMachineVMs lists the names of the VMs in vcsim that are neither templates nor VMs of
-// vcsim's own model (DC0_*): the VMs capwin created. The suite reaches vcsim through a
-// port-forward to its Pod, as it reaches the workload clusters.
+// vcsim's own model (DC0_*): the VMs capwin created.
 func vcsimMachineVMs(ctx context.Context, proxy framework.ClusterProxy, namespace string) []string {
+	var names []string
+	for _, vm := range vcsimVMs(ctx, proxy, namespace) {
+		names = append(names, vm.Name)
+	}
+	return names
+}
+
+// vcsimVMs reads the VMs capwin created (neither templates nor vcsim's own DC0_*) with their name
+// and the given properties. The suite reaches vcsim through a port-forward to its Pod, as it
+// reaches the workload clusters.
+func vcsimVMs(ctx context.Context, proxy framework.ClusterProxy, namespace string, props ...string) []mo.VirtualMachine {
 	pod, err := runningPod(ctx, proxy.GetClient(), namespace, vcsimDeployment)
 	Expect(err).ToNot(HaveOccurred())
 
@@ -45,13 +55,13 @@ func vcsimMachineVMs(ctx context.Context, proxy framework.ClusterProxy, namespac
 	Expect(err).ToNot(HaveOccurred())
 	defer func() { _ = v.Destroy(ctx) }()
 	var vms []mo.VirtualMachine
-	Expect(v.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name", "config.template"}, &vms)).To(Succeed())
-	var names []string
+	Expect(v.Retrieve(ctx, []string{"VirtualMachine"}, append([]string{"name", "config.template"}, props...), &vms)).To(Succeed())
+	var out []mo.VirtualMachine
 	for _, vm := range vms {
 		if strings.HasPrefix(vm.Name, "DC0_") || (vm.Config != nil && vm.Config.Template) {
 			continue
 		}
-		names = append(names, vm.Name)
+		out = append(out, vm)
 	}
-	return names
+	return out
 }

@@ -160,6 +160,34 @@ func verifyHostCertificate(h infrav1.HyperVHost, cert tls.Certificate) error {
 	return err
 }
 
+// hypervVMsPath serves hypervHosts.configs on the simulator's health port.
+const hypervVMsPath = "/hyperv/vms"
+
+// configs returns each host's VMs by ID as the host configured them: the guest side (heartbeat,
+// KVP items, files, processes, the addresses the guest reports) left out, so a VM the provider did
+// not touch compares equal over time.
+func (hv *hypervHosts) configs() map[string]map[string]hypervsim.VM {
+	out := map[string]map[string]hypervsim.VM{}
+	if hv == nil {
+		return out
+	}
+	for _, h := range hv.hosts {
+		vms := map[string]hypervsim.VM{}
+		for _, v := range h.VMs() {
+			v.Heartbeat, v.KVP, v.GuestFiles, v.GuestPIDs, v.GuestNetwork = false, nil, nil, nil, hypervsim.GuestNetwork{}
+			nics := make([]hypervsim.NIC, len(v.NICs))
+			for i, n := range v.NICs {
+				n.IPs = nil
+				nics[i] = n
+			}
+			v.NICs = nics
+			vms[v.ID] = v
+		}
+		out[h.name] = vms
+	}
+	return out
+}
+
 func (hv *hypervHosts) close() {
 	if hv == nil {
 		return

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -63,6 +64,7 @@ type guest struct {
 	address      string
 	controlPlane bool
 	booted       bool      // the guest finished booting (joined, or failed for good)
+	held         bool      // the guest waits for HoldGuestAnnotation to go (logged once)
 	since        time.Time // first boot attempt
 	// build is the Windows build of the VM's image (0: not a Windows image the simulator
 	// knows); image says which image that is, and imageFlag how to tell the simulator its build.
@@ -104,7 +106,7 @@ func run(ctx context.Context, o options) error {
 	defer s.close()
 
 	var ready atomic.Bool
-	go serveHealth(ctx, s.log, o.healthAddr, &ready)
+	go serveHealth(ctx, s.log, o.healthAddr, &ready, s.hv)
 	t := time.NewTicker(o.poll)
 	defer t.Stop()
 	for {
@@ -171,10 +173,15 @@ func (s *sim) close() {
 	}
 }
 
-// serveHealth answers /healthz always and /readyz once vcsim has the templates: the suite
+// serveHealth answers /healthz always, /readyz once vcsim has the templates, and hypervVMsPath
+// (the Hyper-V hosts' VMs as the hosts configured them, for the provider upgrade spec): the suite
 // waits for the Deployment to be available before it creates clusters.
-func serveHealth(ctx context.Context, log logr.Logger, addr string, ready *atomic.Bool) {
+func serveHealth(ctx context.Context, log logr.Logger, addr string, ready *atomic.Bool, hv *hypervHosts) {
 	mux := http.NewServeMux()
+	mux.HandleFunc(hypervVMsPath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(hv.configs())
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
@@ -354,6 +361,11 @@ func (s *sim) boot(ctx context.Context, im *infrav1.VCenterMachine, v vm, g *gue
 	return s.runGuest(ctx, im, im.Spec.OS, g, data)
 }
 
+// HoldGuestAnnotation on a Machine holds its guest after the VM has powered on and reported its
+// address, before cloudbase-init or cloud-init runs: the machine stays in the middle of its create
+// (the provider waits for the guest's report) until the annotation is removed.
+const HoldGuestAnnotation = "e2e.capwin.io/hold-guest"
+
 // runGuest runs the guest's OS on its user data: cloud-init and kubeadm on Linux, cloudbase-init
 // and bootstrap.ps1 on Windows. The guest is booted once that is done (or failed for good).
 func (s *sim) runGuest(ctx context.Context, im client.Object, osType infrav1.OperatingSystem, g *guest, data []byte) error {
@@ -364,6 +376,13 @@ func (s *sim) runGuest(ctx context.Context, im client.Object, osType infrav1.Ope
 	machine, err := s.ownerMachine(ctx, im)
 	if err != nil || machine == nil {
 		return err
+	}
+	if _, held := machine.Annotations[HoldGuestAnnotation]; held {
+		if !g.held {
+			g.held = true
+			s.log.Info("guest held: its OS waits until the Machine's annotation is gone", "node", g.node, "machine", klog.KObj(machine))
+		}
+		return errRetry
 	}
 	if osType == infrav1.OSLinux {
 		g.controlPlane = isControlPlane(machine)

@@ -134,6 +134,32 @@ func TestSimulator(t *testing.T) {
 	pin := createBootstrapToken(ctx, t, wl, caCert)
 	win := addMachine(ctx, t, mgmt, vc, cluster, "c1-windows-a1", "windows-2022", infrav1.OSWindows, false,
 		windowsUserData(t, endpoint, "abcdef.0123456789abcdef", pin))
+
+	// Held: the VM reports its address, the guest runs nothing until the annotation goes.
+	machine := &clusterv1.Machine{}
+	if err := mgmt.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: win.Name}, machine); err != nil {
+		t.Fatal(err)
+	}
+	machine.Annotations = map[string]string{HoldGuestAnnotation: ""}
+	if err := mgmt.Update(ctx, machine); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		step()
+	}
+	if g := s.guests[string(win.UID)]; g == nil || g.booted || !g.held {
+		t.Fatalf("held guest: %+v", g)
+	}
+	if ip := guestIP(ctx, t, vc, win.Name); ip == "" {
+		t.Error("the held guest reports no address")
+	}
+	if _, err := wl.CoreV1().Nodes().Get(ctx, "win-c1a1", metav1.GetOptions{}); err == nil {
+		t.Error("the held guest joined")
+	}
+	delete(machine.Annotations, HoldGuestAnnotation)
+	if err := mgmt.Update(ctx, machine); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, step, func() error {
 		g := s.guests[string(win.UID)]
 		if g == nil || !g.booted {
