@@ -3,7 +3,8 @@
 # from that commit's own sources and Dockerfile: its two managers' images
 # ($PREVIOUS_REGISTRY/<image>:$PREVIOUS_VERSION, a registry of their own so that nothing that
 # renames the current images touches them)
-# and its release files (components, metadata.yaml, cluster templates), written to
+# its release files (components, metadata.yaml, cluster templates) and its Hyper-V scripts
+# (hyperv-ps/, which the simulated hosts run beside this tree's), written to
 # $CACHE/previous/$PREVIOUS_VERSION and copied to _e2e/previous/$PREVIOUS_VERSION in the
 # repository, where test/e2e/config/capwin.yaml finds them. The commit never changes, so it is
 # built once per machine; it needs the repository's history (a full clone).
@@ -14,7 +15,7 @@ PREVIOUS_IMAGES=(capwin-bootstrap-windows capwin-infrastructure)
 previous_release() {
   local t=$SECONDS out=$CACHE/previous/$PREVIOUS_VERSION src name pkg k
   k=$(key "$PREVIOUS_COMMIT" "$(docker image inspect -f '{{.Id}}' "$GO_IMAGE" "$STATIC_IMAGE")")
-  if ! fresh previous "$k" || [[ ! -f "$out/metadata.yaml" ]] ||
+  if ! fresh previous "$k" || [[ ! -f "$out/metadata.yaml" ]] || [[ ! -d "$out/hyperv-ps" ]] ||
     ! image_fresh "$PREVIOUS_REGISTRY/capwin-infrastructure:$PREVIOUS_VERSION" "$k" ||
     ! image_fresh "$PREVIOUS_REGISTRY/capwin-bootstrap-windows:$PREVIOUS_VERSION" "$k"; then
     git -C "$ROOT" cat-file -e "$PREVIOUS_COMMIT^{commit}" 2>/dev/null ||
@@ -33,6 +34,7 @@ previous_release() {
     rm -rf "$out" && mkdir -p "$out"
     (cd "$src" && go run ./hack/release -out "$out" -registry "$PREVIOUS_REGISTRY" -version "$PREVIOUS_VERSION") ||
       { rm -rf "$src"; die "writing the $PREVIOUS_VERSION release files failed"; }
+    mkdir -p "$out/hyperv-ps" && cp "$src"/infrastructure/pkg/hyperv/ps/*.ps1 "$out/hyperv-ps/"
     rm -rf "$src"
     stamp previous "$k"
     log "capwin $PREVIOUS_VERSION: $((SECONDS - t)) s"

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +28,7 @@ func fail(kind, format string, args ...any) error {
 
 // Run implements wsman.Handler: one operation of capwin's runner.
 func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
-	if r.Command != hyperv.RunnerCommand || len(r.Arguments) > 0 {
+	if !runnerCommand(r.Command) || len(r.Arguments) > 0 {
 		return wsman.Result{Stderr: []byte("hypervsim: not capwin's runner command"), ExitCode: 1}
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(r.Stdin)))
@@ -39,7 +40,7 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 		return wsman.Result{Stderr: []byte("hypervsim: stdin is not a base64 JSON envelope: " + err.Error()), ExitCode: 1}
 	}
 	op, ok := byHash()[hyperv.HashText(env.Script)]
-	if !ok || env.Lib != hyperv.Common.Text {
+	if !ok || !library(env.Lib) {
 		return wsman.Result{Stderr: []byte("hypervsim: not one of capwin's static scripts"), ExitCode: 1}
 	}
 	h.mu.Lock()
@@ -202,7 +203,58 @@ func byHash() map[string]hyperv.Script {
 			hashes[s.Hash()] = s
 		}
 	})
-	return hashes
+	acceptedMu.Lock()
+	defer acceptedMu.Unlock()
+	if len(accepted.ops) == 0 {
+		return hashes
+	}
+	out := maps.Clone(hashes)
+	maps.Copy(out, accepted.ops)
+	return out
+}
+
+// accepted are the scripts of other capwin releases the hosts run too (AcceptScripts).
+var (
+	acceptedMu sync.Mutex
+	accepted   struct {
+		runners, libs map[string]bool
+		ops           map[string]hyperv.Script // by hash
+	}
+)
+
+// AcceptScripts makes every simulated host also run the static scripts of another capwin release
+// (an upgrade test's older release, whose scripts differ from this tree's): scripts maps a file
+// name without .ps1 (runner, common, host, create, ...) to its text. An operation is dispatched by
+// its name, as this tree's, on the input it sends.
+func AcceptScripts(scripts map[string]string) {
+	acceptedMu.Lock()
+	defer acceptedMu.Unlock()
+	if accepted.ops == nil {
+		accepted.runners, accepted.libs, accepted.ops = map[string]bool{}, map[string]bool{}, map[string]hyperv.Script{}
+	}
+	for name, text := range scripts {
+		switch name {
+		case hyperv.Runner.Name:
+			accepted.runners[hyperv.RunnerCommandFor(text)] = true
+		case hyperv.Common.Name:
+			accepted.libs[text] = true
+		default:
+			s := hyperv.Script{Name: name, Text: text}
+			accepted.ops[s.Hash()] = s
+		}
+	}
+}
+
+func runnerCommand(command string) bool {
+	acceptedMu.Lock()
+	defer acceptedMu.Unlock()
+	return command == hyperv.RunnerCommand || accepted.runners[command]
+}
+
+func library(text string) bool {
+	acceptedMu.Lock()
+	defer acceptedMu.Unlock()
+	return text == hyperv.Common.Text || accepted.libs[text]
 }
 
 // parses checks texts with the PowerShell grammar, once per distinct text (all of capwin's

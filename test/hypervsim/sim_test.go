@@ -224,3 +224,22 @@ func TestLostChallengeIsNotAnAuthFailure(t *testing.T) {
 		t.Fatalf("a wrong password cost %d failed logons, want 1", n)
 	}
 }
+
+// TestAcceptScriptsOfAnotherRelease: a host refuses an operation script it does not know (an older
+// release's host.ps1) until AcceptScripts registers that release's scripts; then it runs it as the
+// operation of the same name.
+func TestAcceptScriptsOfAnotherRelease(t *testing.T) {
+	_, _, conn := simHost(t, false)
+	older := hyperv.Script{Name: hyperv.OpHost.Name, Text: hyperv.OpHost.Text + "\n# as an older release wrote it\n"}
+	var info hyperv.HostInfo
+	if err := conn.Run(context.Background(), older, folders, &info); err == nil || !strings.Contains(err.Error(), "not one of capwin's static scripts") {
+		t.Fatalf("an unknown release's script was run: %v", err)
+	}
+	AcceptScripts(map[string]string{older.Name: older.Text, hyperv.Runner.Name: hyperv.Runner.Text})
+	if err := conn.Run(context.Background(), older, folders, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != "hv1" {
+		t.Fatalf("host info %+v", info)
+	}
+}

@@ -58,7 +58,12 @@ const ResultPrefix = "capwin-result:"
 
 // RunnerCommand is the command line of every operation: Windows PowerShell running the runner,
 // which reads the operation from stdin.
-var RunnerCommand = "powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand " + EncodeCommand(Runner.Text)
+var RunnerCommand = RunnerCommandFor(Runner.Text)
+
+// RunnerCommandFor is the command line that runs a runner script.
+func RunnerCommandFor(runner string) string {
+	return "powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand " + EncodeCommand(runner)
+}
 
 // EncodeCommand encodes a script for powershell.exe -EncodedCommand (base64 of UTF-16LE).
 func EncodeCommand(script string) string {

@@ -19,7 +19,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/component-base/logs"
 	logsv1 "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
@@ -120,6 +122,7 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 })
 
 var _ = SynchronizedAfterSuite(func() {}, func() {
+	defer tearDown() // also when the secret scan fails
 	if bootstrapClusterProxy != nil {
 		By("Dumping the simulator's and vcsim's logs")
 		dumpSimulatorLogs(ctx, bootstrapClusterProxy, e2eConfig, artifactFolder)
@@ -128,6 +131,11 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 			scanSecrets(bootstrapClusterProxy)
 		}
 	}
+})
+
+// tearDown stops the log watchers and deletes the management cluster (unless
+// -e2e.skip-resource-cleanup).
+func tearDown() {
 	cancelWatches()
 	if skipCleanup {
 		return
@@ -139,7 +147,7 @@ var _ = SynchronizedAfterSuite(func() {}, func() {
 	if bootstrapClusterProvider != nil {
 		bootstrapClusterProvider.Dispose(ctx)
 	}
-})
+}
 
 // requireDocker fails at once, with the reason, where kind cannot run.
 func requireDocker() {
@@ -152,6 +160,8 @@ func requireDocker() {
 func initScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	framework.TryAddDefaultSchemes(s)
+	Expect(clientgoscheme.AddToScheme(s)).To(Succeed()) // NetworkPolicies among others
+	Expect(apiextensionsv1.AddToScheme(s)).To(Succeed())
 	Expect(infrav1.AddToScheme(s)).To(Succeed())
 	Expect(bootstrapv1.AddToScheme(s)).To(Succeed())
 	return s

@@ -41,17 +41,19 @@ var capwinManagers = []capwinManager{
 const metricsPort = 8443
 
 // leaderPod is the Pod that holds a manager's leader election Lease (its holder identity is
-// the Pod name, an underscore and a random suffix, as controller-runtime writes it).
+// the Pod name, an underscore and a random suffix, as controller-runtime writes it). A Lease still
+// naming a Pod that is gone (deleted, its successor not leading yet) is waited out.
 func leaderPod(ctx context.Context, c client.Client, m capwinManager) (*corev1.Pod, string) {
 	lease := &coordinationv1.Lease{}
+	pod := &corev1.Pod{}
+	var holder string
 	Eventually(func(g Gomega) {
 		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: m.namespace, Name: m.leaseName}, lease)).To(Succeed())
-		g.Expect(ptr.Deref(lease.Spec.HolderIdentity, "")).ToNot(BeEmpty())
-	}, "2m", "2s").Should(Succeed(), "no leader for Lease %s/%s", m.namespace, m.leaseName)
-	holder := *lease.Spec.HolderIdentity
-	name, _, _ := strings.Cut(holder, "_")
-	pod := &corev1.Pod{}
-	Expect(c.Get(ctx, client.ObjectKey{Namespace: m.namespace, Name: name}, pod)).To(Succeed(), "leader %s", holder)
+		holder = ptr.Deref(lease.Spec.HolderIdentity, "")
+		g.Expect(holder).ToNot(BeEmpty())
+		name, _, _ := strings.Cut(holder, "_")
+		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: m.namespace, Name: name}, pod)).To(Succeed(), "leader %s", holder)
+	}, "2m", "2s").Should(Succeed(), "no leader Pod for Lease %s/%s", m.namespace, m.leaseName)
 	return pod, holder
 }
 

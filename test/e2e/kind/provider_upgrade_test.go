@@ -87,6 +87,12 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 		logFolder := filepath.Join(input.ArtifactFolder, "clusters", proxy.GetName())
 
 		Byf("Replacing capwin's providers with release %s", from)
+		upgraded := false
+		DeferCleanup(func() {
+			if !upgraded { // the spec failed on the old release: the next specs need this tree's
+				installCapwin(ctx, proxy, input.ClusterctlConfigPath, to, logFolder)
+			}
+		})
 		installCapwin(ctx, proxy, input.ClusterctlConfigPath, from, logFolder)
 		expectManagersOn(ctx, mgmt, "/previous/", from)
 
@@ -129,6 +135,7 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 			BootstrapProviders:      []string{windowsBootstrapProvider + ":" + to},
 			LogFolder:               logFolder,
 		}, input.E2EConfig.GetIntervals(specName, "wait-controllers")...)
+		upgraded = true
 		expectManagersOn(ctx, mgmt, "ghcr.io/capwin/", to)
 
 		By("Checking that the CRDs store v1beta1 only and the old release's objects pass the new webhooks")
@@ -169,6 +176,10 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 	})
 
 	AfterEach(func() {
+		if clusterResources.Cluster == nil { // failed before the cluster existed
+			cancelWatches()
+			return
+		}
 		framework.DumpSpecResourcesAndCleanup(ctx, specName, input.BootstrapClusterProxy, input.ClusterctlConfigPath, input.ArtifactFolder,
 			namespace, cancelWatches, clusterResources.Cluster, input.E2EConfig.GetIntervals, input.SkipCleanup)
 	})
@@ -297,6 +308,8 @@ var _ = Describe("When upgrading capwin with clusterctl from its previous releas
 		return ProviderUpgradeSpecInput{
 			E2EConfig: e2eConfig, ClusterctlConfigPath: clusterctlConfigPath, BootstrapClusterProxy: bootstrapClusterProxy,
 			ArtifactFolder: artifactFolder, SkipCleanup: skipCleanup, Flavor: "windows", WorkerMachineCount: 2,
+			// v0.1.0's windows flavor names the Linux control plane's template VSPHERE_TEMPLATE.
+			ClusterctlVariables: map[string]string{"VSPHERE_TEMPLATE": e2eConfig.MustGetVariable("LINUX_TEMPLATE")},
 		}
 	})
 })

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,7 @@ const (
 	simDeployment       = "capwin-e2e-sim"
 	vcsimDeployment     = "vcsim"
 	simPodLabel         = "app.kubernetes.io/name"
+	hypervAcceptScripts = "HYPERV_ACCEPT_SCRIPTS" // another release's Hyper-V scripts the simulated hosts run
 )
 
 // deploySimulators applies test/e2e/data/simulators.yaml with the e2e config's variables
@@ -51,14 +53,45 @@ func deploySimulators(ctx context.Context, proxy framework.ClusterProxy, config 
 		return config.MustGetVariable(name), nil
 	})
 	Expect(err).ToNot(HaveOccurred(), "substitute the e2e config's variables into %s", path)
+	ns := config.MustGetVariable(simulatorsNamespace)
+	acceptScripts(ctx, proxy.GetClient(), config, configFile, ns)
 	Expect(proxy.CreateOrUpdate(ctx, manifest)).To(Succeed(), "apply %s", path)
 
-	ns := config.MustGetVariable(simulatorsNamespace)
 	for _, name := range []string{vcsimDeployment, simDeployment} {
 		framework.WaitForDeploymentsAvailable(ctx, framework.WaitForDeploymentsAvailableInput{
 			Getter:     proxy.GetClient(),
 			Deployment: &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
 		}, config.GetIntervals("default", "wait-simulators")...)
+	}
+}
+
+// acceptScripts puts the Hyper-V scripts of HYPERV_ACCEPT_SCRIPTS (the previous release's, for the
+// provider upgrade spec) into the ConfigMap the simulator reads them from at start; without the
+// variable or the folder the simulated hosts run this tree's scripts only.
+func acceptScripts(ctx context.Context, c client.Client, config *clusterctl.E2EConfig, configFile, ns string) {
+	if !config.HasVariable(hypervAcceptScripts) {
+		return
+	}
+	dir := config.MustGetVariable(hypervAcceptScripts)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(filepath.Dir(configFile), dir)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.ps1"))
+	Expect(err).ToNot(HaveOccurred())
+	if len(files) == 0 {
+		return
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "capwin-e2e-sim-accept-scripts"}, Data: map[string]string{}}
+	for _, f := range files {
+		b, err := os.ReadFile(f) //nolint:gosec // the folder the e2e config names
+		Expect(err).ToNot(HaveOccurred())
+		cm.Data[filepath.Base(f)] = string(b)
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+		Expect(err).ToNot(HaveOccurred())
+	}
+	if err := c.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		Expect(err).ToNot(HaveOccurred())
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +73,9 @@ func startHyperV(o options, log logr.Logger) (*hypervHosts, error) {
 	cert, err := tls.LoadX509KeyPair(o.hypervCert, o.hypervKey)
 	if err != nil {
 		return nil, fmt.Errorf("WinRM certificate: %w", err)
+	}
+	if err := acceptScripts(o.hypervAcceptScripts, log); err != nil {
+		return nil, err
 	}
 	hv := &hypervHosts{builds: map[string]int{}}
 	disks := map[string]int64{}
@@ -158,6 +163,31 @@ func verifyHostCertificate(h infrav1.HyperVHost, cert tls.Certificate) error {
 	}
 	_, err = leaf.Verify(opts)
 	return err
+}
+
+// acceptScripts lets the hosts run the scripts in dir (another release's, for the provider upgrade
+// spec) besides this tree's. A missing folder is no error: the ConfigMap behind it is optional.
+func acceptScripts(dir string, log logr.Logger) error {
+	if dir == "" {
+		return nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.ps1"))
+	if err != nil {
+		return err
+	}
+	scripts := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f) //nolint:gosec // the folder the flag names
+		if err != nil {
+			return err
+		}
+		scripts[strings.TrimSuffix(filepath.Base(f), ".ps1")] = string(b)
+	}
+	if len(scripts) > 0 {
+		hypervsim.AcceptScripts(scripts)
+		log.Info("the hosts also run another release's scripts", "folder", dir, "scripts", len(scripts))
+	}
+	return nil
 }
 
 // hypervVMsPath serves hypervHosts.configs on the simulator's health port.

@@ -50,6 +50,8 @@ type options struct {
 	joinTimeout  time.Duration
 	healthAddr   string
 	debugPort    int32
+	// hypervAcceptScripts: see the flag.
+	hypervAcceptScripts string
 
 	// Hyper-V hosts (none without hypervHosts): HyperVCluster.spec.hosts as a YAML flow list
 	// (the e2e config's HYPERV_HOSTS), the account they accept, the listeners' certificate, the
@@ -118,6 +120,7 @@ func newOptions(fs *flag.FlagSet) *options {
 	fs.StringVar(&o.hypervKey, "hyperv-tls-key", "", "PEM file of that certificate's key")
 	fs.StringVar(&o.hypervSwitch, "hyperv-switch", "", "the virtual switch every Hyper-V host has")
 	fs.Var(o.hypervDisks, "hyperv-disk", "a parent disk every Hyper-V host has, path=build (Windows) or path=linux (repeatable)")
+	fs.StringVar(&o.hypervAcceptScripts, "hyperv-accept-scripts", "", "a folder of another capwin release's Hyper-V scripts (runner.ps1, common.ps1, host.ps1, ...) the hosts run too; a missing or empty folder adds none")
 	return o
 }
 
