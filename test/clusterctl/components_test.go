@@ -18,21 +18,11 @@ import (
 // are left out: cert-manager is a prerequisite that clusterctl init installs, not part of envtest.
 func TestComponents(t *testing.T) {
 	cfg := localRepo(t, map[string]string{"CAPWIN_VCENTERMACHINE_CONCURRENCY": "20", "CAPWIN_HYPERVMACHINE_CONCURRENCY": "7"})
-	for _, p := range []struct {
-		name string
-		typ  clusterctlv1.ProviderType
-		ns   string
-	}{
-		{"windows", clusterctlv1.BootstrapProviderType, "capwin-bootstrap-system"},
-		{"capwin", clusterctlv1.InfrastructureProviderType, "capwin-infrastructure-system"},
-	} {
+	for _, p := range capwinProviders {
 		t.Run(p.name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
-			c, err := clusterctl.New(ctx, cfg)
-			g.Expect(err).NotTo(HaveOccurred())
-			comp, err := c.GetProviderComponents(ctx, p.name+":"+version, p.typ, clusterctl.ComponentsOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
+			comp := components(ctx, g, cfg, p.name, p.typ)
 			if p.name == "capwin" {
 				// The Hyper-V settings are clusterctl variables like the vCenter ones.
 				g.Expect(comp.Variables()).To(ContainElements("CAPWIN_HYPERVMACHINE_CONCURRENCY",
@@ -75,6 +65,26 @@ func TestComponents(t *testing.T) {
 			g.Expect(slices.ContainsFunc(comp.Objs(), func(o unstructured.Unstructured) bool { return o.GetKind() == "Certificate" })).To(BeTrue())
 		})
 	}
+}
+
+// capwinProviders are capwin's two providers and their namespaces, as clusterctl init installs them.
+var capwinProviders = []struct {
+	name string
+	typ  clusterctlv1.ProviderType
+	ns   string
+}{
+	{"windows", clusterctlv1.BootstrapProviderType, "capwin-bootstrap-system"},
+	{"capwin", clusterctlv1.InfrastructureProviderType, "capwin-infrastructure-system"},
+}
+
+// components reads a provider's components from the local repository as clusterctl init does
+// (variables, target namespace, provider labels).
+func components(ctx context.Context, g Gomega, cfg, name string, typ clusterctlv1.ProviderType) clusterctl.Components {
+	c, err := clusterctl.New(ctx, cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	comp, err := c.GetProviderComponents(ctx, name+":"+version, typ, clusterctl.ComponentsOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	return comp
 }
 
 // managerArgs are the args of the components' Deployment.

@@ -13,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
-	clusterctl "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -25,20 +23,11 @@ import (
 // lets in only the webhook and metrics ports of its container.
 func TestManagersRunRestricted(t *testing.T) {
 	cfg := localRepo(t, nil)
-	for _, p := range []struct {
-		name, ns string
-		typ      clusterctlv1.ProviderType
-	}{
-		{"windows", "capwin-bootstrap-system", clusterctlv1.BootstrapProviderType},
-		{"capwin", "capwin-infrastructure-system", clusterctlv1.InfrastructureProviderType},
-	} {
+	for _, p := range capwinProviders {
 		t.Run(p.name, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
-			c, err := clusterctl.New(ctx, cfg)
-			g.Expect(err).NotTo(HaveOccurred())
-			comp, err := c.GetProviderComponents(ctx, p.name+":"+version, p.typ, clusterctl.ComponentsOptions{})
-			g.Expect(err).NotTo(HaveOccurred())
+			comp := components(ctx, g, cfg, p.name, p.typ)
 			var deploy appsv1.Deployment
 			var policy networkingv1.NetworkPolicy
 			for _, o := range comp.Objs() {
@@ -61,7 +50,7 @@ func TestManagersRunRestricted(t *testing.T) {
 			g.Expect(container.SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
 			loose := pod.DeepCopy()
 			loose.Spec.SecurityContext, loose.Spec.Containers[0].SecurityContext = nil, nil
-			err = mgmt.Client.Create(ctx, loose, client.DryRunAll)
+			err := mgmt.Client.Create(ctx, loose, client.DryRunAll)
 			g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%v", err)
 			g.Expect(err.Error()).To(ContainSubstring(`violates PodSecurity "restricted:latest"`))
 

@@ -4,13 +4,9 @@ package kind
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apitypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,7 +15,6 @@ import (
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/cluster-api/test/framework"
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
-	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/patch"
 )
 
@@ -34,13 +29,7 @@ const (
 
 // ProviderUpgradeSpecInput is the input of ProviderUpgradeSpec.
 type ProviderUpgradeSpecInput struct {
-	E2EConfig             *clusterctl.E2EConfig
-	ClusterctlConfigPath  string
-	BootstrapClusterProxy framework.ClusterProxy
-	ArtifactFolder        string
-	SkipCleanup           bool
-	Flavor                string
-	WorkerMachineCount    int64
+	SpecInput
 	// ClusterctlVariables and PostNamespaceCreated as in Cluster API's QuickStartSpecInput.
 	ClusterctlVariables  map[string]string
 	PostNamespaceCreated func(proxy framework.ClusterProxy, namespace string)
@@ -58,72 +47,41 @@ type ProviderUpgradeSpecInput struct {
 // wrote passes the new release's webhooks.
 func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgradeSpecInput) {
 	var (
-		specName         = "provider-upgrade"
-		input            ProviderUpgradeSpecInput
-		namespace        *corev1.Namespace
-		cancelWatches    context.CancelFunc
-		clusterResources *clusterctl.ApplyClusterTemplateAndWaitResult
+		input ProviderUpgradeSpecInput
+		env   *specEnv
 	)
 
 	BeforeEach(func() {
 		input = inputGetter()
-		Expect(input.E2EConfig).ToNot(BeNil())
-		Expect(input.ClusterctlConfigPath).To(BeAnExistingFile())
-		Expect(input.BootstrapClusterProxy).ToNot(BeNil())
-		Expect(os.MkdirAll(input.ArtifactFolder, 0o750)).To(Succeed())
-		for _, v := range []string{kubernetesVersion, capwinUpgradeFrom, capwinUpgradeTo} {
-			Expect(input.E2EConfig.HasVariable(v)).To(BeTrue(), "the e2e config needs %s", v)
-		}
-		namespace, cancelWatches = framework.SetupSpecNamespace(ctx, specName, input.BootstrapClusterProxy, input.ArtifactFolder, nil)
+		env = newSpecEnv(ctx, "provider-upgrade", input.SpecInput, capwinUpgradeFrom, capwinUpgradeTo)
 		if input.PostNamespaceCreated != nil {
-			input.PostNamespaceCreated(input.BootstrapClusterProxy, namespace.Name)
+			input.PostNamespaceCreated(input.BootstrapClusterProxy, env.namespace.Name)
 		}
-		clusterResources = new(clusterctl.ApplyClusterTemplateAndWaitResult)
 	})
 
 	It("Should keep every Machine and VM through clusterctl upgrade apply, and finish a create it interrupted", func() {
-		proxy, mgmt := input.BootstrapClusterProxy, input.BootstrapClusterProxy.GetClient()
+		proxy, mgmt, ns := input.BootstrapClusterProxy, input.BootstrapClusterProxy.GetClient(), env.namespace.Name
 		from, to := input.E2EConfig.MustGetVariable(capwinUpgradeFrom), input.E2EConfig.MustGetVariable(capwinUpgradeTo)
-		logFolder := filepath.Join(input.ArtifactFolder, "clusters", proxy.GetName())
 
 		Byf("Replacing capwin's providers with release %s", from)
 		upgraded := false
 		DeferCleanup(func() {
 			if !upgraded { // the spec failed on the old release: the next specs need this tree's
-				installCapwin(ctx, proxy, input.ClusterctlConfigPath, to, logFolder)
+				installCapwin(ctx, proxy, input.ClusterctlConfigPath, to, env.logFolder())
 			}
 		})
-		installCapwin(ctx, proxy, input.ClusterctlConfigPath, from, logFolder)
+		installCapwin(ctx, proxy, input.ClusterctlConfigPath, from, env.logFolder())
 		expectManagersOn(ctx, mgmt, "/previous/", from)
 
-		clusterName := fmt.Sprintf("%s-%s", specName, util.RandomString(6))
-		Byf("Creating cluster %s from the %s flavor of %s", clusterName, input.Flavor, from)
-		clusterctl.ApplyClusterTemplateAndWait(ctx, clusterctl.ApplyClusterTemplateAndWaitInput{
-			ClusterProxy: proxy,
-			ConfigCluster: clusterctl.ConfigClusterInput{
-				LogFolder:                logFolder,
-				ClusterctlConfigPath:     input.ClusterctlConfigPath,
-				ClusterctlVariables:      input.ClusterctlVariables,
-				KubeconfigPath:           proxy.GetKubeconfigPath(),
-				InfrastructureProvider:   capwinProvider + ":" + from,
-				Flavor:                   input.Flavor,
-				Namespace:                namespace.Name,
-				ClusterName:              clusterName,
-				KubernetesVersion:        input.E2EConfig.MustGetVariable(kubernetesVersion),
-				ControlPlaneMachineCount: ptr.To[int64](1),
-				WorkerMachineCount:       ptr.To(input.WorkerMachineCount),
-			},
-			WaitForClusterIntervals:      input.E2EConfig.GetIntervals(specName, "wait-cluster"),
-			WaitForControlPlaneIntervals: input.E2EConfig.GetIntervals(specName, "wait-control-plane"),
-			WaitForMachineDeployments:    input.E2EConfig.GetIntervals(specName, "wait-worker-nodes"),
-		}, clusterResources)
+		Byf("Creating a cluster from the %s flavor of %s", input.Flavor, from)
+		clusterName := env.createCluster(ctx, capwinProvider+":"+from, input.Flavor, input.ClusterctlVariables, input.WorkerMachineCount)
 
-		md := windowsMachineDeployment(ctx, mgmt, namespace.Name, clusterName)
+		md := windowsMachineDeployment(ctx, mgmt, ns, clusterName)
 		By("Leaving one more Windows Machine in the middle of its create: VM powered on, guest held")
 		setHoldGuest(ctx, mgmt, md, true)
-		before := clusterMachines(ctx, mgmt, namespace.Name, clusterName)
+		before := clusterMachines(ctx, mgmt, ns, clusterName)
 		scaleMachineDeployment(ctx, mgmt, md, input.WorkerMachineCount+1)
-		inFlight := waitForHeldMachine(ctx, mgmt, namespace.Name, clusterName, before)
+		inFlight := waitForHeldMachine(ctx, mgmt, ns, clusterName, before)
 		vmsBefore := vmStates(ctx, proxy, input.Flavor, input.E2EConfig)
 		Byf("Machines before the upgrade: %d Ready, %s in flight; %d VMs recorded", len(before), inFlight.Name, len(vmsBefore))
 
@@ -133,14 +91,14 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 			ClusterctlConfigPath:    input.ClusterctlConfigPath,
 			InfrastructureProviders: []string{capwinProvider + ":" + to},
 			BootstrapProviders:      []string{windowsBootstrapProvider + ":" + to},
-			LogFolder:               logFolder,
-		}, input.E2EConfig.GetIntervals(specName, "wait-controllers")...)
+			LogFolder:               env.logFolder(),
+		}, input.E2EConfig.GetIntervals(env.name, "wait-controllers")...)
 		upgraded = true
 		expectManagersOn(ctx, mgmt, "ghcr.io/capwin/", to)
 
 		By("Checking that the CRDs store v1beta1 only and the old release's objects pass the new webhooks")
 		expectStoredVersions(ctx, mgmt)
-		expectObjectsPassWebhooks(ctx, mgmt, namespace.Name)
+		expectObjectsPassWebhooks(ctx, mgmt, ns)
 
 		By("Releasing the held guest: the interrupted create finishes under the new release")
 		setHoldGuest(ctx, mgmt, md, false)
@@ -150,10 +108,10 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 			g.Expect(m.UID).To(Equal(inFlight.UID))
 			g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue(), "Machine %s has no Node yet", m.Name)
 			g.Expect(ptr.Deref(m.Status.Initialization.InfrastructureProvisioned, false)).To(BeTrue())
-		}, input.E2EConfig.GetIntervals(specName, "wait-worker-nodes")...).Should(Succeed())
+		}, input.E2EConfig.GetIntervals(env.name, "wait-worker-nodes")...).Should(Succeed())
 
 		By("Checking that no Machine was replaced and no VM changed")
-		after := clusterMachines(ctx, mgmt, namespace.Name, clusterName)
+		after := clusterMachines(ctx, mgmt, ns, clusterName)
 		for name, uid := range before {
 			Expect(after).To(HaveKeyWithValue(name, uid), "Machine %s was replaced or deleted by the upgrade", name)
 		}
@@ -175,14 +133,7 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 		By("PASSED!")
 	})
 
-	AfterEach(func() {
-		if clusterResources.Cluster == nil { // failed before the cluster existed
-			cancelWatches()
-			return
-		}
-		framework.DumpSpecResourcesAndCleanup(ctx, specName, input.BootstrapClusterProxy, input.ClusterctlConfigPath, input.ArtifactFolder,
-			namespace, cancelWatches, clusterResources.Cluster, input.E2EConfig.GetIntervals, input.SkipCleanup)
-	})
+	AfterEach(func() { env.cleanUp(ctx, input.SkipCleanup) })
 }
 
 // installCapwin deletes capwin's two providers (their CRDs and the objects in them stay) and
@@ -224,14 +175,7 @@ func expectManagersOn(ctx context.Context, c client.Client, registryPart, versio
 // Cluster API propagates template annotations to the MachineSet and its Machines in place,
 // without a rollout.
 func setHoldGuest(ctx context.Context, c client.Client, md *clusterv1.MachineDeployment, hold bool) {
-	Eventually(func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(md), md); err != nil {
-			return err
-		}
-		helper, err := patch.NewHelper(md, c)
-		if err != nil {
-			return err
-		}
+	patchMachineDeployment(ctx, c, md, func() {
 		if hold {
 			if md.Spec.Template.Annotations == nil {
 				md.Spec.Template.Annotations = map[string]string{}
@@ -240,8 +184,7 @@ func setHoldGuest(ctx context.Context, c client.Client, md *clusterv1.MachineDep
 		} else {
 			delete(md.Spec.Template.Annotations, holdGuestAnnotation)
 		}
-		return helper.Patch(ctx, md)
-	}, "1m", "5s").Should(Succeed())
+	})
 	Eventually(func(g Gomega) {
 		machines := framework.GetMachinesByMachineDeployments(ctx, framework.GetMachinesByMachineDeploymentsInput{
 			Lister: c, ClusterName: md.Spec.ClusterName, Namespace: md.Namespace, MachineDeployment: *md,
@@ -255,6 +198,13 @@ func setHoldGuest(ctx context.Context, c client.Client, md *clusterv1.MachineDep
 }
 
 func scaleMachineDeployment(ctx context.Context, c client.Client, md *clusterv1.MachineDeployment, replicas int64) {
+	patchMachineDeployment(ctx, c, md, func() {
+		md.Spec.Replicas = ptr.To(int32(replicas)) //nolint:gosec // G115: a handful of machines
+	})
+}
+
+// patchMachineDeployment reads md again, changes it and patches it, until that works.
+func patchMachineDeployment(ctx context.Context, c client.Client, md *clusterv1.MachineDeployment, change func()) {
 	Eventually(func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(md), md); err != nil {
 			return err
@@ -263,7 +213,7 @@ func scaleMachineDeployment(ctx context.Context, c client.Client, md *clusterv1.
 		if err != nil {
 			return err
 		}
-		md.Spec.Replicas = ptr.To(int32(replicas)) //nolint:gosec // G115: a handful of machines
+		change()
 		return helper.Patch(ctx, md)
 	}, "1m", "5s").Should(Succeed())
 }
@@ -306,8 +256,7 @@ func waitForHeldMachine(ctx context.Context, c client.Client, namespace, cluster
 var _ = Describe("When upgrading capwin with clusterctl from its previous release, on vCenter", Serial, func() {
 	ProviderUpgradeSpec(ctx, func() ProviderUpgradeSpecInput {
 		return ProviderUpgradeSpecInput{
-			E2EConfig: e2eConfig, ClusterctlConfigPath: clusterctlConfigPath, BootstrapClusterProxy: bootstrapClusterProxy,
-			ArtifactFolder: artifactFolder, SkipCleanup: skipCleanup, Flavor: "windows", WorkerMachineCount: 2,
+			SpecInput: suiteInput("windows", 2),
 			// v0.1.0's windows flavor names the Linux control plane's template VSPHERE_TEMPLATE.
 			ClusterctlVariables: map[string]string{"VSPHERE_TEMPLATE": e2eConfig.MustGetVariable("LINUX_TEMPLATE")},
 		}
@@ -317,8 +266,7 @@ var _ = Describe("When upgrading capwin with clusterctl from its previous releas
 var _ = Describe("When upgrading capwin with clusterctl from its previous release, on Hyper-V", Serial, func() {
 	ProviderUpgradeSpec(ctx, func() ProviderUpgradeSpecInput {
 		return ProviderUpgradeSpecInput{
-			E2EConfig: e2eConfig, ClusterctlConfigPath: clusterctlConfigPath, BootstrapClusterProxy: bootstrapClusterProxy,
-			ArtifactFolder: artifactFolder, SkipCleanup: skipCleanup, Flavor: hypervWindowsFlavor, WorkerMachineCount: 2,
+			SpecInput: suiteInput(hypervWindowsFlavor, 2),
 			ClusterctlVariables: map[string]string{
 				"LINUX_TEMPLATE":   e2eConfig.MustGetVariable("HYPERV_LINUX_PARENT_DISK"),
 				"WINDOWS_TEMPLATE": e2eConfig.MustGetVariable("HYPERV_WINDOWS_PARENT_DISK"),

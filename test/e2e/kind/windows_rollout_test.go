@@ -4,9 +4,6 @@ package kind
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -20,8 +17,6 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/test/framework"
-	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
-	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/patch"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
@@ -29,15 +24,7 @@ import (
 )
 
 // WindowsTemplateRolloutSpecInput is the input of WindowsTemplateRolloutSpec.
-type WindowsTemplateRolloutSpecInput struct {
-	E2EConfig             *clusterctl.E2EConfig
-	ClusterctlConfigPath  string
-	BootstrapClusterProxy framework.ClusterProxy
-	ArtifactFolder        string
-	SkipCleanup           bool
-	Flavor                string
-	WorkerMachineCount    int64
-}
+type WindowsTemplateRolloutSpecInput struct{ SpecInput }
 
 // WindowsTemplateRolloutSpec is Cluster API's MachineDeployment rollout (KCPAndMachineDeployment
 // RolloutSpec / UpgradeMachineDeploymentInfrastructureRefAndWait) adapted to a Windows Server
@@ -48,46 +35,19 @@ type WindowsTemplateRolloutSpecInput struct {
 // VCenterMachine (and so its VM) and its Node are gone.
 func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsTemplateRolloutSpecInput) {
 	var (
-		specName         = "windows-rollout"
-		input            WindowsTemplateRolloutSpecInput
-		namespace        *corev1.Namespace
-		cancelWatches    context.CancelFunc
-		clusterResources *clusterctl.ApplyClusterTemplateAndWaitResult
+		specName = "windows-rollout"
+		input    WindowsTemplateRolloutSpecInput
+		env      *specEnv
 	)
 
 	BeforeEach(func() {
 		input = inputGetter()
-		Expect(input.E2EConfig).ToNot(BeNil())
-		Expect(input.ClusterctlConfigPath).To(BeAnExistingFile())
-		Expect(input.BootstrapClusterProxy).ToNot(BeNil())
-		Expect(os.MkdirAll(input.ArtifactFolder, 0o750)).To(Succeed())
-		for _, v := range []string{kubernetesVersion, windowsBuild, windowsVersionUpgradeTo, windowsTemplateUpgradeTo, windowsTemplateUpgradeToBuild} {
-			Expect(input.E2EConfig.HasVariable(v)).To(BeTrue(), "the e2e config needs %s", v)
-		}
-		namespace, cancelWatches = framework.SetupSpecNamespace(ctx, specName, input.BootstrapClusterProxy, input.ArtifactFolder, nil)
-		clusterResources = new(clusterctl.ApplyClusterTemplateAndWaitResult)
+		env = newSpecEnv(ctx, specName, input.SpecInput, windowsBuild, windowsVersionUpgradeTo, windowsTemplateUpgradeTo, windowsTemplateUpgradeToBuild)
 	})
 
 	It("Should replace every Windows node with one on the new Windows template", func() {
-		clusterName := fmt.Sprintf("%s-%s", specName, util.RandomString(6))
-		clusterctl.ApplyClusterTemplateAndWait(ctx, clusterctl.ApplyClusterTemplateAndWaitInput{
-			ClusterProxy: input.BootstrapClusterProxy,
-			ConfigCluster: clusterctl.ConfigClusterInput{
-				LogFolder:                filepath.Join(input.ArtifactFolder, "clusters", input.BootstrapClusterProxy.GetName()),
-				ClusterctlConfigPath:     input.ClusterctlConfigPath,
-				KubeconfigPath:           input.BootstrapClusterProxy.GetKubeconfigPath(),
-				InfrastructureProvider:   "capwin",
-				Flavor:                   input.Flavor,
-				Namespace:                namespace.Name,
-				ClusterName:              clusterName,
-				KubernetesVersion:        input.E2EConfig.MustGetVariable(kubernetesVersion),
-				ControlPlaneMachineCount: ptr.To[int64](1),
-				WorkerMachineCount:       ptr.To(input.WorkerMachineCount),
-			},
-			WaitForClusterIntervals:      input.E2EConfig.GetIntervals(specName, "wait-cluster"),
-			WaitForControlPlaneIntervals: input.E2EConfig.GetIntervals(specName, "wait-control-plane"),
-			WaitForMachineDeployments:    input.E2EConfig.GetIntervals(specName, "wait-worker-nodes"),
-		}, clusterResources)
+		clusterName := env.createCluster(ctx, capwinProvider, input.Flavor, nil, input.WorkerMachineCount)
+		namespace := env.namespace
 
 		proxy, mgmt := input.BootstrapClusterProxy, input.BootstrapClusterProxy.GetClient()
 		By("Checking the Windows workers on the first template")
@@ -176,10 +136,7 @@ func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsT
 		By("PASSED!")
 	})
 
-	AfterEach(func() {
-		framework.DumpSpecResourcesAndCleanup(ctx, specName, input.BootstrapClusterProxy, input.ClusterctlConfigPath, input.ArtifactFolder,
-			namespace, cancelWatches, clusterResources.Cluster, input.E2EConfig.GetIntervals, input.SkipCleanup)
-	})
+	AfterEach(func() { env.cleanUp(ctx, input.SkipCleanup) })
 }
 
 // newWindowsTemplate copies the MachineDeployment's VCenterMachineTemplate under a new name with
@@ -238,14 +195,6 @@ func machineNames(machines []clusterv1.Machine) sets.Set[string] {
 
 var _ = Describe("When rolling the Windows MachineDeployment out to a new Windows Server template", func() {
 	WindowsTemplateRolloutSpec(ctx, func() WindowsTemplateRolloutSpecInput {
-		return WindowsTemplateRolloutSpecInput{
-			E2EConfig:             e2eConfig,
-			ClusterctlConfigPath:  clusterctlConfigPath,
-			BootstrapClusterProxy: bootstrapClusterProxy,
-			ArtifactFolder:        artifactFolder,
-			SkipCleanup:           skipCleanup,
-			Flavor:                "windows",
-			WorkerMachineCount:    2,
-		}
+		return WindowsTemplateRolloutSpecInput{suiteInput("windows", 2)}
 	})
 })
