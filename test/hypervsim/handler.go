@@ -61,6 +61,9 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	h.ops[op.Name]++
 	h.mu.Unlock()
 	result, err := h.apply(op.Name, env.Input)
+	if rel := releaseOf(env.Lib); err == nil && rel != nil && rel.Result != nil {
+		result, err = rel.Result(result)
+	}
 	if errors.Is(err, errCut) || h.loseAnswer(op.Name) {
 		return wsman.Result{Stderr: []byte("hypervsim: the connection broke"), ExitCode: 1}
 	}
@@ -217,32 +220,48 @@ func byHash() map[string]hyperv.Script {
 var (
 	acceptedMu sync.Mutex
 	accepted   struct {
-		runners, libs map[string]bool
-		ops           map[string]hyperv.Script // by hash
+		runners map[string]bool
+		libs    map[string]*Release      // by library text
+		ops     map[string]hyperv.Script // by hash
 	}
 )
 
-// AcceptScripts makes every simulated host also run the static scripts of another capwin release
-// (an upgrade test's older release, whose scripts differ from this tree's): scripts maps a file
-// name without .ps1 (runner, common, host, create, ...) to its text. An operation is dispatched by
-// its name, as this tree's, on the input it sends.
-func AcceptScripts(scripts map[string]string) {
+// Release is another capwin release's static scripts, for an upgrade test: the hosts run them
+// besides this tree's.
+type Release struct {
+	// Scripts maps a file name without .ps1 (runner, common, host, create, ...) to its text. An
+	// operation is dispatched by its name, as this tree's, on the input it sends.
+	Scripts map[string]string
+	// Result, when set, rewrites a result as this tree's handlers make it into the shape that
+	// release's library wrote.
+	Result func(result any) (any, error)
+}
+
+// AcceptScripts makes every simulated host also run the scripts of release r.
+func AcceptScripts(r Release) {
 	acceptedMu.Lock()
 	defer acceptedMu.Unlock()
 	if accepted.ops == nil {
-		accepted.runners, accepted.libs, accepted.ops = map[string]bool{}, map[string]bool{}, map[string]hyperv.Script{}
+		accepted.runners, accepted.libs, accepted.ops = map[string]bool{}, map[string]*Release{}, map[string]hyperv.Script{}
 	}
-	for name, text := range scripts {
+	for name, text := range r.Scripts {
 		switch name {
 		case hyperv.Runner.Name:
 			accepted.runners[hyperv.RunnerCommandFor(text)] = true
 		case hyperv.Common.Name:
-			accepted.libs[text] = true
+			accepted.libs[text] = &r
 		default:
 			s := hyperv.Script{Name: name, Text: text}
 			accepted.ops[s.Hash()] = s
 		}
 	}
+}
+
+// releaseOf is the accepted release whose library lib is (nil: this tree's).
+func releaseOf(lib string) *Release {
+	acceptedMu.Lock()
+	defer acceptedMu.Unlock()
+	return accepted.libs[lib]
 }
 
 func runnerCommand(command string) bool {
@@ -252,9 +271,7 @@ func runnerCommand(command string) bool {
 }
 
 func library(text string) bool {
-	acceptedMu.Lock()
-	defer acceptedMu.Unlock()
-	return text == hyperv.Common.Text || accepted.libs[text]
+	return text == hyperv.Common.Text || releaseOf(text) != nil
 }
 
 // parses checks texts with the PowerShell grammar, once per distinct text (all of capwin's

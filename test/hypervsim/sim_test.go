@@ -235,7 +235,7 @@ func TestAcceptScriptsOfAnotherRelease(t *testing.T) {
 	if err := conn.Run(context.Background(), older, folders, &info); err == nil || !strings.Contains(err.Error(), "not one of capwin's static scripts") {
 		t.Fatalf("an unknown release's script was run: %v", err)
 	}
-	AcceptScripts(map[string]string{older.Name: older.Text, hyperv.Runner.Name: hyperv.Runner.Text})
+	AcceptScripts(Release{Scripts: map[string]string{older.Name: older.Text, hyperv.Runner.Name: hyperv.Runner.Text}})
 	if err := conn.Run(context.Background(), older, folders, &info); err != nil {
 		t.Fatal(err)
 	}

@@ -184,10 +184,50 @@ func acceptScripts(dir string, log logr.Logger) error {
 		scripts[strings.TrimSuffix(filepath.Base(f), ".ps1")] = string(b)
 	}
 	if len(scripts) > 0 {
-		hypervsim.AcceptScripts(scripts)
+		hypervsim.AcceptScripts(hypervsim.Release{Scripts: scripts, Result: disksAsPaths})
 		log.Info("the hosts also run another release's scripts", "folder", dir, "scripts", len(scripts))
 	}
 	return nil
+}
+
+// disksAsPaths writes a VM's disks as v0.1's common.ps1 did, a list of paths (this tree's writes
+// path, controller and location of each): the one change of the hosts' results since v0.1.0 that
+// its managers cannot read. Every other change adds fields, which they ignore.
+func disksAsPaths(result any) (any, error) {
+	b, err := json.Marshal(result)
+	if err != nil {
+		return nil, err
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if disks, ok := v["disks"].([]any); ok {
+				paths := make([]any, 0, len(disks))
+				for _, d := range disks {
+					if m, ok := d.(map[string]any); ok {
+						paths = append(paths, m["path"])
+					} else {
+						paths = append(paths, d)
+					}
+				}
+				v["disks"] = paths
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	return doc, nil
 }
 
 // hypervVMsPath serves hypervHosts.configs on the simulator's health port.

@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"flag"
 	"fmt"
@@ -491,5 +492,30 @@ func TestHyperVConfig(t *testing.T) {
 		if h.CredentialsRef.Name == "" {
 			t.Errorf("host %s has no credentialsRef", h.Name)
 		}
+	}
+}
+
+// TestDisksAsPaths: a found VM's disks come out as v0.1's library wrote them, paths only; the rest
+// of the result is left as it is.
+func TestDisksAsPaths(t *testing.T) {
+	in := hyperv.Found{Found: true, VM: &hyperv.View{ID: "vm1", Disks: []hyperv.DiskView{
+		{Path: `C:\vms\vm1\os.vhdx`, Controller: "SCSI", Location: 0}, {Path: `C:\vms\vm1\data.vhdx`, Controller: "SCSI", Location: 1}}}}
+	out, err := disksAsPaths(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(out)
+	var old struct {
+		Found bool `json:"found"`
+		VM    struct {
+			ID    string   `json:"id"`
+			Disks []string `json:"disks"`
+		} `json:"vm"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		t.Fatalf("v0.1's shape: %v (%s)", err, b)
+	}
+	if !old.Found || old.VM.ID != "vm1" || len(old.VM.Disks) != 2 || old.VM.Disks[1] != `C:\vms\vm1\data.vhdx` {
+		t.Fatalf("%+v", old)
 	}
 }
