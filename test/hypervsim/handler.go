@@ -60,10 +60,7 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	h.mu.Lock()
 	h.ops[op.Name]++
 	h.mu.Unlock()
-	result, err := h.apply(op.Name, env.Input)
-	if rel := releaseOf(env.Lib); err == nil && rel != nil && rel.Result != nil {
-		result, err = rel.Result(result)
-	}
+	result, err := h.applyAs(releaseOf(env.Lib), op.Name, env.Input)
 	if errors.Is(err, errCut) || h.loseAnswer(op.Name) {
 		return wsman.Result{Stderr: []byte("hypervsim: the connection broke"), ExitCode: 1}
 	}
@@ -232,6 +229,9 @@ type Release struct {
 	// Scripts maps a file name without .ps1 (runner, common, host, create, ...) to its text. An
 	// operation is dispatched by its name, as this tree's, on the input it sends.
 	Scripts map[string]string
+	// Input, when set, rewrites an operation's input into what this tree's handler of the same
+	// name needs to do what that release's script did (a setting the script hard-coded).
+	Input func(op string, input json.RawMessage) (json.RawMessage, error)
 	// Result, when set, rewrites a result as this tree's handlers make it into the shape that
 	// release's library wrote.
 	Result func(result any) (any, error)
@@ -255,6 +255,21 @@ func AcceptScripts(r Release) {
 			accepted.ops[s.Hash()] = s
 		}
 	}
+}
+
+// applyAs runs an operation as release rel's script of that name did (nil: this tree's).
+func (h *Host) applyAs(rel *Release, op string, input json.RawMessage) (any, error) {
+	if rel != nil && rel.Input != nil {
+		var err error
+		if input, err = rel.Input(op, input); err != nil {
+			return nil, err
+		}
+	}
+	result, err := h.apply(op, input)
+	if err == nil && rel != nil && rel.Result != nil {
+		result, err = rel.Result(result)
+	}
+	return result, err
 }
 
 // releaseOf is the accepted release whose library lib is (nil: this tree's).

@@ -27,6 +27,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/internal/guestos"
 	simguest "github.com/capwin/capwin/test/harness/guest"
 	"github.com/capwin/capwin/test/hypervsim"
@@ -184,10 +185,26 @@ func acceptScripts(dir string, log logr.Logger) error {
 		scripts[strings.TrimSuffix(filepath.Base(f), ".ps1")] = string(b)
 	}
 	if len(scripts) > 0 {
-		hypervsim.AcceptScripts(hypervsim.Release{Scripts: scripts, Result: disksAsPaths})
+		hypervsim.AcceptScripts(hypervsim.Release{Scripts: scripts, Input: v01Settings, Result: disksAsPaths})
 		log.Info("the hosts also run another release's scripts", "folder", dir, "scripts", len(scripts))
 	}
 	return nil
+}
+
+// v01Settings gives a create the VM settings v0.1's create.ps1 hard-coded (Set-VM
+// -AutomaticStopAction TurnOff -AutomaticCheckpointsEnabled $false): its input has none.
+func v01Settings(op string, input json.RawMessage) (json.RawMessage, error) {
+	if op != hyperv.OpCreate.Name {
+		return input, nil
+	}
+	var in map[string]any
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, err
+	}
+	if _, ok := in["settings"]; !ok {
+		in["settings"] = hyperv.VMSettings{AutomaticStopAction: "TurnOff", AutomaticStartDelay: -1}
+	}
+	return json.Marshal(in)
 }
 
 // disksAsPaths writes a VM's disks as v0.1's common.ps1 did, a list of paths (this tree's writes

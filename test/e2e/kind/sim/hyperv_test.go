@@ -519,3 +519,28 @@ func TestDisksAsPaths(t *testing.T) {
 		t.Fatalf("%+v", old)
 	}
 }
+
+// TestV01Settings: a create from v0.1's scripts, whose input has no settings, gets the ones its
+// create.ps1 hard-coded; this tree's input and other operations pass as they are.
+func TestV01Settings(t *testing.T) {
+	in, _ := json.Marshal(map[string]any{"uid": "u1", "name": "vm1"})
+	out, err := v01Settings(hyperv.OpCreate.Name, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got hyperv.CreateInput
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Settings.AutomaticStopAction != "TurnOff" || got.Settings.AutomaticCheckpoints || got.UID != "u1" {
+		t.Fatalf("%+v", got)
+	}
+	current, _ := json.Marshal(hyperv.CreateInput{Settings: hyperv.VMSettings{AutomaticStopAction: "Save"}})
+	out, _ = v01Settings(hyperv.OpCreate.Name, current)
+	if err := json.Unmarshal(out, &got); err != nil || got.Settings.AutomaticStopAction != "Save" {
+		t.Fatalf("this tree's settings were replaced: %s", out)
+	}
+	if out, _ := v01Settings(hyperv.OpPower.Name, in); string(out) != string(in) {
+		t.Fatalf("power input changed: %s", out)
+	}
+}
