@@ -74,7 +74,7 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 		expectManagersOn(ctx, mgmt, "/previous/", from)
 
 		Byf("Creating a cluster from the %s flavor of %s", input.Flavor, from)
-		clusterName := env.createCluster(ctx, capwinProvider+":"+from, input.Flavor, input.ClusterctlVariables, input.WorkerMachineCount)
+		clusterName := env.createCluster(ctx, capwinProvider+":"+from, input.Flavor, "", input.ClusterctlVariables, input.WorkerMachineCount)
 
 		md := windowsMachineDeployment(ctx, mgmt, ns, clusterName)
 		By("Leaving one more Windows Machine in the middle of its create: VM powered on, guest held")

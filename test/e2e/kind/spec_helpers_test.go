@@ -72,8 +72,12 @@ func (e *specEnv) logFolder() string {
 }
 
 // createCluster creates a cluster with one control plane machine and workers Windows workers from
-// the flavor of provider (capwin, or capwin:<version>) and waits for it; it returns its name.
-func (e *specEnv) createCluster(ctx context.Context, provider, flavor string, variables map[string]string, workers int64) string {
+// the flavor of provider (capwin, or capwin:<version>), on Kubernetes version (""
+// KUBERNETES_VERSION), and waits for it; it returns its name.
+func (e *specEnv) createCluster(ctx context.Context, provider, flavor, version string, variables map[string]string, workers int64) string {
+	if version == "" {
+		version = e.config.MustGetVariable(kubernetesVersion)
+	}
 	clusterName := fmt.Sprintf("%s-%s", e.name, util.RandomString(6))
 	clusterctl.ApplyClusterTemplateAndWait(ctx, clusterctl.ApplyClusterTemplateAndWaitInput{
 		ClusterProxy: e.proxy,
@@ -86,7 +90,7 @@ func (e *specEnv) createCluster(ctx context.Context, provider, flavor string, va
 			Flavor:                   flavor,
 			Namespace:                e.namespace.Name,
 			ClusterName:              clusterName,
-			KubernetesVersion:        e.config.MustGetVariable(kubernetesVersion),
+			KubernetesVersion:        version,
 			ControlPlaneMachineCount: ptr.To[int64](1),
 			WorkerMachineCount:       ptr.To(workers),
 		},

@@ -46,7 +46,7 @@ func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsT
 	})
 
 	It("Should replace every Windows node with one on the new Windows template", func() {
-		clusterName := env.createCluster(ctx, capwinProvider, input.Flavor, nil, input.WorkerMachineCount)
+		clusterName := env.createCluster(ctx, capwinProvider, input.Flavor, "", nil, input.WorkerMachineCount)
 		namespace := env.namespace
 
 		proxy, mgmt := input.BootstrapClusterProxy, input.BootstrapClusterProxy.GetClient()
