@@ -17,9 +17,9 @@ const Omitted = "[omitted: capwin does not log API bodies, they can hold Secrets
 // bodyMessages are client-go's messages that carry a body (k8s.io/client-go/rest logBody).
 var bodyMessages = map[string]bool{"Request Body": true, "Response Body": true}
 
-// Logger returns l with API bodies dropped.
+// Logger returns l with API bodies dropped (l itself when it already drops them).
 func Logger(l logr.Logger) logr.Logger {
-	if l.GetSink() == nil {
+	if _, wrapped := l.GetSink().(*sink); wrapped || l.GetSink() == nil {
 		return l
 	}
 	return logr.New(&sink{next: l.GetSink()})

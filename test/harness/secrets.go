@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -50,13 +48,13 @@ func (h *Harness) watchSecrets(ctx context.Context) error {
 // says that no bootstrap token was collected, which would make the scan prove little.
 func (h *Harness) ScanSecrets(ctx context.Context, logs ...string) ([]string, error) {
 	names := h.Secrets.Names()
-	if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "bootstrap token") }) {
-		return names, fmt.Errorf("secret scan: no bootstrap token was seen among %d credentials", len(names))
+	if err := h.Secrets.CheckCollected(); err != nil {
+		return names, err
 	}
 	var hits []secretscan.Hit
 	var errs []error
 	if len(logs) > 0 {
-		found, err := h.Secrets.Files(logs...)
+		found, _, err := h.Secrets.Files(logs...)
 		hits, errs = append(hits, found...), append(errs, err)
 	}
 	found, err := h.Secrets.Cluster(ctx, h.Management.Env.Config)
@@ -66,16 +64,5 @@ func (h *Harness) ScanSecrets(ctx context.Context, logs ...string) ([]string, er
 	if err := errors.Join(errs...); err != nil {
 		return names, fmt.Errorf("secret scan: %w", err)
 	}
-	if len(hits) == 0 {
-		return names, nil
-	}
-	msg := fmt.Sprintf("%d credentials found where they must not be:", len(hits))
-	for i, hit := range hits {
-		if i == 20 {
-			msg += fmt.Sprintf("\n  ... and %d more", len(hits)-i)
-			break
-		}
-		msg += "\n  " + hit.String()
-	}
-	return names, errors.New(msg)
+	return names, secretscan.Verdict(hits)
 }

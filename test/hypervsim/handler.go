@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +38,7 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	if err != nil {
 		return wsman.Result{Stderr: []byte("hypervsim: stdin is not a base64 JSON envelope: " + err.Error()), ExitCode: 1}
 	}
-	op, ok := byHash()[hyperv.HashText(env.Script)]
+	op, ok := scriptByHash(hyperv.HashText(env.Script))
 	if !ok || !library(env.Lib) {
 		return wsman.Result{Stderr: []byte("hypervsim: not one of capwin's static scripts"), ExitCode: 1}
 	}
@@ -203,14 +202,18 @@ func byHash() map[string]hyperv.Script {
 			hashes[s.Hash()] = s
 		}
 	})
+	return hashes
+}
+
+// scriptByHash is this tree's script of that hash, else an accepted release's.
+func scriptByHash(hash string) (hyperv.Script, bool) {
+	if s, ok := byHash()[hash]; ok {
+		return s, true
+	}
 	acceptedMu.Lock()
 	defer acceptedMu.Unlock()
-	if len(accepted.ops) == 0 {
-		return hashes
-	}
-	out := maps.Clone(hashes)
-	maps.Copy(out, accepted.ops)
-	return out
+	s, ok := accepted.ops[hash]
+	return s, ok
 }
 
 // accepted are the scripts of other capwin releases the hosts run too (AcceptScripts).

@@ -44,12 +44,7 @@ func (s *Scanner) AddSecret(sec *corev1.Secret) {
 	if v, ok := sec.Data["value"]; ok {
 		texts := []string{string(v)}
 		if u, err := userdata.Unpack(v); err == nil {
-			texts = append(texts, string(u.Data))
-			if doc, err := userdata.DecodeDocument(u.Data); err == nil {
-				if b, err := json.Marshal(doc); err == nil {
-					texts = append(texts, string(b))
-				}
-			}
+			texts = append(texts, string(u.Data)) // the data document, decoded from the script's data line
 		}
 		for _, t := range texts {
 			for _, m := range bootstrapToken.FindAllStringSubmatch(t, -1) {

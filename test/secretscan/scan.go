@@ -9,11 +9,13 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -116,52 +118,74 @@ func (s *Scanner) Reader(where string, r io.Reader) ([]Hit, error) {
 	return hits, sc.Err()
 }
 
-// Files scans every regular file under the given files and directories.
-func (s *Scanner) Files(paths ...string) ([]Hit, error) {
+// Files scans every regular file under the given files and directories and returns the hits and
+// the number of files read.
+func (s *Scanner) Files(paths ...string) ([]Hit, int, error) {
 	var hits []Hit
+	files := 0
+	scan := func(where string, open func() (fs.File, error)) error {
+		f, err := open()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		files++
+		h, err := s.Reader("file "+where, f)
+		hits = append(hits, h...)
+		return err
+	}
 	for _, path := range paths {
 		info, err := os.Stat(path)
 		if err != nil {
-			return hits, err
+			return hits, files, err
 		}
 		if !info.IsDir() {
-			h, err := s.file(path)
-			hits = append(hits, h...)
-			if err != nil {
-				return hits, err
+			//nolint:gosec // G304: a file the test names
+			if err := scan(path, func() (fs.File, error) { return os.Open(path) }); err != nil {
+				return hits, files, err
 			}
 			continue
 		}
 		root, err := os.OpenRoot(path)
 		if err != nil {
-			return hits, err
+			return hits, files, err
 		}
 		err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return err
 			}
-			f, err := root.Open(name)
-			if err != nil {
-				return err
-			}
-			defer func() { _ = f.Close() }()
-			h, err := s.Reader("file "+filepath.Join(path, name), f)
-			hits = append(hits, h...)
-			return err
+			return scan(filepath.Join(path, name), func() (fs.File, error) { return root.Open(name) })
 		})
 		_ = root.Close()
 		if err != nil {
-			return hits, err
+			return hits, files, err
 		}
 	}
-	return hits, nil
+	return hits, files, nil
 }
 
-func (s *Scanner) file(path string) ([]Hit, error) {
-	f, err := os.Open(path) //nolint:gosec // G304: a file the test names
-	if err != nil {
-		return nil, err
+// CheckCollected says whether the scanner holds a bootstrap token: every run that creates a
+// machine uses one, so a scan without it would prove little.
+func (s *Scanner) CheckCollected() error {
+	names := s.Names()
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, "bootstrap token") }) {
+		return fmt.Errorf("secret scan: no bootstrap token was seen among %d credentials", len(names))
 	}
-	defer func() { _ = f.Close() }()
-	return s.Reader("file "+path, f)
+	return nil
+}
+
+// Verdict is nil without hits, else an error naming them (the first 20).
+func Verdict(hits []Hit) error {
+	if len(hits) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d credentials found where they must not be:", len(hits))
+	for i, hit := range hits {
+		if i == 20 {
+			msg += fmt.Sprintf("\n  ... and %d more", len(hits)-i)
+			break
+		}
+		msg += "\n  " + hit.String()
+	}
+	return errors.New(msg)
 }

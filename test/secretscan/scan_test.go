@@ -41,8 +41,9 @@ func TestPlantedSecretInALogLineIsFound(t *testing.T) {
 		`{"level":"info","msg":"tests passed"}`,
 	}, "\n")
 	g.Expect(os.WriteFile(filepath.Join(dir, "controllers.log"), []byte(log), 0o600)).To(Succeed())
-	hits, err := s.Files(dir)
+	hits, files, err := s.Files(dir)
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(files).To(Equal(1))
 	g.Expect(hits).To(HaveLen(3))
 	where := filepath.Join(dir, "controllers.log")
 	g.Expect(hits[0].Secret).To(Equal("Secret ns/vc key password"))

@@ -71,7 +71,7 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 			}
 		})
 		installCapwin(ctx, proxy, input.ClusterctlConfigPath, from, env.logFolder())
-		expectManagersOn(ctx, mgmt, "/previous/", from)
+		expectManagersOn(ctx, mgmt, "/previous/", ":"+from)
 
 		Byf("Creating a cluster from the %s flavor of %s", input.Flavor, from)
 		clusterName := env.createCluster(ctx, capwinProvider+":"+from, input.Flavor, "", input.ClusterctlVariables, input.WorkerMachineCount)
@@ -94,7 +94,7 @@ func ProviderUpgradeSpec(ctx context.Context, inputGetter func() ProviderUpgrade
 			LogFolder:               env.logFolder(),
 		}, input.E2EConfig.GetIntervals(env.name, "wait-controllers")...)
 		upgraded = true
-		expectManagersOn(ctx, mgmt, "ghcr.io/capwin/", to)
+		expectManagersOn(ctx, mgmt, "ghcr.io/capwin/", ":dev") // this tree's images, whatever the release calls itself
 
 		By("Checking that the CRDs store v1beta1 only and the old release's objects pass the new webhooks")
 		expectStoredVersions(ctx, mgmt)
@@ -151,13 +151,9 @@ func installCapwin(ctx context.Context, proxy framework.ClusterProxy, clusterctl
 	})
 }
 
-// expectManagersOn waits until each of capwin's managers is led by a Ready Pod whose image names
-// the release (its registry part and tag).
-func expectManagersOn(ctx context.Context, c client.Client, registryPart, version string) {
-	tag := ":" + version
-	if registryPart == "ghcr.io/capwin/" {
-		tag = ":dev" // this tree's images, whatever the release calls itself
-	}
+// expectManagersOn waits until each of capwin's managers is led by a Ready Pod whose image
+// contains registryPart and ends in tag.
+func expectManagersOn(ctx context.Context, c client.Client, registryPart, tag string) {
 	for _, m := range capwinManagers {
 		Eventually(func(g Gomega) {
 			pod, _ := leaderPod(ctx, c, m)
