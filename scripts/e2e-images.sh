@@ -7,7 +7,8 @@
 #     node's containerd as kind's own node images are);
 #   - cert-manager (controller, webhook, cainjector) from its Go module, and its manifest;
 #   - Cluster API core, kubeadm bootstrap and kubeadm control plane images from the module, and
-#     their components YAML from the module's config/ with kustomize;
+#     their components YAML from the module's config/ with kustomize; the Cluster API Operator's
+#     image and manifest the same way;
 #   - vcsim from govmomi; capwin's two managers and the e2e simulator from the root Dockerfile.
 #
 # Everything is cached under ~/.cache/capwin/e2e: a step runs again only when its inputs
@@ -33,6 +34,7 @@ CONTAINERD_VERSION=v2.4.2
 RUNC_VERSION=v1.3.3
 CNI_PLUGINS_VERSION=v1.8.0
 CAPI_VERSION=v1.14.2
+CAPI_OPERATOR_VERSION=v0.29.0
 GOVMOMI_VERSION=v0.56.0
 CERT_MANAGER_VERSION=v1.21.2
 KIND_VERSION=v0.33.0
@@ -62,6 +64,7 @@ suite_images() {
   for i in "${CAPWIN_IMAGES[@]}"; do echo "$CAPWIN_REGISTRY/$i:$CAPWIN_TAG"; done
   for i in capwin-bootstrap-windows capwin-infrastructure; do echo "$PREVIOUS_REGISTRY/$i:$PREVIOUS_VERSION"; done
   for i in "${CAPI_IMAGES[@]}"; do echo "$PREFIX$i:$CAPI_VERSION"; done
+  echo "${PREFIX}cluster-api-operator:$CAPI_OPERATOR_VERSION"
   for i in "${CERT_MANAGER_IMAGES[@]}"; do echo "$PREFIX$i:$CERT_MANAGER_VERSION"; done
   echo "$VCSIM_IMAGE"
 }

@@ -65,6 +65,8 @@ build_binaries() {
   # Cluster API's go.mod replaces its api module with ./api; a consumer pins it to the same version.
   go_module_build cluster-api "sigs.k8s.io/cluster-api@$CAPI_VERSION sigs.k8s.io/cluster-api/api@$CAPI_VERSION" "$capild" 0 \
     sigs.k8s.io/cluster-api/core sigs.k8s.io/cluster-api/bootstrap/kubeadm:bootstrap sigs.k8s.io/cluster-api/controlplane/kubeadm:controlplane
+  go_module_build cluster-api-operator "sigs.k8s.io/cluster-api-operator@$CAPI_OPERATOR_VERSION" \
+    "-s -w -X sigs.k8s.io/cluster-api-operator/version.gitVersion=$CAPI_OPERATOR_VERSION" 0 sigs.k8s.io/cluster-api-operator/cmd:manager
   build_own vcsim ./hack/e2e/vcsim
   build_pause
   build_own runcwrap ./hack/runcwrap

@@ -1,6 +1,6 @@
 # Images of scripts/e2e-images.sh: Debian root filesystems from debootstrap, a static non-root
 # base, the Kubernetes, etcd, CoreDNS, pause, Cluster API, cert-manager and vcsim images from the
-# binaries, and capwin's images from the root Dockerfile.
+# binaries (the Cluster API Operator's too), and capwin's images from the root Dockerfile.
 
 # The node's packages (kind's base image list, less network storage and rootless tooling).
 NODE_PACKAGES=systemd,conntrack,iptables,nftables,iproute2,ethtool,util-linux,mount,kmod,libseccomp2,pigz,e2fsprogs,bash,ca-certificates,curl,jq,procps,gawk
@@ -138,6 +138,7 @@ component_images() {
   binary_image "${PREFIX}cluster-api-controller:$CAPI_VERSION" "$STATIC_IMAGE" 65532:65532 '["/manager"]' / "$BIN/cluster-api/core:manager"
   binary_image "${PREFIX}kubeadm-bootstrap-controller:$CAPI_VERSION" "$STATIC_IMAGE" 65532:65532 '["/manager"]' / "$BIN/cluster-api/bootstrap:manager"
   binary_image "${PREFIX}kubeadm-control-plane-controller:$CAPI_VERSION" "$STATIC_IMAGE" 65532:65532 '["/manager"]' / "$BIN/cluster-api/controlplane:manager"
+  binary_image "${PREFIX}cluster-api-operator:$CAPI_OPERATOR_VERSION" "$STATIC_IMAGE" 65532:65532 '["/manager"]' / "$BIN/cluster-api-operator/manager"
   for c in "${CERT_MANAGER_IMAGES[@]}"; do
     binary_image "$PREFIX$c:$CERT_MANAGER_VERSION" "$STATIC_IMAGE" 65532:65532 "[\"/$c\"]" / "$CACHE/cert-manager/bin/$c"
   done

@@ -82,10 +82,9 @@ func writeFileAtomically(path string, data []byte) {
 
 // Cluster API's MachineDeploymentRemediationSpec marks a Node unhealthy with this condition and
 // expects the flavor's MachineHealthCheck to act on it, with a short timeout.
-const (
-	remediationNodeCondition corev1.NodeConditionType = "e2e.remediation.condition"
-	remediationTimeout                                = 10 // seconds
-)
+const remediationNodeCondition corev1.NodeConditionType = "e2e.remediation.condition"
+
+const remediationTimeout = 10 // seconds
 
 // windowsMDRemediationFlavor is the windows flavor with the MachineHealthCheck that Cluster API's
 // MachineDeploymentRemediationSpec expects. It is made by the suite in the local repository from

@@ -106,8 +106,8 @@ func WindowsTemplateRolloutSpec(ctx context.Context, inputGetter func() WindowsT
 			}
 			refreshed := &clusterv1.MachineDeployment{}
 			g.Expect(mgmt.Get(ctx, client.ObjectKeyFromObject(md), refreshed)).To(Succeed())
-			g.Expect(ptr.Deref(refreshed.Status.ReadyReplicas, 0)).To(Equal(int32(input.WorkerMachineCount)))
-			g.Expect(ptr.Deref(refreshed.Status.UpToDateReplicas, 0)).To(Equal(int32(input.WorkerMachineCount)))
+			g.Expect(ptr.Deref(refreshed.Status.ReadyReplicas, 0)).To(BeEquivalentTo(input.WorkerMachineCount))
+			g.Expect(ptr.Deref(refreshed.Status.UpToDateReplicas, 0)).To(BeEquivalentTo(input.WorkerMachineCount))
 		}, input.E2EConfig.GetIntervals(specName, "wait-machine-upgrade")...).Should(Succeed())
 
 		By("Checking the Windows workers on the new template")
