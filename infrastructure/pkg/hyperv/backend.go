@@ -259,6 +259,9 @@ func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervis
 	return "", c.Run(ctx, OpRemove, b.key(s, vm.Ref.ID), nil)
 }
 
+// DestroyStops: remove.ps1 turns a running VM off (Stop-VM -TurnOff) before it removes it.
+func (b *backend) DestroyStops() bool { return true }
+
 // ClearUserData ejects and deletes the config drive (it holds the join token).
 func (b *backend) ClearUserData(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	c, err := b.conn(vm.Ref.Host)

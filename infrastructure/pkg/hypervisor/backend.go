@@ -170,6 +170,14 @@ type Backend interface {
 	RunInGuest(ctx context.Context, s *Scope, vm *VM) (string, error)
 }
 
+// DestroyStopper is what a backend may answer besides Backend when its Destroy turns a running VM
+// off itself (Hyper-V's remove.ps1 does): a delete that would cut the power first skips that step
+// and its task. The reconciler asks for it with a type assertion.
+type DestroyStopper interface {
+	// DestroyStops reports whether Destroy turns a running VM off before removing it.
+	DestroyStops() bool
+}
+
 // BackendFor builds the backend of one reconcile (chosen once, from the kind being reconciled).
 type BackendFor func(ctx context.Context, s *Scope) (Backend, error)
 

@@ -42,7 +42,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *hypervisor.Scope, p
 		return ctrl.Result{}, r.deleted(ctx, obj)
 	}
 	st.VM = vm.Ref
-	if vm.Power != hypervisor.PoweredOff {
+	if vm.Power != hypervisor.PoweredOff && !(r.cutsPower(s, vm) && destroyStops(b)) {
 		if res, err = r.powerOff(ctx, s, b, vm); err != nil || !r.settled(ctx, s, b) {
 			return res, err
 		}
@@ -52,7 +52,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *hypervisor.Scope, p
 	if err != nil {
 		return r.hypervisorError(obj, err)
 	}
-	if res = r.afterTask(s, ref); !r.settled(ctx, s, b) {
+	// A destroy without a task has finished; one with a task is waited for.
+	if res = r.afterTask(s, ref); ref != "" && !r.settled(ctx, s, b) {
 		return res, nil
 	}
 	// The destroy task succeeded: check that the VM is gone, as the next reconcile would.
@@ -122,6 +123,26 @@ func (r *Reconciler) forget(ctx context.Context, s *hypervisor.Scope, reason, wh
 	return nil
 }
 
+// cutsPower reports whether the delete turns the VM off hard: powerOffMode hard (the default), a
+// suspended VM, or trySoft past its timeout (counted from the start of the delete) or without a
+// guest agent to ask.
+func (r *Reconciler) cutsPower(s *hypervisor.Scope, vm *hypervisor.VM) bool {
+	mode := s.Spec.PowerOffMode
+	timeout := defaultSoftTimeout
+	if s.Spec.GuestSoftPowerOffTimeout != nil {
+		timeout = s.Spec.GuestSoftPowerOffTimeout.Duration
+	}
+	expired := r.now().Sub(s.InfraMachine.GetMachineStatus().Provisioning.Since.Time) >= timeout
+	return mode == infrav1.PowerOffHard || mode == "" || vm.Power == hypervisor.Suspended ||
+		(mode == infrav1.PowerOffTrySoft && (expired || !vm.ToolsRunning))
+}
+
+// destroyStops reports whether b's Destroy turns a running VM off itself (DestroyStopper).
+func destroyStops(b hypervisor.Backend) bool {
+	d, ok := b.(hypervisor.DestroyStopper)
+	return ok && d.DestroyStops()
+}
+
 func addressList(st *infrav1.MachineStatus) []string {
 	var out []string
 	for _, a := range st.Addresses {
@@ -134,15 +155,7 @@ func addressList(st *infrav1.MachineStatus) []string {
 // and cuts the power after the timeout (counted from the start of the delete).
 func (r *Reconciler) powerOff(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) (ctrl.Result, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
-	mode := s.Spec.PowerOffMode
-	timeout := defaultSoftTimeout
-	if s.Spec.GuestSoftPowerOffTimeout != nil {
-		timeout = s.Spec.GuestSoftPowerOffTimeout.Duration
-	}
-	expired := r.now().Sub(st.Provisioning.Since.Time) >= timeout
-	hard := mode == infrav1.PowerOffHard || mode == "" || vm.Power == hypervisor.Suspended ||
-		(mode == infrav1.PowerOffTrySoft && (expired || !vm.ToolsRunning))
-	if !hard {
+	if !r.cutsPower(s, vm) {
 		if st.Task != intentShutdown {
 			if !vm.ToolsRunning {
 				waiting(obj, infrav1.DeletingReason, "Waiting for the guest agent to accept a shutdown (powerOffMode soft)")
