@@ -42,7 +42,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *hypervisor.Scope, p
 		return ctrl.Result{}, r.deleted(ctx, obj)
 	}
 	st.VM = vm.Ref
-	if vm.Power != hypervisor.PoweredOff && !(r.cutsPower(s, vm) && destroyStops(b)) {
+	// A running VM that Destroy turns off itself skips the hard power-off; a suspended (saved,
+	// paused) one is turned off first, as before.
+	skipOff := vm.Power == hypervisor.PoweredOn && r.cutsPower(s, vm) && destroyStops(b)
+	if vm.Power != hypervisor.PoweredOff && !skipOff {
 		if res, err = r.powerOff(ctx, s, b, vm); err != nil || !r.settled(ctx, s, b) {
 			return res, err
 		}
