@@ -104,11 +104,9 @@ func componentsNamespace(components []byte) string {
 // one ConfigMap per version in the provider's namespace, version in the label, components gzipped
 // when they would not fit.
 func (p operatorProvider) configMap() *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + p.version, Namespace: p.namespace,
-			Labels: map[string]string{operatorProviderLabel: p.folder, operatorVersionLabel: p.version}},
-		Data: map[string]string{"metadata": string(p.metadata)},
-	}
+	cm := p.configMapRef()
+	cm.Labels = map[string]string{operatorProviderLabel: p.folder, operatorVersionLabel: p.version}
+	cm.Data = map[string]string{"metadata": string(p.metadata)}
 	if len(p.components) <= compressAbove {
 		cm.Data["components"] = string(p.components)
 		return cm
@@ -121,6 +119,11 @@ func (p operatorProvider) configMap() *corev1.ConfigMap {
 	cm.Annotations = map[string]string{operatorCompressed: "true"}
 	cm.BinaryData = map[string][]byte{"components": b.Bytes()}
 	return cm
+}
+
+// configMapRef is the provider's ConfigMap by name only (what a delete needs, without its data).
+func (p operatorProvider) configMapRef() *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.name + "-" + p.version, Namespace: p.namespace}}
 }
 
 // object is the operator's provider object for p: its version, the ConfigMaps it is fetched from

@@ -184,7 +184,7 @@ func restoreClusterctlInit(ctx context.Context, proxy framework.ClusterProxy, pr
 		Eventually(func() bool {
 			return gone(c.Get(ctx, client.ObjectKeyFromObject(o), o))
 		}, "5m", "2s").Should(BeTrue(), "%s %s/%s is still there", p.kind, p.namespace, p.name)
-		deleteObject(ctx, c, p.configMap())
+		deleteObject(ctx, c, p.configMapRef()) // no need to gzip the components again
 	}
 	By("Deleting the Cluster API Operator")
 	for i := len(operator) - 1; i >= 0; i-- {
