@@ -3,6 +3,7 @@ package vcenter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -25,34 +26,21 @@ const ruleWait = time.Minute
 // edit replaces the rule's VM list, so two machines of one group powered on at once would
 // otherwise each drop the other's VM. It also remembers the VMs that left their rules and groups
 // (leaving): their delete task may still run when the next VM of the group leaves, and counting
-// them would keep the group alive after the last VM is gone. And the VMs that joined a group about
-// to be powered on (joining): a group counts only running VMs, so a second machine synced between
-// the first one's sync and its power-on would otherwise drop the first one from the group, and DRS
-// would place it with no rule.
-type ruleLocks struct{ m, leaving, joining sync.Map }
+// them would keep the group alive after the last VM is gone. (A VM that joined its domain's group
+// to be powered on is remembered by vCenter itself: it is a member of the group, see groupVMs.)
+type ruleLocks struct{ m, leaving sync.Map }
 
 // leavingTTL bounds how long a leaving VM is remembered: its delete ends long before, and a
 // retried delete marks it again.
 const leavingTTL = time.Hour
 
 // leave remembers that vm (server and id) left its rules and groups; gone reports whether it did.
-func (l *ruleLocks) leave(key string) {
-	l.joining.Delete(key)
-	remember(&l.leaving, key)
-}
+func (l *ruleLocks) leave(key string) { remember(&l.leaving, key) }
 
 func (l *ruleLocks) gone(key string) bool { _, ok := l.leaving.Load(key); return ok }
 
-// join remembers that vm (server and id) joined its group to be powered on; joined reports whether
-// it did and is not seen running yet (running ends it).
-func (l *ruleLocks) join(key string) { remember(&l.joining, key) }
-
-func (l *ruleLocks) joined(key string) bool { _, ok := l.joining.Load(key); return ok }
-
-func (l *ruleLocks) running(key string) { l.joining.Delete(key) }
-
-// remember stores key with the time now and forgets the keys older than leavingTTL: a power-on or
-// a delete ends long before, and a retried one marks the VM again.
+// remember stores key with the time now and forgets the keys older than leavingTTL: a delete ends
+// long before, and a retried one marks the VM again.
 func remember(m *sync.Map, key string) {
 	now := time.Now()
 	m.Store(key, now)
@@ -101,7 +89,7 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.Manage
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
 	for attempt := 0; ; attempt++ {
-		vms, err := b.groupVMs(ctx, *cluster, keyGroup, name, leaving, false, vm)
+		vms, err := b.groupVMs(ctx, *cluster, keyGroup, name, leaving, false, vm, nil)
 		if err != nil {
 			return err
 		}
@@ -139,10 +127,12 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 }
 
 // groupVMs lists the VMs of the compute cluster whose mark key (keyGroup, keyDomain) is name, but
-// vm when it is leaving and the VMs that left before (ruleLocks.leaving); with running, only those
-// powered on, vm when it is not leaving (it is about to be) and the VMs that joined before and are
-// not seen running yet (ruleLocks.joining): one read through a container view.
-func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving, running bool, vm types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
+// vm when it is leaving and the VMs that left before (ruleLocks.leaving); with running (a domain's
+// VM group), only those powered on, vm when it is not leaving (it is about to be), and the members
+// the group has now (members): a VM that joined it to be powered on stays in it until it runs,
+// even when a restart of the manager came between its join and its power-on. One read through a
+// container view.
+func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving, running bool, vm types.ManagedObjectReference, members []types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
 		return nil, b.sess.check(err)
@@ -154,11 +144,8 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 	}
 	var vms []types.ManagedObjectReference
 	rules, at := &b.sess.pool.rules, func(ref types.ManagedObjectReference) string { return b.sess.host() + "/" + ref.Value }
-	switch {
-	case leaving:
+	if leaving {
 		rules.leave(at(vm))
-	case running:
-		rules.join(at(vm))
 	}
 	for _, oc := range content {
 		if (leaving && oc.Obj == vm) || rules.gone(at(oc.Obj)) {
@@ -173,10 +160,7 @@ func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectRefer
 				on = powerState(p.Val) == hypervisor.PoweredOn
 			}
 		}
-		if on {
-			rules.running(at(oc.Obj))
-		}
-		if marked && (!running || on || (!leaving && oc.Obj == vm) || rules.joined(at(oc.Obj))) {
+		if marked && (!running || on || (!leaving && oc.Obj == vm) || slices.Contains(members, oc.Obj)) {
 			vms = append(vms, oc.Obj)
 		}
 	}

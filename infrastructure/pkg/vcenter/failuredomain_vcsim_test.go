@@ -214,8 +214,9 @@ func TestFailureDomainHostGroupVcsim(t *testing.T) {
 	g.Expect(vcsimGroups(g, sess).groups).To(HaveLen(1), "only the administrator's host group is left")
 	g.Expect(vcsimGroups(g, sess).rules).To(BeEmpty())
 
-	// A VM powered off for its delete (by a manager that restarted since) is not counted: the
-	// other VM's delete removes the group although the first VM still exists.
+	// A VM powered off for its delete (by a manager that restarted since) stays in the group
+	// until its Destroy takes it out: the other VM's delete keeps the group for it, its own
+	// removes the group.
 	vc.Spec.FailureDomains[0].HostGroup = &infrav1.VCenterHostGroup{Name: "rack-a-hosts"}
 	m5 := startInDomain(t, sess, vc, "win-fd-5", "6c1f0b6e-0000-4000-8000-0000000000fa")
 	m6 := startInDomain(t, sess, vc, "win-fd-6", "6c1f0b6e-0000-4000-8000-0000000000fb")
@@ -223,7 +224,7 @@ func TestFailureDomainHostGroupVcsim(t *testing.T) {
 	ref, err = m5.b.PowerOff(ctx, m5.s, m5.vm, true)
 	run(t, m5.b, m5.s, ref, err)
 	m6.destroy(t)
-	g.Expect(vcsimGroups(g, sess).vmGroup(name)).To(BeNil())
+	g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(m5.vm.Ref.ID))
 	ref, err = m5.b.Destroy(ctx, m5.s, m5.vm)
 	run(t, m5.b, m5.s, ref, err)
 	g.Expect(vcsimGroups(g, sess).groups).To(HaveLen(1))
@@ -274,23 +275,32 @@ func TestFailureDomainTagsVcsim(t *testing.T) {
 
 // TestFailureDomainJoinBeforePowerOn: a VM that joined its domain's group but whose power-on has
 // not run yet stays in the group when a second VM of the domain joins in between (a group counts
-// running VMs, and the first one is still off); it leaves with its delete.
+// running VMs and its members, and the first one is still off), also when the manager restarted
+// between the two (a new session cache); it leaves with its delete.
 func TestFailureDomainJoinBeforePowerOn(t *testing.T) {
-	g := NewWithT(t)
-	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
-	vcsimHostGroup(t, sess, "rack-a-hosts")
-	vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", HostGroup: &infrav1.VCenterHostGroup{Name: "rack-a-hosts"}})
-	b1, s1 := domainMachine(t, sess, vc, "win-fd-j1", "6c1f0b6e-0000-4000-8000-000000000301", spec(nil))
-	vm1 := cloned(t, b1, s1)
-	g.Expect(b1.syncDomain(ctx, s1, vmRef(vm1.Ref.ID), false)).To(Succeed(), "what PowerOn does before its task")
-	m2 := startInDomain(t, sess, vc, "win-fd-j2", "6c1f0b6e-0000-4000-8000-000000000302")
-	name := domainGroup(s1, b1.fd)
-	g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(vm1.Ref.ID, m2.vm.Ref.ID))
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			g := NewWithT(t)
+			ctx := context.Background()
+			server := startVcsim(t)
+			sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, server)
+			vcsimHostGroup(t, sess, "rack-a-hosts")
+			vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", HostGroup: &infrav1.VCenterHostGroup{Name: "rack-a-hosts"}})
+			b1, s1 := domainMachine(t, sess, vc, "win-fd-j1", "6c1f0b6e-0000-4000-8000-000000000301", spec(nil))
+			vm1 := cloned(t, b1, s1)
+			g.Expect(b1.syncDomain(ctx, s1, vmRef(vm1.Ref.ID), false)).To(Succeed(), "what PowerOn does before its task")
+			if restart {
+				sess = vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, server)
+			}
+			m2 := startInDomain(t, sess, vc, "win-fd-j2", "6c1f0b6e-0000-4000-8000-000000000302")
+			name := domainGroup(s1, b1.fd)
+			g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(vm1.Ref.ID, m2.vm.Ref.ID))
 
-	ref, err := b1.Destroy(ctx, s1, vm1)
-	run(t, b1, s1, ref, err)
-	g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(m2.vm.Ref.ID))
+			ref, err := b1.Destroy(ctx, s1, vm1)
+			run(t, b1, s1, ref, err)
+			g.Expect(vmIDs(vcsimGroups(g, sess).vmGroup(name).Vm)).To(ConsistOf(m2.vm.Ref.ID))
+		})
+	}
 }
 
 // TestFailureDomainHostGroupConcurrent: four VMs of one domain powered on at once all end in its

@@ -51,14 +51,19 @@ func (b *backend) syncDomainOnce(ctx context.Context, hostGroup *infrav1.VCenter
 	}
 	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
 	for attempt := 0; ; attempt++ {
-		// Only running VMs: a VM is powered off before it is deleted, so one whose delete was
-		// under way when the manager restarted is not counted, and DRS places a VM that is off
-		// only when it is powered on, which syncs the group again.
-		vms, err := b.groupVMs(ctx, *cluster, keyDomain, name, leaving, true, vm)
+		have, err := b.clusterGroups(ctx, *cluster)
 		if err != nil {
 			return err
 		}
-		have, err := b.clusterGroups(ctx, *cluster)
+		var members []types.ManagedObjectReference
+		if g := have.vmGroup(name); g != nil {
+			members = g.Vm
+		}
+		// Running VMs and the group's members: a VM is powered off before it is deleted and leaves
+		// the group before its destroy, so one whose delete was under way when the manager
+		// restarted is not counted once it left, and DRS places a VM that is off only when it is
+		// powered on, which syncs the group again.
+		vms, err := b.groupVMs(ctx, *cluster, keyDomain, name, leaving, true, vm, members)
 		if err != nil {
 			return err
 		}
