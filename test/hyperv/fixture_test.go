@@ -23,6 +23,7 @@ import (
 // fixture is one workload cluster on the simulated hosts.
 type fixture struct {
 	ns      string
+	filter  string // the watch filter label of its objects: the manager that reconciles them
 	format  string // bootstrap format; "" is cloud-config
 	cluster *clusterv1.Cluster
 	hc      *infrav1.HyperVCluster
@@ -33,16 +34,22 @@ type fixture struct {
 // provisioned; the test then plays CAPI's cluster controller.
 func newCluster(t *testing.T, mutate func(*infrav1.HyperVClusterSpec)) *fixture {
 	t.Helper()
+	return newClusterOn(t, watchFilter, hosts, mutate)
+}
+
+// newClusterOn is newCluster over the hosts hs, for the manager of the watch filter label filter.
+func newClusterOn(t *testing.T, filter string, hs []simHost, mutate func(*infrav1.HyperVClusterSpec)) *fixture {
+	t.Helper()
 	g := NewWithT(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hv-"}}
 	g.Expect(k8s.Create(ctx, ns)).To(Succeed())
-	f := &fixture{ns: ns.Name}
+	f := &fixture{ns: ns.Name, filter: filter}
 	g.Expect(k8s.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "hosts", Namespace: f.ns},
 		Data:       map[string][]byte{"username": []byte(hostUser), "password": []byte(hostPassword)},
 	})).To(Succeed())
 	f.cluster = &clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns, Labels: map[string]string{clusterv1.WatchLabel: watchFilter}},
+		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns, Labels: map[string]string{clusterv1.WatchLabel: filter}},
 		Spec: clusterv1.ClusterSpec{
 			ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: "10.0.0.10", Port: 6443},
 			InfrastructureRef:    clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "HyperVCluster", Name: "win"},
@@ -51,7 +58,7 @@ func newCluster(t *testing.T, mutate func(*infrav1.HyperVClusterSpec)) *fixture 
 	g.Expect(k8s.Create(ctx, f.cluster)).To(Succeed())
 	envtest.PauseWhenDone(t, k8s, f.cluster)
 	spec := infrav1.HyperVClusterSpec{VirtualSwitch: vswitch}
-	for _, h := range hosts {
+	for _, h := range hs {
 		spec.Hosts = append(spec.Hosts, infrav1.HyperVHost{Name: h.Name, Address: h.srv.Host, Port: int32(h.srv.Port), //nolint:gosec // G115: a TCP port, below 2^16
 			CredentialsRef: infrav1.SecretReference{Name: "hosts"}, CABundle: h.srv.CACertPEM()})
 	}
@@ -60,7 +67,7 @@ func newCluster(t *testing.T, mutate func(*infrav1.HyperVClusterSpec)) *fixture 
 	}
 	f.hc = &infrav1.HyperVCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: f.ns,
-			Labels:          map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: watchFilter},
+			Labels:          map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: filter},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: "win", UID: f.cluster.UID}}},
 		Spec: spec,
 	}
@@ -119,7 +126,7 @@ func (f *fixture) addMachine(t *testing.T, name, deployment string, userData []b
 func (f *fixture) addMachineIn(t *testing.T, failureDomain, name, deployment string, userData []byte, spec infrav1.HyperVMachineSpec) *machine {
 	t.Helper()
 	g := NewWithT(t)
-	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: watchFilter}
+	labels := map[string]string{clusterv1.ClusterNameLabel: "win", clusterv1.WatchLabel: f.filter}
 	if deployment != "" {
 		labels[clusterv1.MachineDeploymentNameLabel] = deployment
 	}

@@ -84,14 +84,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	opts := setup.Options{
-		WatchFilterValue: watchFilter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
-		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
-		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 500 * time.Millisecond,
-		Conns: conns, CredentialRecheck: 200 * time.Millisecond, IdentityNamespace: identityNamespace,
-		// Hosts that went down come back within the tests.
-		Gate: &logingate.Gate{Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
-	}
+	opts := options(watchFilter, conns)
 	mgr, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
 		if err := setup.Webhooks(mgr); err != nil {
 			return err
@@ -105,6 +98,18 @@ func run(m *testing.M) int {
 	defer cancel()
 	k8s = mgr.GetClient()
 	return m.Run()
+}
+
+// options are the manager's settings for the objects labelled filter, with the host connections c.
+func options(filter string, c *hyperv.Conns) setup.Options {
+	return setup.Options{
+		WatchFilterValue: filter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
+		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
+		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 500 * time.Millisecond,
+		Conns: c, CredentialRecheck: 200 * time.Millisecond, IdentityNamespace: identityNamespace,
+		// Hosts that went down come back within the tests.
+		Gate: &logingate.Gate{Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
+	}
 }
 
 func logOutput() *os.File {

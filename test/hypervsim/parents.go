@@ -20,6 +20,7 @@ type parents struct {
 	shares  map[string][]byte // UNC path (lower case) -> contents
 	client  *http.Client
 	delay   time.Duration
+	hold    chan struct{}         // while not nil, copies wait for it to close before they fetch
 	tasks   map[string]*fetchTask // by hash
 	markers map[string]hyperv.ParentState
 	// started counts the copies started (Start-ScheduledTask), by hash.
@@ -62,6 +63,20 @@ func (h *Host) SetCopyDelay(d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.parentModel().delay = d
+}
+
+// HoldCopies makes the copies started from now on wait, before they fetch, until HoldCopies(false).
+func (h *Host) HoldCopies(hold bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := h.parentModel()
+	switch {
+	case hold && p.hold == nil:
+		p.hold = make(chan struct{})
+	case !hold && p.hold != nil:
+		close(p.hold)
+		p.hold = nil
+	}
 }
 
 // RestartDuringCopies stops every running copy as a host restart does: the tasks are no longer
@@ -122,14 +137,17 @@ func (h *Host) parent(in hyperv.ParentInput) (any, error) {
 	task = &fetchTask{running: true, file: file}
 	p.tasks[sha] = task
 	p.started[sha]++
-	go h.runFetch(task, in.URL, sha, work, file, failed, p.delay)
+	go h.runFetch(task, in.URL, sha, work, file, failed, p.delay, p.hold)
 	return hyperv.ParentState{State: hyperv.ParentCopying, Path: file}, nil
 }
 
 // runFetch is the scheduled task (Invoke-CapwinFetch): download or copy to a temporary name,
 // hash, rename when the hash matches; otherwise a failure marker and no file.
-func (h *Host) runFetch(task *fetchTask, url, sha, work, file, failed string, delay time.Duration) {
+func (h *Host) runFetch(task *fetchTask, url, sha, work, file, failed string, delay time.Duration, hold chan struct{}) {
 	time.Sleep(delay)
+	if hold != nil {
+		<-hold
+	}
 	data, err := h.getSource(url)
 	h.mu.Lock()
 	defer h.mu.Unlock()

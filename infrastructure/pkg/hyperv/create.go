@@ -29,19 +29,7 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 }
 
 func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, error) {
-	// Choosing and remembering are one step, so concurrent creates see each other's choice.
-	b.p.placeMu.Lock()
-	host, err := b.resume, error(nil)
-	if host == "" {
-		host = b.copyingTo(s)
-	}
-	if host == "" {
-		host, err = b.place(ctx, s)
-	}
-	if err == nil {
-		b.remember(s, host)
-	}
-	b.p.placeMu.Unlock()
+	host, err := b.choose(ctx, s)
 	if err != nil {
 		return "", err
 	}
@@ -53,11 +41,17 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	if err != nil {
 		return "", err
 	}
+	if b.m.Spec.ParentDiskSource != nil && s.InfraMachine.GetMachineStatus().VM.Host != host {
+		// The host is asked to copy before the create: it is recorded first, so the placement
+		// counts it and the machine keeps it (and its copy) across a restart of the manager.
+		if err := s.Place(infrav1.VMReference{Host: host}); err != nil {
+			b.p.Placements.Unchoose(s.InfraMachine.GetUID())
+			return "", err
+		}
+	}
 	if in.ParentDisk, err = b.parentDisk(ctx, c, host); err != nil {
-		b.waitForCopy(s, host, err)
 		return "", err
 	}
-	b.p.copying.Delete(s.InfraMachine.GetUID())
 	if err := s.Commit(infrav1.VMReference{Host: host}); err != nil {
 		b.p.Placements.Unchoose(s.InfraMachine.GetUID())
 		return "", err

@@ -2,7 +2,6 @@ package hyperv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -76,29 +75,4 @@ func parentPath(st ParentState, host, diskPath string, src *infrav1.HyperVParent
 		return "", fmt.Errorf("copy parent disk %s to host %s (tried again on the next create): %s", src.URL, host, st.Message)
 	}
 	return "", fmt.Errorf("copy parent disk %s to host %s: unknown state %q", src.URL, host, st.State)
-}
-
-// copyingTo is the host copying the machine's parent disk source for an earlier create of this
-// manager, "" when there is none or it is no longer one of the cluster's hosts.
-func (b *backend) copyingTo(s *hypervisor.Scope) string {
-	host, ok := b.p.copying.Load(s.InfraMachine.GetUID())
-	if !ok {
-		return ""
-	}
-	if _, known := b.hosts[host.(string)]; !known {
-		b.p.copying.Delete(s.InfraMachine.GetUID())
-		return ""
-	}
-	return host.(string)
-}
-
-// waitForCopy remembers the host of a create that waits for its parent disk copy; any other
-// failure lets the next create place the machine afresh.
-func (b *backend) waitForCopy(s *hypervisor.Scope, host string, err error) {
-	var pending *hypervisor.CreatePending
-	if errors.As(err, &pending) {
-		b.p.copying.Store(s.InfraMachine.GetUID(), host)
-		return
-	}
-	b.p.copying.Delete(s.InfraMachine.GetUID())
 }

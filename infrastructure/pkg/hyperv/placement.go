@@ -12,10 +12,45 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
-// place chooses the host of a new VM: the pinned host; else, among the hosts of the Machine's
-// failure domain (or all hosts) that are available and, for a machine with spec.gpu, have a free
-// GPU of its kind as last probed, the one with the fewest VMs of the same MachineDeployment, then
-// the most free memory, then by name. create.ps1 checks the GPU again on the host.
+// choose is the host of the machine's VM: the host where Find saw its interrupted create, else the
+// host recorded in its status while that host can still take it (a restarted manager keeps the
+// placement, and a parent disk copy under way), else a new placement. Choosing and remembering
+// are one step, so concurrent creates see each other's choice.
+func (b *backend) choose(ctx context.Context, s *hypervisor.Scope) (string, error) {
+	b.p.placeMu.Lock()
+	defer b.p.placeMu.Unlock()
+	host, err := b.resume, error(nil)
+	if host == "" {
+		host = b.recorded(s)
+	}
+	if host == "" {
+		host, err = b.place(ctx, s)
+	}
+	if err == nil {
+		b.remember(s, host)
+	}
+	return host, err
+}
+
+// recorded is the host in the machine's status when it is still a candidate for it, else "".
+func (b *backend) recorded(s *hypervisor.Scope) string {
+	host := s.InfraMachine.GetMachineStatus().VM.Host
+	if host == "" || b.m.Spec.Host != "" {
+		return ""
+	}
+	for _, h := range b.cluster.Spec.Hosts {
+		if h.Name == host {
+			if fits, _ := b.fits(s, h, b.hostStatus()); fits {
+				return host
+			}
+		}
+	}
+	return ""
+}
+
+// place chooses the host of a new VM: the pinned host; else, among the hosts that fit it (fits),
+// the one with the fewest VMs of the same MachineDeployment, then the most free memory, then by
+// name. create.ps1 checks the GPU again on the host.
 func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	if pin := b.m.Spec.Host; pin != "" {
 		if _, ok := b.hosts[pin]; !ok {
@@ -24,10 +59,7 @@ func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error
 		return pin, nil
 	}
 	fd := s.Machine.Spec.FailureDomain
-	status := map[string]infrav1.HyperVHostStatus{}
-	for _, h := range b.cluster.Status.Hosts {
-		status[h.Name] = h
-	}
+	status := b.hostStatus()
 	spread, err := b.spread(ctx, s)
 	if err != nil {
 		return "", err
@@ -35,17 +67,13 @@ func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error
 	var candidates []string
 	gpu, noGPU := b.m.Spec.GPU, 0
 	for _, h := range b.cluster.Spec.Hosts {
-		if fd != "" && h.FailureDomain != fd {
-			continue
-		}
-		if st, known := status[h.Name]; known && !st.Available {
-			continue
-		}
-		if !hasFreeGPU(status[h.Name].GPU, gpu) {
+		fits, gpuMissing := b.fits(s, h, status)
+		if gpuMissing {
 			noGPU++
-			continue
 		}
-		candidates = append(candidates, h.Name)
+		if fits {
+			candidates = append(candidates, h.Name)
+		}
 	}
 	if len(candidates) == 0 && noGPU > 0 {
 		return "", hypervisor.Errorf(infrav1.NoGPUAvailableReason,
@@ -66,6 +94,31 @@ func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error
 		return a < c
 	})
 	return candidates[0], nil
+}
+
+// hostStatus is the HyperVCluster's status of each host, by name.
+func (b *backend) hostStatus() map[string]infrav1.HyperVHostStatus {
+	status := map[string]infrav1.HyperVHostStatus{}
+	for _, h := range b.cluster.Status.Hosts {
+		status[h.Name] = h
+	}
+	return status
+}
+
+// fits reports whether host h can take the machine's VM: in the Machine's failure domain (when it
+// has one), available, and, for a machine with spec.gpu, with a free GPU of its kind as last
+// probed (gpuMissing when only that is lacking).
+func (b *backend) fits(s *hypervisor.Scope, h infrav1.HyperVHost, status map[string]infrav1.HyperVHostStatus) (fits, gpuMissing bool) {
+	if fd := s.Machine.Spec.FailureDomain; fd != "" && h.FailureDomain != fd {
+		return false, false
+	}
+	if st, known := status[h.Name]; known && !st.Available {
+		return false, false
+	}
+	if !hasFreeGPU(status[h.Name].GPU, b.m.Spec.GPU) {
+		return false, true
+	}
+	return true, false
 }
 
 // spread counts, per host, the VMs of the machine's MachineDeployment (or of the cluster's

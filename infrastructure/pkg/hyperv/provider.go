@@ -40,9 +40,6 @@ type Provider struct {
 	// of the manager's HyperVMachine informer.
 	Placements Placements
 	placeMu    sync.Mutex
-	// copying remembers, by machine UID, the host copying the machine's parent disk source, so the
-	// machine's next create goes to that host instead of starting a copy on another.
-	copying sync.Map // types.UID -> host name
 }
 
 // Conns caches one connection per host, address and credentials.

@@ -51,6 +51,10 @@ type Scope struct {
 	// is the part of the VM's reference already known (the Hyper-V host), so Find looks there
 	// if the create's answer is lost.
 	Commit func(where infrav1.VMReference) error
+	// Place records where the VM will be made (the Hyper-V host) before Create asks that place
+	// anything ahead of Commit (a parent disk copy): the placement of other machines counts it,
+	// and a restarted manager finds it. It must not be used on error.
+	Place func(where infrav1.VMReference) error
 	// CreateMayRun is true when an earlier create of this object may have reached the hypervisor
 	// and its VM has not shown up within the grace period: Create must not start another while
 	// that one may still be running (it returns a *CreatePending instead).

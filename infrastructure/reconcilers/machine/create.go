@@ -51,15 +51,19 @@ func (r *Reconciler) create(ctx context.Context, s *hypervisor.Scope, b hypervis
 	}
 	committed := false
 	s.CreateMayRun = st.Task == intentCreate
-	s.Commit = func(where infrav1.VMReference) error {
-		// The cache may lag behind a create this controller already sent: ask the API server.
-		live := r.Kind.NewObject()
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-			return fmt.Errorf("read the machine's status.task from the API server: %w", err)
+	s.Place = func(where infrav1.VMReference) error {
+		if err := r.checkLive(ctx, obj); err != nil {
+			return err
 		}
-		// A lost create past its grace period is retried; anything else in flight is not.
-		if t := live.GetMachineStatus().Task; t != "" && (t != intentCreate || st.Task != intentCreate) {
-			return fmt.Errorf("status.task is %q on the API server: a create is already under way", t)
+		st.VM.Host = where.Host
+		if err := persist(); err != nil {
+			return fmt.Errorf("record the VM's host: %w", err)
+		}
+		return nil
+	}
+	s.Commit = func(where infrav1.VMReference) error {
+		if err := r.checkLive(ctx, obj); err != nil {
+			return err
 		}
 		st.Task = intentCreate
 		st.Provisioning = infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.NewTime(r.now()), Failures: st.Provisioning.Failures}
@@ -78,6 +82,24 @@ func (r *Reconciler) create(ctx context.Context, s *hypervisor.Scope, b hypervis
 	waiting(obj, infrav1.CloningReason, "Creating the VM from template")
 	r.Recorder.Eventf(obj, nil, "Normal", "Creating", "Create", "Creating VM (task %s)", ref)
 	return r.afterTask(s, ref), nil
+}
+
+// checkLive reads the machine from the API server before a write-ahead (the cache may lag behind
+// a create this controller already sent, or a host it recorded): a lost create past its grace
+// period is retried, anything else in flight is not, and a host recorded meanwhile is not replaced.
+func (r *Reconciler) checkLive(ctx context.Context, obj hypervisor.Object) error {
+	live := r.Kind.NewObject()
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return fmt.Errorf("read the machine's status.task from the API server: %w", err)
+	}
+	st, now := obj.GetMachineStatus(), live.GetMachineStatus()
+	if t := now.Task; t != "" && (t != intentCreate || st.Task != intentCreate) {
+		return fmt.Errorf("status.task is %q on the API server: a create is already under way", t)
+	}
+	if now.VM.Host != st.VM.Host {
+		return fmt.Errorf("status.vm.host is %q on the API server, not %q as read: placed again on the next reconcile", now.VM.Host, st.VM.Host)
+	}
+	return nil
 }
 
 // createFailed shows a create that did not start. One that may be under way keeps its intent, so
