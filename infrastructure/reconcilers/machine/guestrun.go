@@ -16,6 +16,9 @@ import (
 // FormatPowerShell is the bootstrap format that a guest without cloudbase-init can run as it is.
 const FormatPowerShell = "powershell"
 
+// guestRunStarted says that capwin started the bootstrap data through the guest agent.
+const guestRunStarted = "The bootstrap script was started through the guest agent"
+
 // runInGuest starts the bootstrap data through the hypervisor's guest agent, for images without
 // cloudbase-init (spec.guestCredentialsRef). It reports on BootstrapSucceeded only: the VM is
 // provisioned whether or not the script runs. done is false when the reconcile stops here.
@@ -54,7 +57,7 @@ func (r *Reconciler) runInGuest(ctx context.Context, s *hypervisor.Scope, b hype
 		}
 		return ctrl.Result{RequeueAfter: r.PollInterval}, false, nil
 	}
-	setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRunningReason, "The bootstrap script was started through the guest agent")
+	setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRunningReason, guestRunStarted)
 	r.Recorder.Eventf(obj, nil, "Normal", "BootstrapStarted", "RunInGuest", "Started the bootstrap script in the guest")
 	return r.afterTask(s, ref), false, nil
 }

@@ -102,7 +102,13 @@ func TestGuestOperations(t *testing.T) {
 	g.Expect(launch.Network[0].Addresses).To(Equal([]string{"10.1.0.5/24"}))
 	g.Expect(launch.Network[0].Nameservers).To(Equal([]string{"10.1.0.2"}))
 	g.Expect(launch.Status.GuestinfoKey).To(Equal("guestinfo.capwin.bootstrap.status"))
+	// The condition says the script was started until its first report, through later reconciles.
 	f.waitBootstrap(t, infrav1.BootstrapRunningReason, "started")
+	g.Consistently(func(g Gomega) {
+		c := condition(f.get(g).Status.Conditions, infrav1.BootstrapSucceededCondition)
+		g.Expect(c.Reason).To(Equal(infrav1.BootstrapRunningReason), "%+v", c)
+		g.Expect(c.Message).To(ContainSubstring("started through the guest agent"))
+	}, 2*time.Second, 100*time.Millisecond).Should(Succeed())
 
 	// A manager that stopped after starting the launcher but before recording it: the marker is
 	// gone, the launcher is still listed in the guest; capwin records it and starts nothing.

@@ -203,6 +203,11 @@ func (r *Reconciler) bootstrapReport(s *hypervisor.Scope, vm *hypervisor.VM) {
 		setBootstrap(obj, metav1.ConditionTrue, infrav1.BootstrapSucceededReason, "")
 		return
 	}
+	if st.Bootstrap.State == "" && s.RunsInGuest() && vm.GuestRunStarted {
+		// Started by capwin: the condition keeps saying so until the script's first report.
+		setBootstrap(obj, metav1.ConditionFalse, infrav1.BootstrapRunningReason, guestRunStarted+"; waiting for its first report")
+		return
+	}
 	switch st.Bootstrap.State {
 	case "":
 		setBootstrap(obj, metav1.ConditionFalse, infrav1.WaitingForGuestReason, "Waiting for the guest to report bootstrap progress")
