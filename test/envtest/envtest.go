@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -97,11 +98,31 @@ func Start(webhookDirs ...string) (*Environment, error) {
 	if len(webhookDirs) > 0 {
 		env.WebhookInstallOptions = envtest.WebhookInstallOptions{Paths: webhookDirs}
 	}
-	cfg, err := env.Start()
+	cfg, err := StartControlPlane(env)
 	if err != nil {
 		return nil, fmt.Errorf("start envtest: %w", err)
 	}
 	return &Environment{Environment: env, Config: cfg}, nil
+}
+
+// StartTimeout bounds the start of one etcd or kube-apiserver. envtest's default, 20 s, is what
+// they take on an idle machine; on a busy 2-core one beside other tests they took longer, and
+// envtest then kills and starts them again, up to five times, each start as costly as the first.
+const StartTimeout = 2 * time.Minute
+
+// starts lets one control plane of this process start at a time: a start is CPU-bound, and the
+// starts of a package's parallel tests, run at once, each took several times longer.
+var starts sync.Mutex
+
+// StartControlPlane starts env (etcd, kube-apiserver, CRDs, webhooks) after the other starts of
+// this process, with StartTimeout when env sets no start timeout.
+func StartControlPlane(env *envtest.Environment) (*rest.Config, error) {
+	if env.ControlPlaneStartTimeout == 0 {
+		env.ControlPlaneStartTimeout = StartTimeout
+	}
+	starts.Lock()
+	defer starts.Unlock()
+	return env.Start()
 }
 
 // WriteAdminKubeconfig writes a kubeconfig for a user in system:masters (what a management

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	capwinenvtest "github.com/capwin/capwin/test/envtest"
 )
 
 // startControlPlane runs etcd and kube-apiserver through envtest, serving with our CA and keys.
@@ -62,7 +64,7 @@ func (c *Cluster) startControlPlane(opts Options, p *pki) error {
 	c.AuditLog = filepath.Join(opts.LogDir, "kube-apiserver-audit.log")
 	args.Set("audit-policy-file", policy)
 	args.Set("audit-log-path", c.AuditLog)
-	cfg, err := c.env.Start()
+	cfg, err := capwinenvtest.StartControlPlane(c.env)
 	if err != nil {
 		return fmt.Errorf("start kube-apiserver and etcd: %w", err)
 	}
