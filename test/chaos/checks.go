@@ -13,7 +13,9 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ipamv1 "sigs.k8s.io/cluster-api/api/ipam/v1beta2"
 
+	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/owner"
 	"github.com/capwin/capwin/test/harness"
 )
 
@@ -60,10 +62,25 @@ func (s *soak) notReady(ctx context.Context) ([]string, error) {
 		if harness.MachineReady(&m) && m.DeletionTimestamp.IsZero() {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s (phase %s, deleting %v): %s", m.Name, m.Status.Phase, !m.DeletionTimestamp.IsZero(),
-			s.infraCondition(ctx, m.Spec.InfrastructureRef.Kind, m.Spec.InfrastructureRef.Name)))
+		out = append(out, fmt.Sprintf("%s (phase %s, deleting %v): %s; bootstrap: %s", m.Name, m.Status.Phase, !m.DeletionTimestamp.IsZero(),
+			s.infraCondition(ctx, m.Spec.InfrastructureRef.Kind, m.Spec.InfrastructureRef.Name), s.bootstrapState(ctx, m)))
 	}
 	return out, nil
+}
+
+// bootstrapState is what a machine's WindowsConfig shows: its DataSecretAvailable condition,
+// whether a Machine owns it (capwin's bootstrap reconciler acts only then) and its data Secret.
+func (s *soak) bootstrapState(ctx context.Context, m clusterv1.Machine) string {
+	ref := m.Spec.Bootstrap.ConfigRef
+	if !ref.IsDefined() {
+		return "no configRef"
+	}
+	wc := &bootstrapv1.WindowsConfig{}
+	if err := s.h.Management.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, wc); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("WindowsConfig %s: %s (owned by Machine %v, dataSecretName %q)", wc.Name,
+		conditionOf(wc.Status.Conditions, bootstrapv1.DataSecretAvailableCondition), owner.MachineOwns(wc, m.Name), wc.Status.DataSecretName)
 }
 
 func (s *soak) infraCondition(ctx context.Context, kind, name string) string {
