@@ -8,6 +8,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/transport"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,6 +62,11 @@ func TestPlacementAcrossRestarts(t *testing.T) {
 		}
 		copyHost[mc.hvm.Name] = asked
 		setPaused(g, mc, true)
+		// Once the manager reports the pause, no reconcile of this machine is under way that could
+		// still ask a host after the restart (and be taken for the next machine's).
+		g.Eventually(func(g Gomega) {
+			g.Expect(condition(mc.get(g).Status.Conditions, clusterv1.PausedCondition).Status).To(Equal(metav1.ConditionTrue))
+		}, 30*time.Second, 20*time.Millisecond).Should(Succeed())
 		stop()
 		stop = startOwnManager(t, filter)
 	}
