@@ -14,7 +14,7 @@ import (
 // status.hosts[].gpu. A machine asking for a partition lands on hv3 and gets it, whatever the spread
 // of its MachineDeployment says; a second one finds no host with a free partition and waits with
 // VMProvisioned NoGPUAvailable (no VM made); deleting the first gives the partition back and the
-// second is placed on hv3.
+// second is placed on hv3; deleting that one frees the partition again.
 func TestGPUPlacement(t *testing.T) {
 	g := NewWithT(t)
 	hv3 := host("hv3")
@@ -55,4 +55,8 @@ func TestGPUPlacement(t *testing.T) {
 
 	g.Expect(k8s.Delete(ctx, first.hvm)).To(Succeed())
 	g.Expect(second.waitReason(t, infrav1.WaitingForAddressesReason).Status.VM.Host).To(Equal("hv3"))
+
+	// Deleting the second gives the partition back, and leaves hv3 as the test found it.
+	g.Expect(k8s.Delete(ctx, second.hvm)).To(Succeed())
+	freeOnHV3(&infrav1.HyperVHostGPUStatus{FreePartitions: 1})
 }

@@ -97,7 +97,7 @@ func TestHungHostDoesNotStallOthers(t *testing.T) {
 		c := condition(stuck[0].get(g).Status.Conditions, infrav1.VMProvisionedCondition)
 		g.Expect(c.Reason).To(Equal(infrav1.HypervisorErrorReason))
 		g.Expect(c.Message).To(ContainSubstring("no answer within"))
-	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
+	}, 3*conns.Deadlines.Long, 100*time.Millisecond).Should(Succeed())
 }
 
 // TestForgetVM: a machine whose host is dead cannot be deleted; the forget-vm annotation drops

@@ -44,7 +44,11 @@ var (
 	env   *envtest.Environment
 	k8s   client.Client
 	hosts []simHost
-	conns = &hyperv.Conns{Timeout: 5 * time.Second, Deadlines: hyperv.Deadlines{Short: 2 * time.Second, Long: 3 * time.Second},
+	// conns' deadlines are shorter than the product's (30s, 2m) so that the hung-host test ends
+	// soon, and long enough for a two-core machine under load: the suite's clusters share three
+	// hosts, and an operation's deadline includes its wait for the host's turn (with 2s, a loaded
+	// run's host probe missed it and the host was paused as unreachable).
+	conns = &hyperv.Conns{Timeout: 20 * time.Second, Deadlines: hyperv.Deadlines{Short: 10 * time.Second, Long: 10 * time.Second},
 		GuestWatch: 200 * time.Millisecond}
 	ctx = context.Background()
 )

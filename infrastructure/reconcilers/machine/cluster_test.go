@@ -72,7 +72,7 @@ func TestPaused(t *testing.T) {
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	setPaused(g, f, true)
-	f.addMachine(t, "win-md-0-paused-r5t8w", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-paused-"+randSuffix(), userData, defaultSpec())
 	g.Eventually(func(g Gomega) {
 		g.Expect(condition(f.get(g).Status.Conditions, "Paused").Status).To(Equal(metav1.ConditionTrue))
 	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())

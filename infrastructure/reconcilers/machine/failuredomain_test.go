@@ -54,9 +54,12 @@ func TestFailureDomain(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	hosts, err := cc.Hosts(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
+	// vCenter's groups and tag categories outlive the test: this run's have names of their own.
+	run := randSuffix()
+	hostGroup, zone, region := "capwin-test-fd-hosts-"+run, "capwin-test-zone-"+run, "capwin-test-region-"+run
 	task, err := cc.Reconfigure(ctx, &types.ClusterConfigSpecEx{GroupSpec: []types.ClusterGroupSpec{{
 		ArrayUpdateSpec: types.ArrayUpdateSpec{Operation: types.ArrayUpdateOperationAdd},
-		Info: &types.ClusterHostGroup{ClusterGroupInfo: types.ClusterGroupInfo{Name: "capwin-test-fd-hosts"},
+		Info: &types.ClusterHostGroup{ClusterGroupInfo: types.ClusterGroupInfo{Name: hostGroup},
 			Host: []types.ManagedObjectReference{hosts[0].Reference()}},
 	}}}, true)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -65,7 +68,7 @@ func TestFailureDomain(t *testing.T) {
 	g.Expect(rc.Login(ctx, vcsim.URL.User)).To(Succeed())
 	tm := tags.NewManager(rc)
 	ids := map[string]string{}
-	for cat, name := range map[string]string{"capwin-test-zone": "rack-a", "capwin-test-region": "west"} {
+	for cat, name := range map[string]string{zone: "rack-a", region: "west"} {
 		catID, err := tm.CreateCategory(ctx, &tags.Category{Name: cat, Cardinality: "SINGLE", AssociableTypes: []string{"VirtualMachine"}})
 		g.Expect(err).NotTo(HaveOccurred())
 		ids[cat], err = tm.CreateTag(ctx, &tags.Tag{Name: name, CategoryID: catID})
@@ -76,18 +79,18 @@ func TestFailureDomain(t *testing.T) {
 		return func(s *infrav1.VCenterClusterSpec) {
 			s.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "rack-a", Placement: infrav1.Placement{ResourcePool: drsCluster + "/Resources"},
 				HostGroup: &infrav1.VCenterHostGroup{Name: hostGroup, Mode: infrav1.HostGroupMust},
-				Zone:      &infrav1.VCenterTag{Category: "capwin-test-zone", Name: "rack-a"}, Region: &infrav1.VCenterTag{Category: "capwin-test-region", Name: "west"}}}
+				Zone:      &infrav1.VCenterTag{Category: zone, Name: "rack-a"}, Region: &infrav1.VCenterTag{Category: region, Name: "west"}}}
 		}
 	}
 	f := newNamespace(t, watchFilter, nil)
 	f.addIdentitySecret(t, f.ns, "vcenter-identity", vcsim.URL.User.Username())
-	f.addCluster(t, "win", domain("capwin-test-fd-hosts"))
+	f.addCluster(t, "win", domain(hostGroup))
 	f.failureDomain = "rack-a"
-	f.addMachine(t, "win-md-0-fd-7tq2x", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-fd-"+randSuffix(), userData, defaultSpec())
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
 	g.Expect(m.Status.Tags).To(Equal([]infrav1.VCenterTagStatus{
-		{Category: "capwin-test-zone", Name: "rack-a", ID: ids["capwin-test-zone"]},
-		{Category: "capwin-test-region", Name: "west", ID: ids["capwin-test-region"]},
+		{Category: zone, Name: "rack-a", ID: ids[zone]},
+		{Category: region, Name: "west", ID: ids[region]},
 	}))
 	vms := vmsWithUUID(g, c, string(m.UID))
 	g.Expect(vms).To(HaveLen(1))
@@ -101,7 +104,7 @@ func TestFailureDomain(t *testing.T) {
 	}
 	g.Expect(name).To(HavePrefix("capwin-"+f.ns+"-win-fd-rack-a-"), "the VM is in its domain's VM group")
 	g.Expect(rules).To(HaveKey(name))
-	g.Expect(rules[name].AffineHostGroupName).To(Equal("capwin-test-fd-hosts"))
+	g.Expect(rules[name].AffineHostGroupName).To(Equal(hostGroup))
 	g.Expect(*rules[name].Mandatory).To(BeTrue())
 
 	g.Expect(k8s.Delete(ctx, f.vm)).To(Succeed())
@@ -116,7 +119,7 @@ func TestFailureDomain(t *testing.T) {
 	missing.addIdentitySecret(t, missing.ns, "vcenter-identity", vcsim.URL.User.Username())
 	missing.addCluster(t, "win", domain("capwin-test-no-such-group"))
 	missing.failureDomain = "rack-a"
-	missing.addMachine(t, "win-md-0-fd-n0grp", userData, defaultSpec())
+	missing.addMachine(t, "win-md-0-fd-"+randSuffix(), userData, defaultSpec())
 	bad := missing.waitReason(t, infrav1.InvalidSpecReason)
 	g.Expect(condition(bad.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(`has no DRS host group "capwin-test-no-such-group"`))
 	badVMs := vmsWithUUID(g, c, string(bad.UID))

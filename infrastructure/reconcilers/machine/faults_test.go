@@ -19,7 +19,7 @@ func TestFaultsRecover(t *testing.T) {
 	f := newCluster(t, watchFilter)
 	faults.fail("CloneVM_Task", 3)
 	defer faults.fail("CloneVM_Task", 0)
-	f.addMachine(t, "win-md-0-faults-k3j9d", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-faults-"+randSuffix(), userData, defaultSpec())
 	c := vc(g)
 
 	g.Eventually(func(g Gomega) {
@@ -46,7 +46,7 @@ func TestBootstrapDataTooLarge(t *testing.T) {
 	f := newCluster(t, watchFilter)
 	big := make([]byte, 70*1024) // random bytes do not compress
 	_, _ = rand.Read(big)
-	f.addMachine(t, "win-md-0-toolarge-p2m7c", big, defaultSpec())
+	f.addMachine(t, "win-md-0-toolarge-"+randSuffix(), big, defaultSpec())
 	m := f.waitReason(t, infrav1.BootstrapDataTooLargeReason)
 	g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring("65536"))
 	g.Consistently(func(g Gomega) {
@@ -93,7 +93,7 @@ func TestPowerShellFormat(t *testing.T) {
 	f := newCluster(t, watchFilter)
 	f.format = "powershell"
 	script := []byte("#ps1_sysnative\r\n$ErrorActionPreference = 'Stop'\r\n")
-	f.addMachine(t, "win-md-0-ps1-b7k2q", script, defaultSpec())
+	f.addMachine(t, "win-md-0-ps1-"+randSuffix(), script, defaultSpec())
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
 	vms := vmsWithUUID(g, vc(g), string(m.UID))
 	g.Expect(vms).To(HaveLen(1))

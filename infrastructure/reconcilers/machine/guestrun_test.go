@@ -65,7 +65,7 @@ func (f *fixture) waitBootstrap(t *testing.T, reason, msg string) {
 func TestGuestOperations(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f, m, ref := guestRunMachine(t, "win-md-0-guestops-q7v2k")
+	f, m, ref := guestRunMachine(t, "win-md-0-guestops-"+randSuffix())
 	f.guestSecret(t, guestPassword)
 	c := vc(g)
 	ec := extraConfig(readVM(g, c, ref))
@@ -129,7 +129,7 @@ func TestGuestOperations(t *testing.T) {
 func TestGuestOperationsCredentials(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f, _, ref := guestRunMachine(t, "win-md-0-guestcreds-h4m9s")
+	f, _, ref := guestRunMachine(t, "win-md-0-guestcreds-"+randSuffix())
 	guestSets(g, vc(g), ref, map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
 	f.waitBootstrap(t, infrav1.GuestCredentialsMissingReason, "guest credentials Secret guest-admin")
 
@@ -152,7 +152,7 @@ func TestGuestOperationsUntrustedHost(t *testing.T) {
 	good := soap.ThumbprintSHA256(vcsim.Certificate())
 	vcsimops.TrustHosts(model, strings.Repeat("AB:", 31)+"AB")
 	t.Cleanup(func() { vcsimops.TrustHosts(model, good) })
-	f, _, ref := guestRunMachine(t, "win-md-0-guesttls-z8c3d")
+	f, _, ref := guestRunMachine(t, "win-md-0-guesttls-"+randSuffix())
 	f.guestSecret(t, guestPassword)
 	guestSets(g, vc(g), ref, map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
 	f.waitBootstrap(t, infrav1.GuestScriptNotStartedReason, "thumbprint does not match")

@@ -33,7 +33,7 @@ func TestIPAMRoundTrip(t *testing.T) {
 		NetworkName: "VM Network", Nameservers: []string{"10.0.0.2"},
 		AddressesFromPools: []corev1.TypedLocalObjectReference{{APIGroup: ptr.To("ipam.cluster.x-k8s.io"), Kind: "InClusterIPPool", Name: "nodes"}},
 	}}
-	f.addMachine(t, "win-md-0-ipam-x4c8v", userData, spec)
+	f.addMachine(t, "win-md-0-ipam-"+randSuffix(), userData, spec)
 	f.waitReason(t, infrav1.WaitingForIPAddressesReason)
 
 	// Play the IPAM provider.
@@ -99,7 +99,7 @@ func TestMoveAdoptsVM(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
-	f.addMachine(t, "win-md-0-move-h6n3b", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-move-"+randSuffix(), userData, defaultSpec())
 	f.waitReason(t, infrav1.WaitingForAddressesReason)
 	g.Eventually(func(g Gomega) { g.Expect(f.get(g).Spec.ProviderID).NotTo(BeEmpty()) }, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 	old := f.get(g)

@@ -31,23 +31,26 @@ func TestContentLibraryTemplate(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	folder, err := f.DefaultFolder(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
-	libID, err := library.NewManager(rc).CreateLibrary(ctx, library.Library{Name: "capwin-templates", Type: "LOCAL",
+	// vCenter's libraries and the VMs of their items outlive the test: this run's have names of
+	// their own.
+	lib, item := "capwin-templates-"+randSuffix(), "windows-2025-"+randSuffix()
+	libID, err := library.NewManager(rc).CreateLibrary(ctx, library.Library{Name: lib, Type: "LOCAL",
 		Storage: []library.StorageBacking{{DatastoreID: ds.Reference().Value, Type: "DATASTORE"}}})
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = vcenter.NewManager(rc).CreateTemplate(ctx, vcenter.Template{Name: "windows-2025", Library: libID, SourceVM: src.Reference().Value,
+	_, err = vcenter.NewManager(rc).CreateTemplate(ctx, vcenter.Template{Name: item, Library: libID, SourceVM: src.Reference().Value,
 		Placement: &vcenter.Placement{Folder: folder.Reference().Value, ResourcePool: pool.Reference().Value}})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	fx := newCluster(t, watchFilter)
 	spec := defaultSpec()
-	spec.ContentLibrary, spec.Template = "capwin-templates", "windows-2025"
-	fx.addMachine(t, "win-md-0-library-m3q7t", userData, spec)
+	spec.ContentLibrary, spec.Template = lib, item
+	fx.addMachine(t, "win-md-0-library-"+randSuffix(), userData, spec)
 	m := fx.waitReason(t, infrav1.WaitingForAddressesReason)
 	g.Expect(vmsWithUUID(g, c, string(m.UID))).To(HaveLen(1))
 
 	missing := newCluster(t, watchFilter)
 	spec.Template = "windows-2031"
-	missing.addMachine(t, "win-md-0-library-n0pe1", userData, spec)
+	missing.addMachine(t, "win-md-0-library-"+randSuffix(), userData, spec)
 	m = missing.waitReason(t, infrav1.InvalidSpecReason)
-	g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(`content library "capwin-templates" has no item "windows-2031"`))
+	g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(`content library "` + lib + `" has no item "windows-2031"`))
 }

@@ -47,7 +47,7 @@ func TestLifecycle(t *testing.T) {
 	spec := defaultSpec()
 	spec.StoragePolicy = "vSAN Default Storage Policy"
 	spec.DataDisks = []infrav1.VCenterDataDisk{{Name: "containerd", SizeGiB: 8, Provisioning: infrav1.DiskThin}}
-	f.addMachine(t, "win-md-0-lifecycle-7xk2p", userData, spec)
+	f.addMachine(t, "win-md-0-lifecycle-"+randSuffix(), userData, spec)
 	c := vc(g)
 
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
@@ -138,7 +138,7 @@ func TestLinuxControlPlane(t *testing.T) {
 	f := newCluster(t, watchFilter)
 	spec := defaultSpec()
 	spec.OS = infrav1.OSLinux
-	name := "win-control-plane-long-name-k8p2x"
+	name := "win-control-plane-long-name-" + randSuffix()
 	f.addMachine(t, name, []byte("#cloud-config\nruncmd: []\n"), spec)
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
 	g.Expect(m.Status.ComputerName).To(Equal(name), "Linux names are not shortened")

@@ -19,10 +19,12 @@ func TestRefusedIdentityIsTriedOnce(t *testing.T) {
 	f := newCluster(t, watchFilter)
 	secret := &corev1.Secret{}
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "vcenter-identity"}, secret)).To(Succeed())
+	// The tagged user tells this test's logins apart from those of other tests' objects.
+	user := vcsimUser.Username() + "+lock-" + randSuffix()
 	good := secret.Data["password"]
+	secret.Data["username"] = []byte(user)
 	secret.Data["password"] = []byte("wrong-" + randSuffix())
 	g.Expect(k8s.Update(ctx, secret)).To(Succeed())
-	before := refusedLogins.Load()
 
 	var names []string
 	for range 6 {
@@ -45,14 +47,14 @@ func TestRefusedIdentityIsTriedOnce(t *testing.T) {
 		return out
 	}
 	g.Eventually(func(g Gomega) {
-		g.Expect(reasons(g)).To(HaveEach(infrav1.AuthenticationFailedReason), "refused logins: %d", refusedLogins.Load()-before)
+		g.Expect(reasons(g)).To(HaveEach(infrav1.AuthenticationFailedReason), "refused logins: %d", refused.of(user))
 		vc := &infrav1.VCenterCluster{}
 		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.vcCluster), vc)).To(Succeed())
 		g.Expect(condition(vc.Status.Conditions, infrav1.HypervisorAvailableCondition).Reason).To(Equal(infrav1.AuthenticationFailedReason))
 	}, 20*time.Second, 100*time.Millisecond).Should(Succeed())
 	// Machines look again every 200ms (CredentialRecheck); none may log in again.
 	time.Sleep(2 * time.Second)
-	g.Expect(refusedLogins.Load() - before).To(Equal(int64(1)))
+	g.Expect(refused.of(user)).To(Equal(1))
 
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
 	secret.Data["password"] = good
@@ -62,5 +64,5 @@ func TestRefusedIdentityIsTriedOnce(t *testing.T) {
 			g.Expect(reason).NotTo(BeElementOf(infrav1.AuthenticationFailedReason, infrav1.WaitingForBootstrapDataReason, ""), n)
 		}
 	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
-	g.Expect(refusedLogins.Load() - before).To(Equal(int64(1)))
+	g.Expect(refused.of(user)).To(Equal(1))
 }

@@ -29,7 +29,7 @@ func TestMetricsFollowTheGuestReports(t *testing.T) {
 	readsBefore := metricValue(g, "capwin_machine_vm_reads_total", "state", "Provisioned")
 
 	f := newCluster(t, watchFilter)
-	f.addMachine(t, "win-md-0-metrics-q2w8r", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-metrics-"+randSuffix(), userData, defaultSpec())
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
 	vm := vmRef(m.Status.VM.ID)
 	c := vc(g)

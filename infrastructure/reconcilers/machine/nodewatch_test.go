@@ -32,7 +32,7 @@ func TestNodeIsLinkedWhenItRegisters(t *testing.T) {
 	g := NewWithT(t)
 	startSlowPollManager(t)
 	f := newCluster(t, slowPollFilter)
-	f.addMachine(t, "win-md-0-nodewatch-q7", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-nodewatch-"+randSuffix(), userData, defaultSpec())
 
 	// The guest reports its IP once the VM exists; a touch of the object stands in for the
 	// poll this manager would make only an hour later.

@@ -59,7 +59,7 @@ func TestRestartMidClone(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "restart")
-	f.addMachine(t, "win-md-0-restart-q8z4n", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-restart-"+randSuffix(), userData, defaultSpec())
 	c := vc(g)
 
 	// The running manager watches only its own watch-filter value: it leaves this machine alone.

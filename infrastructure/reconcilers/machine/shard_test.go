@@ -21,14 +21,17 @@ import (
 func TestStateCountsOfOneShard(t *testing.T) {
 	g := NewWithT(t)
 	f := newNamespace(t, "unused", nil)
-	for name, shard := range map[string]string{"a-1": "shard-a", "a-2": "shard-a", "b-1": "shard-b"} {
+	// The shards are this test's own: the machines of other tests (and of an earlier run of this
+	// one with -count) are in no shard it counts.
+	a, b := "shard-a-"+randSuffix(), "shard-b-"+randSuffix()
+	for name, shard := range map[string]string{"a-1": a, "a-2": a, "b-1": b} {
 		g.Expect(k8s.Create(ctx, &infrav1.VCenterMachine{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{clusterv1.WatchLabel: shard}},
 			Spec:       defaultSpec(),
 		})).To(Succeed())
 	}
 	kind := machine.Kind{Name: "vcentermachine", NewList: func() client.ObjectList { return &infrav1.VCenterMachineList{} }}
-	for shard, want := range map[string]float64{"shard-a": 2, "shard-b": 1} {
+	for shard, want := range map[string]float64{a: 2, b: 1} {
 		reg := prometheus.NewPedanticRegistry()
 		g.Expect(reg.Register(&machine.StateCounts{Reader: k8s, Kinds: []machine.Kind{kind}, WatchFilterValue: shard})).To(Succeed())
 		g.Eventually(func(g Gomega) {
@@ -54,7 +57,7 @@ func TestOtherShardUntouched(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	f := newCluster(t, "shard-b")
-	f.addMachine(t, "win-md-0-shard-x7k2p", userData, defaultSpec())
+	f.addMachine(t, "win-md-0-shard-"+randSuffix(), userData, defaultSpec())
 	r := manualReconciler(g, "shard-a", &vcsimops.Calls{})
 	for range 3 {
 		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})

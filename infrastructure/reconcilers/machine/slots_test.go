@@ -36,7 +36,7 @@ func TestTaskSlots(t *testing.T) {
 	var fixtures []*fixture
 	for i := range machines {
 		f := newCluster(t, "slots")
-		f.addMachine(t, fmt.Sprintf("win-md-0-slots-%d", i), userData, defaultSpec())
+		f.addMachine(t, fmt.Sprintf("win-md-0-slots-%d-%s", i, randSuffix()), userData, defaultSpec())
 		fixtures = append(fixtures, f)
 	}
 	var throttled atomic.Int64

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,10 +49,8 @@ var (
 	guestOps *vcsimops.GuestOps
 	calls    = &vcsimops.Calls{}
 	ctx      = context.Background()
-	// refusedLogins counts the logins vcsim refused (wrong password).
-	refusedLogins atomic.Int64
-	// logins counts the logins by user name.
-	logins = &loginCounter{}
+	// logins counts the logins by user name, refused the ones vcsim refused (wrong password).
+	logins, refused = &loginCounter{}, &loginCounter{}
 )
 
 // identityNamespace plays the manager's namespace, where cluster identities' Secrets live.
@@ -88,7 +85,7 @@ func TestMain(m *testing.M) {
 		if user, _, _ := strings.Cut(req.UserName, "+"); user == vcsimUser.Username() && req.Password == pw {
 			return true
 		}
-		refusedLogins.Add(1)
+		refused.add(req.UserName)
 		return false
 	}
 	model.Service.RegisterEndpoints = true // SPBM (storage policies)

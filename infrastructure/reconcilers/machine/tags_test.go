@@ -26,7 +26,8 @@ func TestTags(t *testing.T) {
 	rc := rest.NewClient(c)
 	g.Expect(rc.Login(ctx, vcsim.URL.User)).To(Succeed())
 	tm := tags.NewManager(rc)
-	catID, err := tm.CreateCategory(ctx, &tags.Category{Name: "capwin-test-backup", Cardinality: "MULTIPLE", AssociableTypes: []string{"VirtualMachine"}})
+	category := "capwin-test-backup-" + randSuffix() // vCenter's categories outlive the test
+	catID, err := tm.CreateCategory(ctx, &tags.Category{Name: category, Cardinality: "MULTIPLE", AssociableTypes: []string{"VirtualMachine"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	ids := map[string]string{}
 	for _, name := range []string{"daily", "offsite"} {
@@ -36,11 +37,11 @@ func TestTags(t *testing.T) {
 
 	f := newCluster(t, watchFilter)
 	spec := defaultSpec()
-	spec.Tags = []infrav1.VCenterTag{{Category: "capwin-test-backup", Name: "daily"}, {Category: "capwin-test-backup", Name: "offsite"}}
-	f.addMachine(t, "win-md-0-tags-4hz8d", userData, spec)
+	spec.Tags = []infrav1.VCenterTag{{Category: category, Name: "daily"}, {Category: category, Name: "offsite"}}
+	f.addMachine(t, "win-md-0-tags-"+randSuffix(), userData, spec)
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
 	g.Expect(m.Status.Tags).To(Equal([]infrav1.VCenterTagStatus{
-		{Category: "capwin-test-backup", Name: "daily", ID: ids["daily"]}, {Category: "capwin-test-backup", Name: "offsite", ID: ids["offsite"]},
+		{Category: category, Name: "daily", ID: ids["daily"]}, {Category: category, Name: "offsite", ID: ids["offsite"]},
 	}))
 	vms := vmsWithUUID(g, c, string(m.UID))
 	g.Expect(vms).To(HaveLen(1))
@@ -71,11 +72,11 @@ func TestTags(t *testing.T) {
 
 	missing := newCluster(t, watchFilter)
 	spec = *spec.DeepCopy()
-	spec.Tags = []infrav1.VCenterTag{spec.Tags[0], {Category: "capwin-test-backup", Name: "hourly"}}
-	missing.addMachine(t, "win-md-0-tags-n0tag", userData, spec)
+	spec.Tags = []infrav1.VCenterTag{spec.Tags[0], {Category: category, Name: "hourly"}}
+	missing.addMachine(t, "win-md-0-tags-"+randSuffix(), userData, spec)
 	bad := missing.waitReason(t, infrav1.InvalidSpecReason)
 	g.Expect(condition(bad.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(
-		`spec.tags: tag category "capwin-test-backup" has no tag "hourly"`))
+		`spec.tags: tag category "` + category + `" has no tag "hourly"`))
 	badVMs := vmsWithUUID(g, c, string(bad.UID))
 	g.Expect(badVMs).To(HaveLen(1))
 	g.Expect(badVMs[0].Runtime.PowerState).To(Equal(types.VirtualMachinePowerStatePoweredOff), "a VM without its tags does not boot")
