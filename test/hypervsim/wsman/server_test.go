@@ -202,3 +202,41 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("stats = %+v", st)
 	}
 }
+
+// TestLateStdin: a client held up (a busy machine) sends its stdin 1.5s after the command, past
+// StdinWait and the wait for arriving connections. With AwaitStdin the handler gets it, as a
+// process reading its stdin to the end would (regression: hypervsim ran a capwin operation
+// with empty input under load); without it, the command has run with empty stdin meanwhile.
+func TestLateStdin(t *testing.T) {
+	for _, await := range []bool{true, false} {
+		t.Run(fmt.Sprintf("await=%t", await), func(t *testing.T) {
+			got := make(chan []byte, 1)
+			s := startServer(t, Options{AwaitStdin: await, Handler: HandlerFunc(func(_ context.Context, r Request) Result {
+				got <- r.Stdin
+				return Result{}
+			})})
+			sh, err := client(t, s, ntlm).CreateShell()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = sh.Close() }()
+			cmd, err := sh.ExecuteWithContext(context.Background(), "powershell.exe")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { _, _ = io.Copy(io.Discard, cmd.Stdout) }()
+			go func() { _, _ = io.Copy(io.Discard, cmd.Stderr) }()
+			time.Sleep(1500 * time.Millisecond)
+			_, _ = cmd.Stdin.Write([]byte("late input"))
+			_ = cmd.Stdin.Close()
+			cmd.Wait()
+			want := "late input"
+			if !await {
+				want = ""
+			}
+			if stdin := <-got; string(stdin) != want {
+				t.Fatalf("the handler got stdin %q, want %q", stdin, want)
+			}
+		})
+	}
+}

@@ -147,7 +147,7 @@ const (
 func (s *Server) receive(ctx context.Context, c *command, limit time.Duration) error {
 	timeout := time.NewTimer(limit)
 	defer timeout.Stop()
-	if first, ok := c.waitingForStdin(); ok {
+	if first, ok := c.waitingForStdin(); ok && !s.opts.AwaitStdin {
 		if err := s.awaitStdin(ctx, c, first, timeout.C); err != nil {
 			return err
 		}

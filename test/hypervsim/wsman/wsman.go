@@ -55,6 +55,12 @@ type Options struct {
 	// waiting. The wait is extended, by up to 1s, while a connection
 	// that may carry the Send is still in its handshake. Default 100ms.
 	StdinWait time.Duration
+	// AwaitStdin runs a command only once the client ended its stdin, as
+	// a process that reads its stdin to the end does (capwin's runner
+	// does), however late the Send; StdinWait is then unused. Without it,
+	// a command with no Send in time runs with empty stdin, and a Send
+	// held up longer (a busy client) is refused.
+	AwaitStdin bool
 	// StrictNTLM accepts an NTLM AUTHENTICATE only on the connection its
 	// CHALLENGE was sent on, as Windows does. The masterzen client sends
 	// overlapping requests (Send and Receive of one command, or several

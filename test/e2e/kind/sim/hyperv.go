@@ -99,9 +99,6 @@ func startHyperV(o options, log logr.Logger) (*hypervHosts, error) {
 			Users:       map[string]string{o.hypervUser: o.hypervPassword},
 			Addr:        net.JoinHostPort("", strconv.Itoa(int(spec.Port))),
 			Certificate: &cert,
-			// capwin sends every operation on stdin, so a longer wait for it costs nothing and a
-			// busy kind node does not make an operation run without its input.
-			StdinWait: 2 * time.Second,
 		})
 		if err != nil {
 			hv.close()
