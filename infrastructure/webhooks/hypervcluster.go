@@ -6,6 +6,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -17,7 +18,10 @@ import (
 
 // HyperVCluster validates HyperVClusters. Hosts may be added, removed and changed: a VM's host is
 // recorded by name in its HyperVMachine's status. Only controlPlaneEndpoint is immutable, once set.
-type HyperVCluster struct{}
+type HyperVCluster struct {
+	// Reader reads the cluster identity a cluster borrows; nil leaves that check to the reconciler.
+	Reader client.Reader
+}
 
 // endpointImmutable tells the operator why controlPlaneEndpoint cannot change.
 const endpointImmutable = "once set, the Cluster and the control plane's certificates use it; create a new cluster to change it"
@@ -30,14 +34,15 @@ func (w *HyperVCluster) SetupWebhookWithManager(mgr ctrl.Manager) error {
 }
 
 // ValidateCreate validates a new HyperVCluster.
-func (w *HyperVCluster) ValidateCreate(_ context.Context, c *infrav1.HyperVCluster) (admission.Warnings, error) {
-	return nil, invalid("HyperVCluster", c.Name, ValidateHyperVClusterSpec(c.Spec, field.NewPath("spec")))
+func (w *HyperVCluster) ValidateCreate(ctx context.Context, c *infrav1.HyperVCluster) (admission.Warnings, error) {
+	errs := ValidateHyperVClusterSpec(c.Spec, field.NewPath("spec"))
+	return nil, invalid("HyperVCluster", c.Name, append(errs, lentHyperV(ctx, w.Reader, c)...))
 }
 
 // ValidateUpdate rejects a change of a set controlPlaneEndpoint and validates a changed spec. An
 // unchanged spec is not validated again, so metadata updates (finalizer removal) keep working on
 // clusters stored before a validation rule was added.
-func (w *HyperVCluster) ValidateUpdate(_ context.Context, old, c *infrav1.HyperVCluster) (admission.Warnings, error) {
+func (w *HyperVCluster) ValidateUpdate(ctx context.Context, old, c *infrav1.HyperVCluster) (admission.Warnings, error) {
 	path := field.NewPath("spec")
 	var errs field.ErrorList
 	if old.Spec.ControlPlaneEndpoint != (clusterv1.APIEndpoint{}) {
@@ -46,6 +51,7 @@ func (w *HyperVCluster) ValidateUpdate(_ context.Context, old, c *infrav1.HyperV
 	}
 	if !apiequality.Semantic.DeepEqual(old.Spec, c.Spec) {
 		errs = append(errs, ValidateHyperVClusterSpec(c.Spec, path)...)
+		errs = append(errs, lentHyperV(ctx, w.Reader, c)...)
 	}
 	return nil, invalid("HyperVCluster", c.Name, errs)
 }

@@ -7,6 +7,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -16,7 +17,10 @@ import (
 
 // VCenterCluster validates VCenterClusters. server and datacenter are immutable: the cluster's VMs
 // live there, and pointing the cluster elsewhere would leave them running unmanaged.
-type VCenterCluster struct{}
+type VCenterCluster struct {
+	// Reader reads the cluster identity a cluster borrows; nil leaves that check to the reconciler.
+	Reader client.Reader
+}
 
 // clusterImmutable tells the operator why server and datacenter cannot change.
 const clusterImmutable = "the cluster's VMs live there and would be leaked; create a new cluster to move to another vCenter"
@@ -29,14 +33,15 @@ func (w *VCenterCluster) SetupWebhookWithManager(mgr ctrl.Manager) error {
 }
 
 // ValidateCreate validates a new VCenterCluster.
-func (w *VCenterCluster) ValidateCreate(_ context.Context, c *infrav1.VCenterCluster) (admission.Warnings, error) {
-	return nil, clusterInvalid(c, ValidateClusterSpec(c.Spec, field.NewPath("spec")))
+func (w *VCenterCluster) ValidateCreate(ctx context.Context, c *infrav1.VCenterCluster) (admission.Warnings, error) {
+	errs := ValidateClusterSpec(c.Spec, field.NewPath("spec"))
+	return nil, clusterInvalid(c, append(errs, lentVCenter(ctx, w.Reader, c)...))
 }
 
 // ValidateUpdate rejects a change of server or datacenter and validates a changed spec. An
 // unchanged spec is not validated again, so metadata updates (finalizer removal) keep working on
 // clusters stored before a validation rule was added.
-func (w *VCenterCluster) ValidateUpdate(_ context.Context, old, c *infrav1.VCenterCluster) (admission.Warnings, error) {
+func (w *VCenterCluster) ValidateUpdate(ctx context.Context, old, c *infrav1.VCenterCluster) (admission.Warnings, error) {
 	path := field.NewPath("spec")
 	var errs field.ErrorList
 	if c.Spec.Server != old.Spec.Server {
@@ -48,6 +53,7 @@ func (w *VCenterCluster) ValidateUpdate(_ context.Context, old, c *infrav1.VCent
 	if !apiequality.Semantic.DeepEqual(old.Spec, c.Spec) {
 		errs = append(errs, ValidateClusterSpec(c.Spec, path)...)
 		errs = append(errs, failureDomainChanges(old.Spec, c.Spec, path)...)
+		errs = append(errs, lentVCenter(ctx, w.Reader, c)...)
 	}
 	return nil, clusterInvalid(c, errs)
 }

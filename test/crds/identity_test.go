@@ -62,8 +62,8 @@ func TestClusterIdentitySchema(t *testing.T) {
 			tc.mutate(&spec)
 			name := strings.ReplaceAll(tc.name, " ", "-")
 			for _, obj := range []client.Object{
-				&infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec},
-				&infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: spec},
+				&infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: infrav1.VCenterClusterIdentitySpec{ClusterIdentitySpec: spec}},
+				&infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: infrav1.HyperVClusterIdentitySpec{ClusterIdentitySpec: spec}},
 			} {
 				err := k8s.Create(ctx, obj)
 				if tc.want != "" {
@@ -73,6 +73,42 @@ func TestClusterIdentitySchema(t *testing.T) {
 				g.Expect(err).NotTo(HaveOccurred())
 				g.Expect(obj.GetNamespace()).To(BeEmpty())
 			}
+		})
+	}
+}
+
+// TestLendingSchema: what an identity lends is checked by the schema: a vCenter server is an
+// https URL with a thumbprint or CA bundle, a hosts entry names addresses.
+func TestLendingSchema(t *testing.T) {
+	ctx := context.Background()
+	const thumb = "AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD"
+	base := infrav1.ClusterIdentitySpec{SecretName: "login"}
+	for _, tc := range []struct {
+		name string
+		obj  client.Object
+		want string
+	}{
+		{"vcenter", &infrav1.VCenterClusterIdentity{Spec: infrav1.VCenterClusterIdentitySpec{ClusterIdentitySpec: base,
+			Servers: []infrav1.VCenterIdentityServer{{Server: "https://vc.example.com", Thumbprint: thumb}}}}, ""},
+		{"unverified server", &infrav1.VCenterClusterIdentity{Spec: infrav1.VCenterClusterIdentitySpec{ClusterIdentitySpec: base,
+			Servers: []infrav1.VCenterIdentityServer{{Server: "https://vc.example.com"}}}}, "set thumbprint or caBundle"},
+		{"plain http", &infrav1.VCenterClusterIdentity{Spec: infrav1.VCenterClusterIdentitySpec{ClusterIdentitySpec: base,
+			Servers: []infrav1.VCenterIdentityServer{{Server: "http://vc.example.com", Thumbprint: thumb}}}}, "spec.servers[0].server"},
+		{"hyperv", &infrav1.HyperVClusterIdentity{Spec: infrav1.HyperVClusterIdentitySpec{ClusterIdentitySpec: base,
+			Hosts: []infrav1.HyperVIdentityHosts{{Addresses: []string{"*.hv.example.com", "10.0.0.0/24"}}}}}, ""},
+		{"hosts without addresses", &infrav1.HyperVClusterIdentity{Spec: infrav1.HyperVClusterIdentitySpec{ClusterIdentitySpec: base,
+			Hosts: []infrav1.HyperVIdentityHosts{{Port: 5986}}}}, "spec.hosts[0].addresses"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tc.obj.SetName("lend-" + strings.ReplaceAll(tc.name, " ", "-"))
+			err := k8s.Create(ctx, tc.obj)
+			if tc.want != "" {
+				g.Expect(err).To(MatchError(ContainSubstring(tc.want)))
+				return
+			}
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(k8s.Delete(ctx, tc.obj)).To(Succeed())
 		})
 	}
 }

@@ -56,7 +56,8 @@ func TestHyperVClusterIdentity(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: identityNamespace},
 		Data:       map[string][]byte{"username": []byte(hostUser), "password": []byte(hostPassword)},
 	})).To(Succeed())
-	id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: secretName}, Spec: infrav1.ClusterIdentitySpec{SecretName: secretName}}
+	id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: secretName},
+		Spec: infrav1.HyperVClusterIdentitySpec{ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: secretName}, Hosts: lentHosts()}}
 	g.Expect(k8s.Create(ctx, id)).To(Succeed())
 
 	f := newCluster(t, func(s *infrav1.HyperVClusterSpec) {
@@ -92,4 +93,14 @@ func waitHostsReason(t *testing.T, hc *infrav1.HyperVCluster, reason, msg string
 		g.Expect(c.Message).To(ContainSubstring(msg))
 		g.Expect(got.Status.Initialization.Provisioned).To(BeNil())
 	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+}
+
+// lentHosts is a hosts list of an identity that lends its login to the suite's hosts, each
+// reached as the fixture's clusters reach it.
+func lentHosts() []infrav1.HyperVIdentityHosts {
+	var out []infrav1.HyperVIdentityHosts
+	for _, h := range hosts {
+		out = append(out, infrav1.HyperVIdentityHosts{Addresses: []string{h.srv.Host}, Port: int32(h.srv.Port), CABundle: h.srv.CACertPEM()}) //nolint:gosec // G115: a TCP port, below 2^16
+	}
+	return out
 }

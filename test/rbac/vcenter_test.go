@@ -54,8 +54,10 @@ func (b *vcenterBackend) identity(t *testing.T, s *suite, ns string) (client.Obj
 			Data:       map[string][]byte{"username": []byte(user), "password": []byte(pw)},
 		})).To(Succeed())
 	}
-	id := &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "vcenter"}, Spec: infrav1.ClusterIdentitySpec{
-		SecretName: "vcenter-login", AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{ns}}}}
+	id := &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "vcenter"}, Spec: infrav1.VCenterClusterIdentitySpec{
+		ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: "vcenter-login", AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{ns}}},
+		Servers:             []infrav1.VCenterIdentityServer{{Server: "https://" + b.vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(b.vcsim.Certificate())}},
+	}}
 	return id, &id.Status
 }
 

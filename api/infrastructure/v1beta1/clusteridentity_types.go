@@ -4,8 +4,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ClusterIdentitySpec is a login a platform team keeps in the capwin manager's namespace and lends
-// to the clusters of chosen namespaces, whose users never read it.
+// ClusterIdentitySpec is what both kinds of identity have: a login a platform team keeps in the
+// capwin manager's namespace and lends to the clusters of chosen namespaces, whose users never
+// read it.
 type ClusterIdentitySpec struct {
 	// secretName names a Secret in the capwin manager's namespace with keys username and
 	// password. The identity becomes its owner; a Secret that already belongs to a cluster or
@@ -72,7 +73,7 @@ type VCenterClusterIdentity struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// spec is the desired state.
 	// +required
-	Spec ClusterIdentitySpec `json:"spec,omitzero"`
+	Spec VCenterClusterIdentitySpec `json:"spec,omitzero"`
 	// status is the observed state.
 	// +optional
 	Status ClusterIdentityStatus `json:"status,omitempty,omitzero"`
@@ -107,7 +108,7 @@ type HyperVClusterIdentity struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// spec is the desired state.
 	// +required
-	Spec ClusterIdentitySpec `json:"spec,omitzero"`
+	Spec HyperVClusterIdentitySpec `json:"spec,omitzero"`
 	// status is the observed state.
 	// +optional
 	Status ClusterIdentityStatus `json:"status,omitempty,omitzero"`

@@ -82,6 +82,10 @@ const (
 	// NamespaceNotAllowedReason: the cluster identity named by the cluster does not allow the
 	// cluster's namespace (its spec.allowedNamespaces); nothing is sent to the server.
 	NamespaceNotAllowedReason = "NamespaceNotAllowed"
+	// EndpointNotLentReason: the cluster identity does not lend its login to the server or host
+	// the cluster names, or not with the cluster's settings (its spec.servers or spec.hosts);
+	// nothing is sent there. An identity shows it when it lists no endpoint at all.
+	EndpointNotLentReason = "EndpointNotLent"
 )
 
 // ForgetVMAnnotation on a VCenterMachine or HyperVMachine being deleted drops its finalizer

@@ -7,7 +7,7 @@ import (
 
 // VCenterClusterSpec says which vCenter a cluster's VMs live in and how to reach it.
 // +kubebuilder:validation:XValidation:rule="!(has(self.insecure) && self.insecure) || (!has(self.thumbprint) && !has(self.caBundle))",message="insecure cannot be combined with thumbprint or caBundle"
-// +kubebuilder:validation:XValidation:rule="(has(self.insecure) && self.insecure) || has(self.thumbprint) || has(self.caBundle)",message="set thumbprint or caBundle to verify vCenter's certificate (or insecure: true to skip verification explicitly)"
+// +kubebuilder:validation:XValidation:rule="(has(self.insecure) && self.insecure) || has(self.thumbprint) || has(self.caBundle) || (has(self.identityRef.kind) && self.identityRef.kind == 'VCenterClusterIdentity')",message="set thumbprint or caBundle to verify vCenter's certificate (or insecure: true to skip verification explicitly); with a VCenterClusterIdentity, its servers entry verifies it"
 type VCenterClusterSpec struct {
 	// server is vCenter's URL, e.g. https://vcenter.example.com.
 	// +required
@@ -17,7 +17,8 @@ type VCenterClusterSpec struct {
 	Server string `json:"server"`
 
 	// thumbprint is the SHA-256 (or SHA-1) fingerprint of vCenter's certificate, as colon-separated
-	// hex pairs.
+	// hex pairs. With a VCenterClusterIdentity, the identity's servers entry verifies the
+	// certificate; thumbprint and caBundle may be left unset, and if set must be the entry's.
 	// +optional
 	// +kubebuilder:validation:Pattern=`^([A-Fa-f0-9]{2}:){19}[A-Fa-f0-9]{2}$|^([A-Fa-f0-9]{2}:){31}[A-Fa-f0-9]{2}$`
 	Thumbprint string `json:"thumbprint,omitempty"`

@@ -32,11 +32,16 @@ type Reader struct {
 // cluster identity.
 type Ref struct{ Kind, Name string }
 
+// Lent checks, before anything is sent, that a cluster identity lends its login for what the
+// cluster asks (the server or host it names); it returns a terminal *hypervisor.Error when not.
+type Lent func(identity client.Object) error
+
 // Secret returns the Secret of ref for the cluster obj: a Secret in obj's namespace that no other
 // capwin object holds, or the Secret of a cluster identity whose allowedNamespaces select obj's
-// namespace. What the user must change (CredentialsInUse, NamespaceNotAllowed) is a terminal
-// *hypervisor.Error; a missing Secret or identity is a plain error naming it.
-func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1.Secret, error) {
+// namespace and that lends its login for what obj asks (lent). What the user must change
+// (CredentialsInUse, NamespaceNotAllowed, EndpointNotLent) is a terminal *hypervisor.Error; a
+// missing Secret or identity is a plain error naming it.
+func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref, lent Lent) (*corev1.Secret, error) {
 	if ref.Kind == "" || ref.Kind == infrav1.SecretKind {
 		return r.held(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, obj)
 	}
@@ -52,6 +57,9 @@ func (r Reader) Secret(ctx context.Context, obj client.Object, ref Ref) (*corev1
 		return nil, hypervisor.Errorf(infrav1.NamespaceNotAllowedReason,
 			"%s %s does not allow namespace %s (its spec.allowedNamespaces): ask the platform team to allow it",
 			ref.Kind, ref.Name, obj.GetNamespace())
+	}
+	if err := lent(id); err != nil {
+		return nil, err
 	}
 	secret, err := r.held(ctx, client.ObjectKey{Namespace: r.Namespace, Name: spec.SecretName}, id)
 	if err != nil {
@@ -83,10 +91,10 @@ func (r Reader) identity(ctx context.Context, ref Ref) (client.Object, *infrav1.
 	switch ref.Kind {
 	case infrav1.VCenterClusterIdentityKind:
 		id := &infrav1.VCenterClusterIdentity{}
-		obj, spec = id, &id.Spec
+		obj, spec = id, &id.Spec.ClusterIdentitySpec
 	case infrav1.HyperVClusterIdentityKind:
 		id := &infrav1.HyperVClusterIdentity{}
-		obj, spec = id, &id.Spec
+		obj, spec = id, &id.Spec.ClusterIdentitySpec
 	default:
 		return nil, nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "a login reference cannot name kind %q", ref.Kind)
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -17,7 +18,8 @@ import (
 )
 
 // TestReaderSecret: what a cluster may read, by reference kind, owner and allowedNamespaces
-// (unset: no namespace; a list; a label selector; an empty selector: every namespace).
+// (unset: no namespace; a list; a label selector; an empty selector: every namespace), and
+// whether the identity lends its login for what the cluster asks (asked of identities only).
 func TestReaderSecret(t *testing.T) {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -31,7 +33,7 @@ func TestReaderSecret(t *testing.T) {
 	}
 	identity := func(name string, a infrav1.AllowedNamespaces) *infrav1.VCenterClusterIdentity {
 		return &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name)},
-			Spec: infrav1.ClusterIdentitySpec{SecretName: "login-" + name, AllowedNamespaces: a}}
+			Spec: infrav1.VCenterClusterIdentitySpec{ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: "login-" + name, AllowedNamespaces: a}}}
 	}
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{"vcenter": "prod"}}},
@@ -50,21 +52,34 @@ func TestReaderSecret(t *testing.T) {
 	r := Reader{Client: c, Namespace: "capwin"}
 	cluster := &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "win", UID: "me"}}
 	for _, tc := range []struct {
-		ref    Ref
-		reason string // "" ok; "missing" a plain error
+		ref     Ref
+		reason  string // "" ok; "missing" a plain error
+		notLent bool   // the identity does not lend its login for what the cluster asks
 	}{
-		{Ref{Name: "mine"}, ""},
-		{Ref{Kind: infrav1.SecretKind, Name: "unowned"}, ""},
-		{Ref{Name: "theirs"}, infrav1.CredentialsInUseReason},
-		{Ref{Name: "absent"}, "missing"},
-		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "none"}, infrav1.NamespaceNotAllowedReason},
-		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "listed"}, ""},
-		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "labelled"}, ""},
-		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "other-label"}, infrav1.NamespaceNotAllowedReason},
-		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "everyone"}, infrav1.CredentialsInUseReason},
-		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "absent"}, "missing"},
+		{Ref{Name: "mine"}, "", false},
+		{Ref{Kind: infrav1.SecretKind, Name: "unowned"}, "", false},
+		{Ref{Name: "theirs"}, infrav1.CredentialsInUseReason, false},
+		{Ref{Name: "absent"}, "missing", false},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "none"}, infrav1.NamespaceNotAllowedReason, false},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "listed"}, "", false},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "labelled"}, "", false},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "other-label"}, infrav1.NamespaceNotAllowedReason, false},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "everyone"}, infrav1.CredentialsInUseReason, false},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "absent"}, "missing", false},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "listed"}, infrav1.EndpointNotLentReason, true},
+		{Ref{Kind: infrav1.VCenterClusterIdentityKind, Name: "none"}, infrav1.NamespaceNotAllowedReason, true},
+		{Ref{Name: "mine"}, "", true},
 	} {
-		_, err := r.Secret(context.Background(), cluster, tc.ref)
+		lent := func(id client.Object) error {
+			if tc.ref.Kind != infrav1.VCenterClusterIdentityKind || id.GetName() != tc.ref.Name {
+				t.Errorf("%+v: asked whether %s lends", tc.ref, id.GetName())
+			}
+			if tc.notLent {
+				return hypervisor.Errorf(infrav1.EndpointNotLentReason, "not lent")
+			}
+			return nil
+		}
+		_, err := r.Secret(context.Background(), cluster, tc.ref, lent)
 		var terminal *hypervisor.Error
 		got := ""
 		switch {

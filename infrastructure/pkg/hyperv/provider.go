@@ -15,6 +15,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/lend"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
@@ -146,7 +147,17 @@ func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (
 // cluster's Secret or HyperVClusterIdentity), once the cluster may use it.
 func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h infrav1.HyperVHost) (HostConfig, error) {
 	ref := hc.Spec.HostCredentials(h)
-	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, hc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	caBundle := h.CABundle
+	// A lent login goes to the identity's hosts, reached the identity's way only.
+	lent := func(obj client.Object) error {
+		entry, err := lend.HyperVHost(obj.(*infrav1.HyperVClusterIdentity), h, hostField(hc, h))
+		if err != nil {
+			return hypervisor.Errorf(infrav1.EndpointNotLentReason, "%v", err)
+		}
+		caBundle = entry.CABundle
+		return nil
+	}
+	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, hc, credentials.Ref{Kind: ref.Kind, Name: ref.Name}, lent)
 	if e := (*hypervisor.Error)(nil); errors.As(err, &e) {
 		return HostConfig{}, err // the cluster may not use it (CredentialsInUse, NamespaceNotAllowed)
 	}
@@ -158,7 +169,7 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s/%s needs the keys username and password", secret.Namespace, secret.Name)}
 	}
 	return HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
-		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: h.CABundle, Insecure: h.InsecureSkipTLSVerify,
+		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: caBundle, Insecure: h.InsecureSkipTLSVerify,
 		Secret: logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}}, nil
 }
 
@@ -203,4 +214,14 @@ func (b *backend) conn(host string) (*Conn, error) {
 		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "host %q is not one of the HyperVCluster's hosts", host)
 	}
 	return b.p.Conns.Get(holder(b.cluster, host), cfg)
+}
+
+// hostField is the path of a host in its HyperVCluster, e.g. spec.hosts[1].
+func hostField(hc *infrav1.HyperVCluster, h infrav1.HyperVHost) string {
+	for i := range hc.Spec.Hosts {
+		if hc.Spec.Hosts[i].Name == h.Name {
+			return fmt.Sprintf("spec.hosts[%d]", i)
+		}
+	}
+	return "spec.hosts"
 }

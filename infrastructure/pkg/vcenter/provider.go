@@ -12,6 +12,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/lend"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
@@ -32,7 +33,16 @@ type Provider struct {
 func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (Credentials, error) {
 	cred := Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
 	ref := vc.Spec.IdentityRef
-	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name})
+	// A lent login goes to the identity's server with the identity's certificate check only.
+	lent := func(obj client.Object) error {
+		entry, err := lend.VCenterServer(obj.(*infrav1.VCenterClusterIdentity), &vc.Spec)
+		if err != nil {
+			return hypervisor.Errorf(infrav1.EndpointNotLentReason, "%v", err)
+		}
+		cred.Thumbprint, cred.CABundle, cred.Insecure = entry.Thumbprint, entry.CABundle, false
+		return nil
+	}
+	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name}, lent)
 	if err != nil {
 		reason := infrav1.CredentialsNotFoundReason
 		if e := (*hypervisor.Error)(nil); errors.As(err, &e) {

@@ -4,6 +4,7 @@ package clusteridentity
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
+	"github.com/capwin/capwin/infrastructure/pkg/lend"
 )
 
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=vcenterclusteridentities/status;hypervclusteridentities/status,verbs=patch
@@ -83,6 +85,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 	reason, msg := r.check(ctx, obj, key)
+	if reason == "" {
+		reason, msg = endpoints(obj)
+	}
 	if sel := spec.AllowedNamespaces.Selector; reason == "" && sel != nil {
 		if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
 			reason, msg = infrav1.InvalidSpecReason, "spec.allowedNamespaces.selector: "+err.Error()
@@ -117,9 +122,32 @@ func (r *Reconciler) check(ctx context.Context, obj client.Object, key client.Ob
 func parts(obj client.Object) (*infrav1.ClusterIdentitySpec, *infrav1.ClusterIdentityStatus, conditions.Setter) {
 	switch o := obj.(type) {
 	case *infrav1.VCenterClusterIdentity:
-		return &o.Spec, &o.Status, o
+		return &o.Spec.ClusterIdentitySpec, &o.Status, o
 	case *infrav1.HyperVClusterIdentity:
-		return &o.Spec, &o.Status, o
+		return &o.Spec.ClusterIdentitySpec, &o.Status, o
 	}
 	panic("clusteridentity: not an identity kind")
+}
+
+// endpoints returns why an identity lends its login nowhere, or names an endpoint it cannot
+// match ("" when its endpoints are usable).
+func endpoints(obj client.Object) (string, string) {
+	switch o := obj.(type) {
+	case *infrav1.VCenterClusterIdentity:
+		if len(o.Spec.Servers) == 0 {
+			return infrav1.EndpointNotLentReason, "spec.servers is empty: the identity lends its login to no vCenter; list the vCenters it may be sent to, each with its thumbprint or CA bundle"
+		}
+	case *infrav1.HyperVClusterIdentity:
+		if len(o.Spec.Hosts) == 0 {
+			return infrav1.EndpointNotLentReason, "spec.hosts is empty: the identity lends its login to no Hyper-V host; list the addresses it may be sent to"
+		}
+		for i, e := range o.Spec.Hosts {
+			for j, a := range e.Addresses {
+				if p := lend.AddressProblem(a); p != "" {
+					return infrav1.InvalidSpecReason, fmt.Sprintf("spec.hosts[%d].addresses[%d]: %s", i, j, p)
+				}
+			}
+		}
+	}
+	return "", ""
 }

@@ -19,8 +19,9 @@ import (
 )
 
 // TestReconcile: an identity owns its Secret and is Ready; a missing or incomplete Secret, one
-// that belongs to a cluster, and a selector that does not parse are Ready=False with a reason,
-// and the Secret of another gains no owner. A second reconcile changes nothing (idempotent).
+// that belongs to a cluster, a selector that does not parse, no hosts to lend its login to and a
+// host address that cannot match are Ready=False with a reason, and the Secret of another gains
+// no owner. A second reconcile changes nothing (idempotent).
 func TestReconcile(t *testing.T) {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -32,18 +33,29 @@ func TestReconcile(t *testing.T) {
 		selector *metav1.LabelSelector
 		reason   string
 		owned    bool
+		// addresses are the identity's hosts[0].addresses; nil: hv1.example.com; empty: no hosts.
+		addresses []string
 	}{
-		{"ready", &corev1.Secret{Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}, nil, "", true},
-		{"missing", nil, nil, infrav1.CredentialsNotFoundReason, false},
-		{"no password", &corev1.Secret{Data: map[string][]byte{"username": []byte("u")}}, nil, infrav1.CredentialsNotFoundReason, true},
+		{"ready", &corev1.Secret{Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}, nil, "", true, nil},
+		{"missing", nil, nil, infrav1.CredentialsNotFoundReason, false, nil},
+		{"no password", &corev1.Secret{Data: map[string][]byte{"username": []byte("u")}}, nil, infrav1.CredentialsNotFoundReason, true, nil},
 		{"a cluster's", &corev1.Secret{ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{held}},
-			Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}, nil, infrav1.CredentialsInUseReason, false},
+			Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}, nil, infrav1.CredentialsInUseReason, false, nil},
 		{"bad selector", &corev1.Secret{Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}},
-			&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}}}, infrav1.InvalidSpecReason, true},
+			&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Near"}}}, infrav1.InvalidSpecReason, true, nil},
+		{"no hosts", &corev1.Secret{Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}, nil, infrav1.EndpointNotLentReason, true, []string{}},
+		{"bad address", &corev1.Secret{Data: map[string][]byte{"username": []byte("u"), "password": []byte("p")}}, nil, infrav1.InvalidSpecReason, true, []string{"10.0.0.0/8", "HV.example.com"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "hosts", UID: "identity"},
-				Spec: infrav1.ClusterIdentitySpec{SecretName: "login", AllowedNamespaces: infrav1.AllowedNamespaces{Selector: tc.selector}}}
+				Spec: infrav1.HyperVClusterIdentitySpec{ClusterIdentitySpec: infrav1.ClusterIdentitySpec{
+					SecretName: "login", AllowedNamespaces: infrav1.AllowedNamespaces{Selector: tc.selector}}}}
+			switch {
+			case tc.addresses == nil:
+				id.Spec.Hosts = []infrav1.HyperVIdentityHosts{{Addresses: []string{"hv1.example.com"}}}
+			case len(tc.addresses) > 0:
+				id.Spec.Hosts = []infrav1.HyperVIdentityHosts{{Addresses: tc.addresses}}
+			}
 			b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(id).WithStatusSubresource(id)
 			if tc.secret != nil {
 				tc.secret.Namespace, tc.secret.Name = "capwin", "login"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/vmware/govmomi/vim25/soap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,8 +91,11 @@ func TestClusterIdentity(t *testing.T) {
 	f.addIdentitySecret(t, identityNamespace, secretName, user)
 	id := &infrav1.VCenterClusterIdentity{
 		ObjectMeta: metav1.ObjectMeta{Name: "tenants-" + suffix},
-		Spec: infrav1.ClusterIdentitySpec{SecretName: secretName, AllowedNamespaces: infrav1.AllowedNamespaces{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{label: "yes"}}}},
+		Spec: infrav1.VCenterClusterIdentitySpec{
+			ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: secretName, AllowedNamespaces: infrav1.AllowedNamespaces{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{label: "yes"}}}},
+			Servers: []infrav1.VCenterIdentityServer{{Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate())}},
+		},
 	}
 	g.Expect(k8s.Create(ctx, id)).To(Succeed())
 	g.Eventually(func(g Gomega) {
@@ -116,13 +120,41 @@ func TestClusterIdentity(t *testing.T) {
 		g.Expect(s.Data).NotTo(HaveKey("password"), s.Name)
 	}
 
-	// Another namespace, not allowed, naming the same vcsim under another name.
+	// Another namespace, not allowed, naming the same vcsim under another name: the identity
+	// does not lend its login there, so admission refuses the cluster.
 	_, port, err := net.SplitHostPort(vcsim.URL.Host)
 	g.Expect(err).NotTo(HaveOccurred())
 	before := logins.of(user)
 	g.Expect(before).To(BeNumerically(">=", 1), "the tenant's cluster logged in as %s", user)
 	other := newNamespace(t, watchFilter, nil)
-	other.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) { useIdentity(s); s.Server = "https://localhost:" + port })
+	otherServer := "https://localhost:" + port
+	// borrower is a VCenterCluster of the other namespace that names that server.
+	borrower := func() *infrav1.VCenterCluster {
+		return &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: "win", Namespace: other.ns},
+			Spec: infrav1.VCenterClusterSpec{Server: otherServer, Datacenter: "DC0",
+				IdentityRef: infrav1.VCenterIdentityReference{Kind: infrav1.VCenterClusterIdentityKind, Name: id.Name}}}
+	}
+	g.Expect(k8s.Create(ctx, borrower())).To(MatchError(And(ContainSubstring("spec.server"),
+		ContainSubstring("does not lend its login to "+otherServer))))
+
+	updateIdentity := func(change func(*infrav1.VCenterClusterIdentity)) {
+		g.Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(id), id); err != nil {
+				return err
+			}
+			change(id)
+			return k8s.Update(ctx, id)
+		}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	}
+	lendOther := func(id *infrav1.VCenterClusterIdentity) {
+		id.Spec.Servers = append(id.Spec.Servers, infrav1.VCenterIdentityServer{Server: otherServer, Thumbprint: id.Spec.Servers[0].Thumbprint})
+	}
+	// The platform team lends the login to that server name too; the namespace is not allowed.
+	updateIdentity(lendOther)
+	g.Eventually(func() error { // once the webhook's cache has the change
+		return k8s.Create(ctx, borrower(), client.DryRunAll)
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+	other.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) { useIdentity(s); s.Server = otherServer })
 	waitReason := func(vc *infrav1.VCenterCluster, reason, msg string) {
 		g.Eventually(func(g Gomega) {
 			got := &infrav1.VCenterCluster{}
@@ -135,14 +167,18 @@ func TestClusterIdentity(t *testing.T) {
 	waitReason(other.vcCluster, infrav1.NamespaceNotAllowedReason, "VCenterClusterIdentity "+id.Name)
 	g.Consistently(func() int { return logins.of(user) - before }, time.Second, 100*time.Millisecond).Should(BeZero())
 
-	// The platform team allows the other namespace by name, and stops selecting the first.
-	g.Eventually(func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(id), id); err != nil {
-			return err
-		}
+	// The platform team allows the other namespace by name, stops selecting the first, and takes
+	// that server name back: the reconciler, which does not trust that admission ran, sends
+	// nothing there.
+	updateIdentity(func(id *infrav1.VCenterClusterIdentity) {
 		id.Spec.AllowedNamespaces = infrav1.AllowedNamespaces{List: []string{other.ns}}
-		return k8s.Update(ctx, id)
-	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
+		id.Spec.Servers = id.Spec.Servers[:1]
+	})
+	waitReason(other.vcCluster, infrav1.EndpointNotLentReason, "does not lend its login to "+otherServer)
+	g.Consistently(func() int { return logins.of(user) - before }, time.Second, 100*time.Millisecond).Should(BeZero())
+
+	// Once the server name is lent again, the other cluster uses the login.
+	updateIdentity(lendOther)
 	waitAvailable(t, other.vcCluster)
 	g.Expect(logins.of(user)).To(BeNumerically(">", before), "the other cluster's server got the identity's login")
 	waitReason(f.vcCluster, infrav1.NamespaceNotAllowedReason, f.ns)

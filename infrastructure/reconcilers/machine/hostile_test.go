@@ -1,0 +1,136 @@
+package machine_test
+
+import (
+	"encoding/pem"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"github.com/vmware/govmomi/vim25/soap"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+// The hostile-tenant suite (vCenter): a tenant of a namespace an identity allows tries to make
+// capwin act outside what the platform lends. Each attack is refused with a message that says
+// what and why, and nothing reaches the attacker.
+
+// attackerEndpoint is a TLS server of the attacker's that counts the connections it gets.
+type attackerEndpoint struct {
+	URL        string
+	Thumbprint string
+	CA         []byte
+	conns      atomic.Int64
+}
+
+func newAttackerEndpoint(t *testing.T) *attackerEndpoint {
+	t.Helper()
+	a := &attackerEndpoint{}
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			a.conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	a.URL = srv.URL
+	a.Thumbprint = soap.ThumbprintSHA256(srv.Certificate())
+	a.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	return a
+}
+
+// TestHostileVCenterEndpoint: the identity's login goes to its listed server with its certificate
+// check only. A tenant naming its own server (with its own CA or thumbprint), or the listed server
+// without verification or with another certificate check, is refused at admission; a cluster
+// admitted before the identity existed is refused by the reconciler. The attacker's server never
+// gets a connection.
+func TestHostileVCenterEndpoint(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	attacker := newAttackerEndpoint(t)
+	id, tenant := lendingIdentity(t)
+	listed := "https://" + vcsim.URL.Host
+	borrow := func(mutate func(*infrav1.VCenterClusterSpec)) *infrav1.VCenterCluster {
+		vc := &infrav1.VCenterCluster{ObjectMeta: metav1.ObjectMeta{Name: "attack-" + randSuffix(), Namespace: tenant.ns},
+			Spec: infrav1.VCenterClusterSpec{Server: listed, Datacenter: "DC0",
+				IdentityRef: infrav1.VCenterIdentityReference{Kind: infrav1.VCenterClusterIdentityKind, Name: id.Name}}}
+		mutate(&vc.Spec)
+		return vc
+	}
+	for name, tc := range map[string]struct {
+		mutate func(*infrav1.VCenterClusterSpec)
+		field  string
+		msg    string
+	}{
+		"own server, own CA": {func(s *infrav1.VCenterClusterSpec) { s.Server, s.CABundle = attacker.URL, attacker.CA },
+			"spec.server", "does not lend its login to " + attacker.URL},
+		"own server, own thumbprint": {func(s *infrav1.VCenterClusterSpec) { s.Server, s.Thumbprint = attacker.URL, attacker.Thumbprint },
+			"spec.server", "does not lend its login to " + attacker.URL},
+		"listed server, no verification": {func(s *infrav1.VCenterClusterSpec) { s.Insecure = true },
+			"spec.insecure", "only with certificate verification"},
+		"listed server, attacker's thumbprint": {func(s *infrav1.VCenterClusterSpec) { s.Thumbprint = attacker.Thumbprint },
+			"spec.thumbprint", "is not the thumbprint"},
+		"listed server, attacker's CA": {func(s *infrav1.VCenterClusterSpec) { s.CABundle = attacker.CA },
+			"spec.caBundle", "is not the CA bundle"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := k8s.Create(ctx, borrow(tc.mutate))
+			NewWithT(t).Expect(err).To(MatchError(And(ContainSubstring(tc.field+": Forbidden"), ContainSubstring(tc.msg),
+				ContainSubstring("VCenterClusterIdentity "+id.Name))))
+		})
+	}
+
+	// Admitted while the identity did not exist: the reconciler refuses before any login.
+	late := &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "late-" + randSuffix()}, Spec: *id.Spec.DeepCopy()}
+	late.Spec.SecretName = late.Name
+	tenant.addIdentitySecret(t, identityNamespace, late.Spec.SecretName, vcsimUser.Username())
+	tenant.addCluster(t, "early", func(s *infrav1.VCenterClusterSpec) {
+		s.Server, s.Thumbprint, s.CABundle = attacker.URL, "", attacker.CA
+		s.IdentityRef = infrav1.VCenterIdentityReference{Kind: infrav1.VCenterClusterIdentityKind, Name: late.Name}
+	})
+	g.Expect(k8s.Create(ctx, late)).To(Succeed())
+	waitClusterReason(t, tenant.vcCluster, infrav1.EndpointNotLentReason, "does not lend its login to "+attacker.URL)
+	g.Consistently(attacker.conns.Load, 2*time.Second, 100*time.Millisecond).Should(BeZero(), "the attacker's server was contacted")
+}
+
+// lendingIdentity creates a VCenterClusterIdentity lending vcsim's login to vcsim, and a tenant
+// namespace it allows.
+func lendingIdentity(t *testing.T) (*infrav1.VCenterClusterIdentity, *fixture) {
+	t.Helper()
+	g := NewWithT(t)
+	ensureNamespace(t, identityNamespace)
+	tenant := newNamespace(t, watchFilter, nil)
+	id := &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "lend-" + randSuffix()},
+		Spec: infrav1.VCenterClusterIdentitySpec{
+			ClusterIdentitySpec: infrav1.ClusterIdentitySpec{AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{tenant.ns}}},
+			Servers:             []infrav1.VCenterIdentityServer{{Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate())}},
+		}}
+	id.Spec.SecretName = id.Name
+	tenant.addIdentitySecret(t, identityNamespace, id.Spec.SecretName, vcsimUser.Username())
+	g.Expect(k8s.Create(ctx, id)).To(Succeed())
+	g.Eventually(func(g Gomega) { // the webhook reads identities from the manager's cache
+		got := &infrav1.VCenterClusterIdentity{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(id), got)).To(Succeed())
+		g.Expect(got.Status.Ready).To(BeTrue(), "%+v", got.Status.Conditions)
+	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+	return id, tenant
+}
+
+// waitClusterReason waits for HypervisorAvailable of a VCenterCluster with the reason and message.
+func waitClusterReason(t *testing.T, vc *infrav1.VCenterCluster, reason, msg string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		got := &infrav1.VCenterCluster{}
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vc), got)).To(Succeed())
+		c := condition(got.Status.Conditions, infrav1.HypervisorAvailableCondition)
+		g.Expect(c.Reason).To(Equal(reason), "%+v", c)
+		g.Expect(c.Message).To(ContainSubstring(msg))
+	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+}
