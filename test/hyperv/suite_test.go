@@ -107,9 +107,12 @@ func run(m *testing.M) int {
 // options are the manager's settings for the objects labelled filter, with the host connections c.
 func options(filter string, c *hyperv.Conns) setup.Options {
 	return setup.Options{
-		WatchFilterValue: filter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 2, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
+		WatchFilterValue: filter, HyperVMachineConcurrency: 4, HyperVClusterConcurrency: 4, VCenterMachineConcurrency: 1, VCenterClusterConcurrency: 1,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
-		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 500 * time.Millisecond,
+		// Every cluster of the suite probes its hosts each HostRecheck: at 500ms with two workers,
+		// the parallel tests' clusters kept the queue full under load, and a new cluster waited
+		// over 20s for its first check.
+		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: 2 * time.Second,
 		Conns: c, CredentialRecheck: 200 * time.Millisecond, IdentityNamespace: identityNamespace,
 		// Hosts that went down come back within the tests.
 		Gate: &logingate.Gate{Backoff: 100 * time.Millisecond, MaxBackoff: time.Second},
