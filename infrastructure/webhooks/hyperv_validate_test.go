@@ -76,6 +76,30 @@ func TestValidateHyperVMachineSpec(t *testing.T) {
 			s.ParentDisk, s.ParentDiskSource = "", source(`\\fs01\images\win.vhd`)
 		},
 			"spec.parentDiskSource.url", "must name a .vhdx file"},
+		{"parent disk source on the host itself (UNC coercion)", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\localhost\C$\ProgramData\x.vhdx`)
+		},
+			"spec.parentDiskSource.url", "must not name the host itself"},
+		{"parent disk source share by IP (NTLM to whoever answers)", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\10.9.8.7\s\x.vhdx`)
+		},
+			"spec.parentDiskSource.url", "not an IP address"},
+		{"parent disk source share by IPv6 literal name", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\fd00--7.ipv6-literal.net\s\x.vhdx`)
+		},
+			"spec.parentDiskSource.url", "not an IP address"},
+		{"parent disk source share over WebDAV (@port)", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source(`\\attacker.example@SSL@8443\s\x.vhdx`)
+		},
+			"spec.parentDiskSource.url", "must not name a port or protocol"},
+		{"parent disk source https on the host itself", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("https://127.0.0.1:5986/x.vhdx")
+		},
+			"spec.parentDiskSource.url", "must not name the host itself"},
+		{"parent disk source https on [::1]", func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", source("https://[::1]/x.vhdx")
+		},
+			"spec.parentDiskSource.url", "must not name the host itself"},
 		{"relative parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `images\win.vhdx` },
 			"spec.parentDisk", "must be an absolute path that starts with a drive letter"},
 		{"drive-relative parent disk", func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:win.vhdx` },

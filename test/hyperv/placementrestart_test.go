@@ -38,15 +38,15 @@ func TestPlacementAcrossRestarts(t *testing.T) {
 	f := newClusterOn(t, filter, hs, nil)
 	f.provisioned(t)
 
-	srv, _, sha := imageServer(t, []byte("golden image "+randSuffix()))
+	img := imageServer(t, []byte("golden image "+randSuffix()))
 	for _, h := range hs {
-		h.SetHTTPClient(srv.Client())
+		h.SetHTTPClient(img.client)
 		h.HoldCopies(true)
 		t.Cleanup(func() { h.HoldCopies(false) })
 	}
 	spec := defaultSpec()
 	spec.ParentDisk = ""
-	spec.ParentDiskSource = &infrav1.HyperVParentDiskSource{URL: srv.URL + "/images/win.vhdx", SHA256: sha}
+	spec.ParentDiskSource = &infrav1.HyperVParentDiskSource{URL: img.url, SHA256: img.sha}
 
 	var machines []*machine
 	copyHost := map[string]string{} // machine name -> the host its parent disk copy was asked of
@@ -84,7 +84,7 @@ func TestPlacementAcrossRestarts(t *testing.T) {
 	}
 	g.Expect(perHost).To(Equal(map[string]int{"pr1": 1, "pr2": 1, "pr3": 1}))
 	for _, h := range hs {
-		g.Expect(h.ParentCopies(sha)).To(Equal(1), "host %s copies the parent disk once", h.Name)
+		g.Expect(h.ParentCopies(img.sha)).To(Equal(1), "host %s copies the parent disk once", h.Name)
 		g.Expect(h.Ops()["create"]).To(Equal(1), "host %s creates one VM", h.Name)
 	}
 }

@@ -172,7 +172,7 @@ func (h *Host) runFetch(task *fetchTask, url, sha, work, file, failed string, de
 	switch got := hex.EncodeToString(sum[:]); {
 	case got != sha:
 		h.unlink(temp)
-		mark(hyperv.KindInvalidSpec, fmt.Sprintf("%s has SHA-256 %s, not %s as parentDiskSource.sha256 says; the copy was deleted", url, got, sha))
+		mark(hyperv.KindInvalidSpec, fmt.Sprintf("%s does not match the pinned SHA-256 %s (parentDiskSource.sha256); the copy was deleted", url, sha))
 	case h.vol(file).files[strings.ToLower(file)] > 0:
 		h.unlink(temp)
 	default:

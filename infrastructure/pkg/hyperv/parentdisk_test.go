@@ -25,7 +25,7 @@ func TestParentPath(t *testing.T) {
 		{"ready", ParentState{State: ParentReady, Path: strings.ToUpper(want)}, want, ""},
 		{"ready elsewhere", ParentState{State: ParentReady, Path: `D:\disks\other.vhdx`}, "", infrav1.HypervisorErrorReason},
 		{"copying", ParentState{State: ParentCopying, Path: want}, "", infrav1.HypervisorErrorReason},
-		{"mismatch", ParentState{State: ParentFailed, Kind: KindInvalidSpec, Message: "has SHA-256 x"}, "", infrav1.InvalidSpecReason},
+		{"mismatch", ParentState{State: ParentFailed, Kind: KindInvalidSpec, Message: "does not match the pinned SHA-256 x"}, "", infrav1.InvalidSpecReason},
 		{"copy failed", ParentState{State: ParentFailed, Kind: KindFailed, Message: "access denied"}, "", infrav1.HypervisorErrorReason},
 		{"unknown", ParentState{State: "paused"}, "", infrav1.HypervisorErrorReason},
 	}
@@ -60,7 +60,7 @@ func FuzzParentOutput(f *testing.F) {
 	}
 	f.Add(line(`{"ok":true,"result":{"state":"ready","path":"C:\\disks\\parents\\` + strings.Repeat("ab", 32) + `.vhdx"}}`))
 	f.Add(line(`{"ok":true,"result":{"state":"copying","path":"x"}}`))
-	f.Add(line(`{"ok":true,"result":{"state":"failed","kind":"InvalidSpec","message":"has SHA-256 00"}}`))
+	f.Add(line(`{"ok":true,"result":{"state":"failed","kind":"InvalidSpec","message":"does not match the pinned SHA-256 00"}}`))
 	f.Add(line(`{"ok":true,"result":{"state":"ready","path":null}}`))
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, stdout []byte) {

@@ -54,7 +54,9 @@ function Invoke-CapwinFetch {
         $hash = (Get-FileHash -LiteralPath $temp -Algorithm SHA256).Hash.ToLowerInvariant()
         if ($hash -ne $sha) {
             Remove-Item -LiteralPath $temp -Force
-            $failure = @{ kind = 'InvalidSpec'; message = ('{0} has SHA-256 {1}, not {2} as parentDiskSource.sha256 says; the copy was deleted' -f $url, $hash, $sha) }
+            # The file's own hash is not told: it would let a tenant learn the hash of any file
+            # the host's computer account can read.
+            $failure = @{ kind = 'InvalidSpec'; message = ('{0} does not match the pinned SHA-256 {1} (parentDiskSource.sha256); the copy was deleted' -f $url, $sha) }
         } elseif (Test-Path -LiteralPath $file) {
             Remove-Item -LiteralPath $temp -Force
         } else {
