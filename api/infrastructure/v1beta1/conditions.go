@@ -86,6 +86,10 @@ const (
 	// the cluster names, or not with the cluster's settings (its spec.servers or spec.hosts);
 	// nothing is sent there. An identity shows it when it lists no endpoint at all.
 	EndpointNotLentReason = "EndpointNotLent"
+	// SecretNotALoginReason: the Secret a cluster or identity names is no login (a TLS key, a
+	// service account token, a registry's docker config, or another controller's Secret); capwin
+	// neither takes it over nor sends anything with it.
+	SecretNotALoginReason = "SecretNotALogin"
 )
 
 // ForgetVMAnnotation on a VCenterMachine or HyperVMachine being deleted drops its finalizer

@@ -11,6 +11,7 @@ import (
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	"github.com/capwin/capwin/bootstrap/webhooks"
+	"github.com/capwin/capwin/internal/loginsecret"
 )
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
@@ -109,10 +110,15 @@ func (r *Reconciler) credentials(ctx context.Context, ns, name string) (userdata
 	return userdata.Access{Username: string(user), Password: string(password)}, nil
 }
 
+// secretKey reads a key of a Secret the config names; a Secret capwin holds as a hypervisor login
+// is refused, so its password never reaches a node.
 func (r *Reconciler) secretKey(ctx context.Context, ns, name, key string) ([]byte, error) {
 	sec := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sec); err != nil {
 		return nil, fmt.Errorf("the Secret %s/%s: %w", ns, name, err)
+	}
+	if err := loginsecret.ForOtherUse(sec, "node data (files, registry or domain credentials)"); err != nil {
+		return nil, err
 	}
 	v, ok := sec.Data[key]
 	if !ok {

@@ -10,12 +10,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capwin/capwin/internal/loginsecret"
 )
 
 // Label marks the Secrets capwin reads logins from. Own sets it together with the owner
 // reference; the manager caches only Secrets that carry it (NewCache), so a login is read from
 // memory on every reconcile instead of from the API server.
-const Label = "infrastructure.cluster.x-k8s.io/credentials"
+const Label = loginsecret.Label
 
 // NewCache starts (with the manager) a cache of the Secrets labelled Label in namespaces (none:
 // all) and returns a reader of login Secrets: from that cache, and live through live when the

@@ -4,30 +4,18 @@
 package credentials
 
 import (
-	"slices"
-
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/internal/loginsecret"
 )
-
-// holderKinds are the capwin kinds that take a credentials Secret as their own.
-var holderKinds = []string{"VCenterCluster", "HyperVCluster", "VCenterClusterIdentity", "HyperVClusterIdentity"}
 
 // Holder returns the owner reference of the capwin object a Secret belongs to: the first of its
 // owners of a holder kind (owners are appended, so the first is the oldest). nil: none yet.
-func Holder(secret client.Object) *metav1.OwnerReference {
-	for _, ref := range secret.GetOwnerReferences() {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err == nil && gv.Group == infrav1.GroupVersion.Group && slices.Contains(holderKinds, ref.Kind) {
-			return &ref
-		}
-	}
-	return nil
-}
+func Holder(secret client.Object) *metav1.OwnerReference { return loginsecret.Holder(secret) }
 
 // HeldByOther reports whether the Secret belongs to a capwin object other than obj.
 func HeldByOther(secret, obj client.Object) bool {
@@ -45,4 +33,13 @@ func CheckHolder(secret, obj client.Object) error {
 	return hypervisor.Errorf(infrav1.CredentialsInUseReason,
 		"Secret %s/%s belongs to %s %s (uid %s): a credentials Secret serves one cluster; create a Secret of its own for this one, or use a cluster identity",
 		secret.GetNamespace(), secret.GetName(), h.Kind, h.Name, h.UID)
+}
+
+// CheckLogin returns a terminal SecretNotALogin error when the Secret cannot serve as a login at
+// all (its type, or another controller manages it).
+func CheckLogin(secret *corev1.Secret) error {
+	if p := loginsecret.Problem(secret); p != "" {
+		return hypervisor.Errorf(infrav1.SecretNotALoginReason, "%s", p)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package credentials
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -16,7 +18,9 @@ import (
 )
 
 // TestOwnLabels: Own labels the Secrets it takes (Label, what the manager's Secret cache
-// selects), also one it owned before the label existed, and leaves another cluster's alone.
+// selects), also one it owned before the label existed, and leaves alone another cluster's, a TLS
+// key and another controller's Secret named by mistake (taking them would delete them with the
+// cluster).
 func TestOwnLabels(t *testing.T) {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
@@ -28,10 +32,13 @@ func TestOwnLabels(t *testing.T) {
 	secret := func(name string, owners ...metav1.OwnerReference) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, OwnerReferences: owners}}
 	}
+	tlsKey := secret("tls-key")
+	tlsKey.Type = corev1.SecretTypeTLS
+	managed := secret("managed", metav1.OwnerReference{APIVersion: "v1", Kind: "ServiceAccount", Name: "db", UID: "sa", Controller: ptr.To(true)})
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
-		secret("new"), secret("owned-before", owner("win", "me")), secret("theirs", owner("other", "x")),
+		secret("new"), secret("owned-before", owner("win", "me")), secret("theirs", owner("other", "x")), tlsKey, managed,
 	).Build()
-	for name, want := range map[string]bool{"new": true, "owned-before": true, "theirs": false} {
+	for name, want := range map[string]bool{"new": true, "owned-before": true, "theirs": false, "tls-key": false, "managed": false} {
 		if err := Own(context.Background(), c, vc, client.ObjectKey{Namespace: "ns", Name: name}); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -44,6 +51,9 @@ func TestOwnLabels(t *testing.T) {
 		}
 		if want && HeldByOther(s, vc) {
 			t.Errorf("%s: not owned by the cluster: %+v", name, s.OwnerReferences)
+		}
+		if !want && slices.ContainsFunc(s.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == vc.UID }) {
+			t.Errorf("%s: taken by the cluster: %+v", name, s.OwnerReferences)
 		}
 	}
 }

@@ -81,6 +81,9 @@ func (r Reader) held(ctx context.Context, key client.ObjectKey, holder client.Ob
 	if err := CheckHolder(secret, holder); err != nil {
 		return nil, err
 	}
+	if err := CheckLogin(secret); err != nil {
+		return nil, err
+	}
 	return secret, nil
 }
 

@@ -112,6 +112,9 @@ func (r *Reconciler) check(ctx context.Context, obj client.Object, key client.Ob
 	if err := credentials.CheckHolder(secret, obj); err != nil {
 		return infrav1.CredentialsInUseReason, err.Error()
 	}
+	if err := credentials.CheckLogin(secret); err != nil {
+		return infrav1.SecretNotALoginReason, err.Error()
+	}
 	if len(secret.Data["username"]) == 0 || len(secret.Data["password"]) == 0 {
 		return infrav1.CredentialsNotFoundReason, "Secret " + key.String() + " needs the keys username and password"
 	}

@@ -11,6 +11,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/internal/loginsecret"
 )
 
 // FormatPowerShell is the bootstrap format that a guest without cloudbase-init can run as it is.
@@ -73,6 +74,9 @@ func (r *Reconciler) guestCredentials(ctx context.Context, s *hypervisor.Scope) 
 	secret := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.InfraMachine.GetNamespace(), Name: name}, secret); err != nil {
 		return nil, fmt.Errorf("guest credentials Secret %s: %w", name, err)
+	}
+	if err := loginsecret.ForOtherUse(secret, "guest credentials"); err != nil {
+		return nil, err // a hypervisor login is never sent into a guest
 	}
 	c := &hypervisor.GuestCredentials{Username: string(secret.Data["username"]), Password: string(secret.Data["password"])}
 	if c.Username == "" || c.Password == "" {

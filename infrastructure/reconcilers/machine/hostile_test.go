@@ -11,10 +11,13 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 )
 
 // The hostile-tenant suite (vCenter): a tenant of a namespace an identity allows tries to make
@@ -133,4 +136,45 @@ func waitClusterReason(t *testing.T, vc *infrav1.VCenterCluster, reason, msg str
 		g.Expect(c.Reason).To(Equal(reason), "%+v", c)
 		g.Expect(c.Message).To(ContainSubstring(msg))
 	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
+}
+
+// TestHostileSecretNotALogin: a cluster naming a Secret that is no login (a TLS key of the
+// tenant's namespace, as by a typo) is refused with SecretNotALogin; the Secret is not taken over,
+// so deleting the cluster does not delete it, and nothing is sent with it.
+func TestHostileSecretNotALogin(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newNamespace(t, watchFilter, nil)
+	tlsKey := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "web-tls", Namespace: f.ns}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key"),
+			"username": []byte(vcsimUser.Username()), "password": []byte("p")}}
+	g.Expect(k8s.Create(ctx, tlsKey)).To(Succeed())
+	before := logins.of(vcsimUser.Username())
+	f.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) { s.IdentityRef.Name = tlsKey.Name })
+	waitClusterReason(t, f.vcCluster, infrav1.SecretNotALoginReason, "is of type kubernetes.io/tls")
+	got := &corev1.Secret{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(tlsKey), got)).To(Succeed())
+	g.Expect(got.OwnerReferences).To(BeEmpty(), "the cluster took the TLS Secret over")
+	g.Expect(got.Labels).NotTo(HaveKey(credentials.Label))
+	g.Expect(logins.of(vcsimUser.Username())).To(Equal(before))
+}
+
+// TestHostileLoginAsGuestCredentials: a machine naming its cluster's vCenter login Secret as
+// guestCredentialsRef is refused (GuestCredentialsMissing naming the holder): the hypervisor
+// password never goes into a guest the tenant controls.
+func TestHostileLoginAsGuestCredentials(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	f := newCluster(t, watchFilter)
+	f.format = "powershell"
+	spec := defaultSpec()
+	spec.Network = []infrav1.NetworkDevice{{NetworkName: "VM Network", IPAddrs: []string{"10.1.0.6/24"}, Gateway4: "10.1.0.1", Nameservers: []string{"10.1.0.2"}}}
+	spec.GuestCredentialsRef = &infrav1.SecretReference{Name: "vcenter-identity"}
+	f.addMachine(t, "win-md-0-hostile-"+randSuffix(), psScript, spec)
+	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
+	vms := vmsWithUUID(g, vc(g), string(m.UID))
+	g.Expect(vms).To(HaveLen(1))
+	guestSets(g, vc(g), vms[0].Self, map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
+	f.waitBootstrap(t, infrav1.GuestCredentialsMissingReason, "is the hypervisor login of VCenterCluster win")
+	g.Consistently(func() int { return len(guestOps.Guest(vms[0].Self.Value).Processes) }, time.Second, 100*time.Millisecond).Should(BeZero())
 }
