@@ -79,7 +79,11 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	if err != nil {
 		code = 1
 	}
-	return wsman.Result{Stdout: []byte(hyperv.ResultPrefix + base64.StdEncoding.EncodeToString(doc) + "\r\n"), ExitCode: code}
+	line := hyperv.ResultLine(env.Nonce, doc)
+	if env.Nonce == "" { // a release before operation nonces
+		line = hyperv.ResultPrefix + base64.StdEncoding.EncodeToString(doc)
+	}
+	return wsman.Result{Stdout: []byte(line + "\r\n"), ExitCode: code}
 }
 
 // apply decodes an operation's input and runs it on the model.

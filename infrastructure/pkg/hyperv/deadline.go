@@ -40,7 +40,7 @@ func defaultDuration(d, def time.Duration) time.Duration {
 // does not answer in time costs the caller the deadline, never more: the call goes on in the
 // background and holds the host's turn until the WinRM client gives up, so the next operation
 // never shares the NTLM connection pool with it.
-func (c *Conn) bounded(ctx context.Context, op Script, act string, env []byte) (json.RawMessage, error) {
+func (c *Conn) bounded(ctx context.Context, op Script, act string, env []byte, nonce string) (json.RawMessage, error) {
 	limit := c.deadlines.For(op)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -55,7 +55,7 @@ func (c *Conn) bounded(ctx context.Context, op Script, act string, env []byte) (
 		}
 		done := make(chan error, 1)
 		go func() {
-			r, err := c.run(ctx, op, act, env)
+			r, err := c.run(ctx, op, act, env, nonce)
 			if !c.cfg.Basic {
 				<-c.ntlm
 			}

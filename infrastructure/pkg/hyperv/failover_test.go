@@ -1,7 +1,6 @@
 package hyperv
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -91,7 +90,7 @@ func TestAntiAffinityClass(t *testing.T) {
 // answer: a node is mapped to one of the HyperVCluster's hosts or refused, never invented.
 func FuzzLocateOutput(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultPrefix + base64.StdEncoding.EncodeToString([]byte(doc)) + "\r\n")
+		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	f.Add(line(`{"ok":true,"result":{"found":true,"node":"HV-A","state":"Online"}}`))
 	f.Add(line(`{"ok":true,"result":{"found":true,"node":"","state":"Failed"}}`))
@@ -99,7 +98,7 @@ func FuzzLocateOutput(f *testing.F) {
 	f.Add(line(`{"ok":true,"result":{"found":true,"node":["hv-b"]}}`))
 	b := clusteredBackend("")
 	f.Fuzz(func(t *testing.T, stdout []byte) {
-		o, found, err := parseOutcome(stdout)
+		o, found, err := parseOutcome(stdout, "n")
 		if err != nil || !found || !o.OK {
 			return
 		}

@@ -1,7 +1,6 @@
 package hyperv
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ var fuzzDisks = []infrav1.HyperVDataDisk{{Name: "data", SizeGiB: 1}, {Name: "log
 // find.ps1: the result line, the outcome document, the VM view, its mark and the lifecycle's view.
 func FuzzHostOutput(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultPrefix + base64.StdEncoding.EncodeToString([]byte(doc)) + "\r\n")
+		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	view := `{"id":"0b1c2d3e-0000-4000-8000-000000000001","name":"win-md-0-x","state":"Running",` +
 		`"notes":"capwin-uid:u1\ncapwin-owner:ns/m\ncapwin-complete:u1\ncapwin-guest-run:pid=4012","heartbeat":true,` +
@@ -30,10 +29,10 @@ func FuzzHostOutput(f *testing.F) {
 	f.Add(append([]byte("WARNING: the module was loaded\r\n"), line(`{"ok":true,"result":{"found":false}}`)...))
 	f.Add(line(`{"ok":false,"error":{"kind":"AccessDenied","message":"Access is denied."}}`))
 	f.Add(line(`{"ok":true,"result":{"found":true,"vm":{"id":"x","notes":"","nics":null,"dvds":null,"disks":[{"path":"D:\\u1.vhdx"},{"path":"logs.vhdx","controller":"scsi","location":7}],"kvp":{}}}}`))
-	f.Add([]byte("#< CLIXML\r\n" + ResultPrefix + "not base64\r\n"))
+	f.Add([]byte("#< CLIXML\r\n" + ResultPrefix + "n:not base64\r\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, stdout []byte) {
-		o, found, err := parseOutcome(stdout)
+		o, found, err := parseOutcome(stdout, "n")
 		if err != nil || !found || !o.OK {
 			return
 		}

@@ -1,7 +1,6 @@
 package hyperv
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -57,7 +56,7 @@ func TestHasFreeGPU(t *testing.T) {
 // and be nil exactly when the host has nothing free.
 func FuzzHostGPUs(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultPrefix + base64.StdEncoding.EncodeToString([]byte(doc)) + "\r\n")
+		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	f.Add(line(`{"ok":true,"result":{"name":"HV1","freeMemoryMiB":1024,"switches":["external"],"gpuPartitions":4,"gpuPartitionsInUse":1,` +
 		`"assignableDevices":["PCIROOT(0)#PCI(0300)#PCI(0000)","PCIROOT(0)#PCI(0100)"]}}`))
@@ -66,7 +65,7 @@ func FuzzHostGPUs(f *testing.F) {
 	f.Add(line(`{"ok":true,"result":{"gpuPartitions":9223372036854775807,"gpuPartitionsInUse":-9223372036854775808}}`))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, stdout []byte) {
-		o, found, err := parseOutcome(stdout)
+		o, found, err := parseOutcome(stdout, "n")
 		if err != nil || !found || !o.OK {
 			return
 		}

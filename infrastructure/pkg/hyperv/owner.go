@@ -69,10 +69,11 @@ func hasDisk(v *View, uid string) bool {
 	return false
 }
 
-// noteValue returns the value of a "prefix..." line of a VM's notes.
+// noteValue returns the value of the first "prefix..." line of a VM's notes: a whole line that
+// starts with the prefix (a line break of \r\n counts as \n), never text within a line.
 func noteValue(notes, prefix string) string {
 	for _, line := range strings.Split(notes, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\r"), prefix); ok {
 			return v
 		}
 	}

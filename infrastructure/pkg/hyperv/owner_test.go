@@ -30,6 +30,8 @@ func TestClaim(t *testing.T) {
 		{"another object's, own disk attached", View{Notes: "capwin-uid:" + other, Disks: ownDisk}, []string{uid}, false, true},
 		{"another namespace, same name", View{Notes: "capwin-uid:" + other + "\ncapwin-owner:ns2/m\ncapwin-complete:" + other}, []string{uid}, false, true},
 		{"empty UIDs never match", View{Notes: "capwin-owner:ns/x"}, []string{""}, false, false},
+		{"Windows line breaks", View{Notes: "capwin-uid:" + uid + "\r\ncapwin-owner:ns/m\r\ncapwin-complete:" + uid}, []string{uid}, true, true},
+		{"a mark within a line is no mark", View{Notes: "admin note capwin-uid:" + uid + "\n capwin-owner:ns/m"}, []string{uid}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)

@@ -1,7 +1,6 @@
 package hyperv
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -56,7 +55,7 @@ func TestVMSettingsDefaults(t *testing.T) {
 // answer: a path only when ready and only the cache path of the source's hash; otherwise an error.
 func FuzzParentOutput(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultPrefix + base64.StdEncoding.EncodeToString([]byte(doc)) + "\r\n")
+		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	f.Add(line(`{"ok":true,"result":{"state":"ready","path":"C:\\disks\\parents\\` + strings.Repeat("ab", 32) + `.vhdx"}}`))
 	f.Add(line(`{"ok":true,"result":{"state":"copying","path":"x"}}`))
@@ -64,7 +63,7 @@ func FuzzParentOutput(f *testing.F) {
 	f.Add(line(`{"ok":true,"result":{"state":"ready","path":null}}`))
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, stdout []byte) {
-		o, found, err := parseOutcome(stdout)
+		o, found, err := parseOutcome(stdout, "n")
 		if err != nil || !found || !o.OK {
 			return
 		}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,8 +55,22 @@ type Conn struct {
 	watch *guestWatch
 }
 
-// ResultPrefix marks the result line on stdout.
+// ResultPrefix marks the result line on stdout: capwin-result:<nonce>:<base64 of the document>.
+// The nonce is new for every operation and known only to the runner, so output that reached
+// stdout from elsewhere (a guest's answer, a module's chatter) cannot pass for the result.
 const ResultPrefix = "capwin-result:"
+
+// ResultLine is the result line of an operation run with nonce.
+func ResultLine(nonce string, doc []byte) string {
+	return ResultPrefix + nonce + ":" + base64.StdEncoding.EncodeToString(doc)
+}
+
+// newNonce returns a random operation nonce.
+func newNonce() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 // RunnerCommand is the command line of every operation: Windows PowerShell running the runner,
 // which reads the operation from stdin.
@@ -80,6 +96,8 @@ type Envelope struct {
 	Lib    string          `json:"lib"`
 	Script string          `json:"script"`
 	Input  json.RawMessage `json:"input"`
+	// Nonce marks this operation's result line (ResultLine).
+	Nonce string `json:"nonce"`
 }
 
 // Outcome is the document on the result line.
@@ -130,12 +148,13 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 	if err != nil {
 		return fmt.Errorf("%s: encode the input: %w", act, err)
 	}
-	env, err := json.Marshal(Envelope{Lib: Common.Text, Script: op.Text, Input: raw})
+	nonce := newNonce()
+	env, err := json.Marshal(Envelope{Lib: Common.Text, Script: op.Text, Input: raw, Nonce: nonce})
 	if err != nil {
 		return fmt.Errorf("%s: encode the operation: %w", act, err)
 	}
 	start := time.Now()
-	res, err := c.bounded(ctx, op, act, env)
+	res, err := c.bounded(ctx, op, act, env, nonce)
 	observeOperation(op.Name, err, time.Since(start))
 	if err != nil || out == nil || len(res) == 0 {
 		return err
@@ -147,13 +166,13 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 }
 
 // run sends one operation envelope and returns its result document.
-func (c *Conn) run(ctx context.Context, op Script, act string, env []byte) (json.RawMessage, error) {
+func (c *Conn) run(ctx context.Context, op Script, act string, env []byte, nonce string) (json.RawMessage, error) {
 	var stdout, stderr bytes.Buffer
 	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))
 	if err != nil {
 		return nil, c.transportError(op, act, err)
 	}
-	res, found, err := parseOutcome(stdout.Bytes())
+	res, found, err := parseOutcome(stdout.Bytes(), nonce)
 	if err != nil || !found {
 		return nil, &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act,
 			Message: fmt.Sprintf("no result (exit code %d): %s", code, tail(stderr.String(), 400))}
@@ -168,13 +187,14 @@ func (c *Conn) run(ctx context.Context, op Script, act string, env []byte) (json
 	return res.Result, nil
 }
 
-// parseOutcome finds the result line in the runner's output.
-func parseOutcome(stdout []byte) (Outcome, bool, error) {
+// parseOutcome finds the result line of the operation run with nonce in the runner's output: a
+// whole line, capwin-result:<nonce>:<base64>.
+func parseOutcome(stdout []byte, nonce string) (Outcome, bool, error) {
 	var o Outcome
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), ResultPrefix)
+		line, ok := strings.CutPrefix(strings.TrimRight(sc.Text(), "\r"), ResultPrefix+nonce+":")
 		if !ok {
 			continue
 		}

@@ -8,11 +8,12 @@ function Stop-Capwin {
 }
 
 # Write-CapwinResult writes the result as base64 of UTF-8 JSON on one marked line: the console's
-# code page cannot garble it, and other output cannot be mistaken for it.
+# code page cannot garble it, and other output cannot be mistaken for it: the line carries the
+# operation's nonce ($CapwinNonce, set by the runner), which no guest or module has seen.
 function Write-CapwinResult {
     param($Document)
     $json = $Document | ConvertTo-Json -Depth 8 -Compress
-    [Console]::Out.WriteLine('capwin-result:' + [Convert]::ToBase64String([Text.Encoding]::UTF8.GetBytes($json)))
+    [Console]::Out.WriteLine('capwin-result:' + $CapwinNonce + ':' + [Convert]::ToBase64String([Text.Encoding]::UTF8.GetBytes($json)))
 }
 
 function Get-CapwinErrorKind {

@@ -22,9 +22,15 @@ $launcher = {
     return $started.ProcessId
 }
 try {
-    $launcherId = Invoke-Command -VMId $vm.Id -Credential $credential -ArgumentList $In -ScriptBlock $launcher
+    $answer = Invoke-Command -VMId $vm.Id -Credential $credential -ArgumentList $In -ScriptBlock $launcher
 } catch {
     Stop-Capwin 'GuestFailed' ('PowerShell Direct as {0}: {1}' -f $In.username, $_)
 }
+# The guest's answer becomes a number before it reaches the notes, so a guest cannot write lines
+# into them.
+$launcherId = [int64]0
+if (-not [int64]::TryParse([string]$answer, [ref]$launcherId) -or $launcherId -le 0) {
+    Stop-Capwin 'GuestFailed' 'the guest answered no process id for the launcher'
+}
 Set-VM -VM $vm -Notes ("{0}`ncapwin-guest-run:pid={1}" -f $vm.Notes, $launcherId)
-return @{ pid = [int64]$launcherId }
+return @{ pid = $launcherId }
