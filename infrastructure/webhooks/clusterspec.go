@@ -41,6 +41,15 @@ func ValidateClusterSpec(spec infrav1.VCenterClusterSpec, path *field.Path) fiel
 		}
 		seen[fd.Name] = i
 		errs = append(errs, failureDomainProblems(fd, fds.Index(i))...)
+		errs = append(errs, inventoryPaths(fd.Placement, fds.Index(i).Child("placement"))...)
+		for j, n := range fd.Networks {
+			if problem := inventoryPathProblem(n); problem != "" {
+				errs = append(errs, field.Invalid(fds.Index(i).Child("networks").Index(j), n, problem))
+			}
+		}
+	}
+	if problem := inventoryPathProblem(spec.Datacenter); problem != "" {
+		errs = append(errs, field.Invalid(path.Child("datacenter"), spec.Datacenter, problem))
 	}
 	return errs
 }

@@ -20,6 +20,12 @@ func ValidateMachineSpec(spec infrav1.VCenterMachineSpec, path *field.Path) fiel
 	if problem := templatePathProblem(spec.Template); problem != "" {
 		errs = append(errs, field.Invalid(path.Child("template"), spec.Template, problem))
 	}
+	errs = append(errs, inventoryPaths(spec.Placement, path.Child("placement"))...)
+	for i, d := range spec.Network {
+		if problem := inventoryPathProblem(d.NetworkName); problem != "" {
+			errs = append(errs, field.Invalid(path.Child("network").Index(i).Child("networkName"), d.NetworkName, problem))
+		}
+	}
 	// vCenter deploys content library OVF items as new VMs: there is no snapshot to link to.
 	if spec.ContentLibrary != "" && spec.CloneMode == infrav1.LinkedClone {
 		errs = append(errs, field.Invalid(path.Child("cloneMode"), spec.CloneMode,
@@ -38,12 +44,38 @@ func templatePathProblem(t string) string {
 	if strings.HasSuffix(t, "/") {
 		return "must not end with /: name the VM template, not its folder"
 	}
-	for _, segment := range strings.Split(t, "/") {
-		if segment == ".." {
+	return inventoryPathProblem(t)
+}
+
+// inventoryPathProblem explains why p is not an inventory path or name that names one object
+// ("" if it is one): vCenter's finder takes *, ?, [...] as patterns and ... as any depth, so a
+// pattern could pick another tenant's object.
+func inventoryPathProblem(p string) string {
+	if i := strings.IndexAny(p, "*?[]"); i >= 0 {
+		return fmt.Sprintf("must not contain %q: it is a pattern to vCenter's finder; name the object by its name or inventory path", p[i])
+	}
+	for _, segment := range strings.Split(p, "/") {
+		switch segment {
+		case "..":
 			return "must not contain .. segments: vCenter inventory paths are not resolved relatively"
+		case "...":
+			return "must not contain ... segments: they match any depth of the inventory"
 		}
 	}
 	return ""
+}
+
+// inventoryPaths checks the inventory paths of a placement.
+func inventoryPaths(p infrav1.Placement, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct{ name, value string }{
+		{"datacenter", p.Datacenter}, {"resourcePool", p.ResourcePool}, {"datastore", p.Datastore}, {"folder", p.Folder},
+	} {
+		if problem := inventoryPathProblem(f.value); problem != "" {
+			errs = append(errs, field.Invalid(path.Child(f.name), f.value, problem))
+		}
+	}
+	return errs
 }
 
 func validateNetwork(devices []infrav1.NetworkDevice, path *field.Path) field.ErrorList {

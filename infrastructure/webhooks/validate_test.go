@@ -152,6 +152,16 @@ func TestValidateMachineSpec(t *testing.T) {
 		{"template is ..", func(s *infrav1.VCenterMachineSpec) { s.Template = ".." }, "spec.template", ".. segments"},
 		{"template ends with /", func(s *infrav1.VCenterMachineSpec) { s.Template = "/dc1/vm/templates/" },
 			"spec.template", "must not end with /"},
+		{"template glob (another tenant's VM)", func(s *infrav1.VCenterMachineSpec) { s.Template = "/dc1/vm/tenant-b/*" },
+			"spec.template", "must not contain '*'"},
+		{"template any depth", func(s *infrav1.VCenterMachineSpec) { s.Template = "/dc1/vm/.../db01" },
+			"spec.template", "must not contain ... segments"},
+		{"template character class", func(s *infrav1.VCenterMachineSpec) { s.Template = "win20[0-9][0-9]" },
+			"spec.template", "must not contain '['"},
+		{"folder pattern", func(s *infrav1.VCenterMachineSpec) { s.Placement.Folder = "/dc1/vm/team-?" },
+			"spec.placement.folder", "must not contain '?'"},
+		{"network pattern", func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "VM *" },
+			"spec.network[0].networkName", "must not contain '*'"},
 		{"content library linked clone", func(s *infrav1.VCenterMachineSpec) {
 			s.ContentLibrary, s.CloneMode, s.Snapshot = "lib", infrav1.LinkedClone, "base"
 		}, "spec.cloneMode", "content library items can only be full-cloned"},

@@ -76,6 +76,6 @@ func ForOtherUse(secret client.Object, use string) error {
 	if h := Holder(secret); h != nil {
 		holder = h.Kind + " " + h.Name
 	}
-	return fmt.Errorf("Secret %s/%s is the hypervisor login of %s: it cannot serve as %s; create a Secret of its own for that",
+	return fmt.Errorf("the Secret %s/%s is the hypervisor login of %s: it cannot serve as %s; create a Secret of its own for that",
 		secret.GetNamespace(), secret.GetName(), holder, use)
 }

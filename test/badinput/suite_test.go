@@ -34,6 +34,7 @@ import (
 	"github.com/capwin/capwin/test/hypervsim"
 	"github.com/capwin/capwin/test/hypervsim/wsman"
 	vcsimops "github.com/capwin/capwin/test/vcsim"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 const (
@@ -78,6 +79,10 @@ func run(m *testing.M) int {
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
 	vcsim = model.Service.NewServer()
 	defer vcsim.Close()
+	if err := templates.Mark(context.Background(), vcsim.URL, "/DC0/vm/DC0_H0_VM0"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	vcsimops.TrustHosts(model, soap.ThumbprintSHA256(vcsim.Certificate()))
 
 	host = hypervsim.NewHost("hv1", 131072, []string{vswitch}, map[string]int64{parentDisk: 30 << 30})

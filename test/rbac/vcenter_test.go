@@ -20,6 +20,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	vcsimops "github.com/capwin/capwin/test/vcsim"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // vcenterBackend is testMachines on vcsim: a VCenterClusterIdentity, a VCenterCluster, a
@@ -35,6 +36,7 @@ func (b *vcenterBackend) start(t *testing.T, s *suite) {
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
 	b.vcsim = model.Service.NewServer()
 	t.Cleanup(b.vcsim.Close)
+	NewWithT(t).Expect(templates.Mark(t.Context(), b.vcsim.URL, "/DC0/vm/DC0_H0_VM0")).To(Succeed())
 	// vcsim's Close waits for every request in flight, and a session's WaitForUpdatesEx waits up
 	// to 5 minutes for a change: log the sessions out first (cleanups run last in, first out).
 	t.Cleanup(func() { s.sessions.Close(context.Background()) })

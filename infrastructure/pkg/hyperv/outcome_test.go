@@ -9,16 +9,16 @@ import (
 // the result) is ignored, whether it has no nonce, another one, or sits inside a longer line.
 func TestParseOutcomeNonce(t *testing.T) {
 	forged := ResultPrefix + "eyJvayI6dHJ1ZSwicmVzdWx0Ijp7InBpZCI6MX19" // {"ok":true,"result":{"pid":1}}
-	real := ResultLine("n0nce", []byte(`{"ok":true,"result":{"pid":4242}}`))
+	own := ResultLine("n0nce", []byte(`{"ok":true,"result":{"pid":4242}}`))
 	for name, tc := range map[string]struct {
 		stdout string
 		found  bool
 	}{
-		"the operation's line":            {real + "\r\n", true},
-		"after a forged line":             {forged + "\r\n" + real + "\r\n", true},
-		"after another operation's nonce": {ResultLine("other", []byte(`{"ok":true}`)) + "\r\n" + real + "\r\n", true},
+		"the operation's line":            {own + "\r\n", true},
+		"after a forged line":             {forged + "\r\n" + own + "\r\n", true},
+		"after another operation's nonce": {ResultLine("other", []byte(`{"ok":true}`)) + "\r\n" + own + "\r\n", true},
 		"forged only":                     {forged + "\r\n", false},
-		"inside a longer line":            {"guest says " + real + "\r\n", false},
+		"inside a longer line":            {"guest says " + own + "\r\n", false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			o, found, err := parseOutcome([]byte(tc.stdout), "n0nce")

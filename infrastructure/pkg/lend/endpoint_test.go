@@ -1,6 +1,7 @@
 package lend
 
 import (
+	"errors"
 	"testing"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -107,8 +108,8 @@ func checkRefusal(t *testing.T, err error, field string) {
 		}
 		return
 	}
-	r, ok := err.(*Refusal)
-	if !ok {
+	var r *Refusal
+	if !errors.As(err, &r) {
 		t.Fatalf("got %v, want a refusal of %s", err, field)
 	}
 	if r.Field != field {

@@ -14,6 +14,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // vcsimDisk is a disk of a vcsim VM: unit, KiB, thin, eagerly scrubbed, file.
@@ -114,6 +115,7 @@ func TestDataDisksTemplateUnits(t *testing.T) {
 	second := devices.CreateDisk(ctrl, types.ManagedObjectReference{}, "")
 	second.UnitNumber, second.CapacityInKB = types.NewInt32(1), 1024*1024
 	g.Expect(tmpl.AddDevice(ctx, second)).To(Succeed())
+	g.Expect(templates.MarkVM(ctx, tmpl)).To(Succeed())
 
 	spec := spec(twoDisks)
 	spec.Template = "DC0_H0_VM1"
@@ -131,6 +133,7 @@ func TestDataDisksTemplateUnits(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(bare.RemoveDevice(ctx, true, devices.SelectByType((*types.VirtualDisk)(nil))...)).To(Succeed())
 	g.Expect(bare.RemoveDevice(ctx, false, devices.SelectByType((*types.VirtualSCSIController)(nil))...)).To(Succeed())
+	g.Expect(templates.MarkVM(ctx, bare)).To(Succeed())
 	spec = spec.DeepCopy()
 	spec.Template = "DC0_C0_RP0_VM0"
 	b, s := vcsimMachine(t, sess, "win-bare", "6c1f0b6e-0000-4000-8000-0000000000d3", spec)

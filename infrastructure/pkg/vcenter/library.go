@@ -6,6 +6,7 @@ import (
 
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vapi/library"
 	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/vapi/vcenter"
@@ -16,8 +17,50 @@ import (
 )
 
 // template finds the VM template to clone: an inventory path or name, or a VM template item of
-// a content library.
+// a content library. What it finds must be a template, and not a machine's VM: a name that
+// resolves to another VM (a running one, with another tenant's disk and keys) is refused.
 func (sess *Session) template(ctx context.Context, f *find.Finder, w where) (*object.VirtualMachine, error) {
+	tmpl, err := sess.findTemplate(ctx, f, w)
+	if err != nil {
+		return nil, err
+	}
+	if err := sess.isTemplate(ctx, tmpl, w.Template); err != nil {
+		return nil, err
+	}
+	return tmpl, nil
+}
+
+// isTemplate refuses a clone source that is not marked as a template, or that carries capwin's
+// owner mark (a machine's VM).
+func (sess *Session) isTemplate(ctx context.Context, tmpl *object.VirtualMachine, name string) error {
+	var content []types.ObjectContent
+	err := property.DefaultCollector(sess.Client).RetrieveOne(ctx, tmpl.Reference(), []string{"config.template", extraConfigPath(keyOwner)}, &content)
+	if err != nil {
+		return callError(subject{action: fmt.Sprintf("read template %q", name), template: name}, sess.check(err))
+	}
+	isTemplate, mark := false, ""
+	for _, oc := range content {
+		for _, p := range oc.PropSet {
+			switch p.Name {
+			case "config.template":
+				isTemplate, _ = p.Val.(bool)
+			case extraConfigPath(keyOwner):
+				mark = optionValue(p.Val)
+			}
+		}
+	}
+	switch {
+	case mark != "":
+		// Whose VM it is is not told: the message reaches the tenant that named it.
+		return hypervisor.Errorf(infrav1.InvalidSpecReason, "template %q (%s) carries capwin's %s mark: it is a machine's VM, not a template", name, tmpl.Reference().Value, keyOwner)
+	case !isTemplate:
+		return hypervisor.Errorf(infrav1.InvalidSpecReason, "template %q (%s) is a VM, not a template: capwin clones templates only (mark it as a template in vCenter, or name a template or a content library item)", name, tmpl.Reference().Value)
+	}
+	return nil
+}
+
+// findTemplate resolves the clone source of w.
+func (sess *Session) findTemplate(ctx context.Context, f *find.Finder, w where) (*object.VirtualMachine, error) {
 	if w.Library == "" {
 		tmpl, err := f.VirtualMachine(ctx, w.Template)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // TestSecurityVcsim: a template made EFI is cloned with firmware efi, Secure Boot and a vTPM; the
@@ -26,13 +27,18 @@ func TestSecurityVcsim(t *testing.T) {
 	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	dc, err := sess.datacenter(ctx, "DC0")
 	g.Expect(err).NotTo(HaveOccurred())
-	tmpl, err := find.NewFinder(sess.Client).SetDatacenter(dc).VirtualMachine(ctx, "DC0_H0_VM0")
+	f := find.NewFinder(sess.Client).SetDatacenter(dc)
+	tmpl, err := f.VirtualMachine(ctx, "DC0_C0_RP0_VM1")
 	g.Expect(err).NotTo(HaveOccurred())
 	reconfigure(g, tmpl, types.VirtualMachineConfigSpec{Firmware: "efi"})
+	g.Expect(templates.MarkVM(ctx, tmpl)).To(Succeed())
+	biosTemplate, err := f.VirtualMachine(ctx, "DC0_H0_VM1")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(templates.MarkVM(ctx, biosTemplate)).To(Succeed())
 
 	on := true
 	spec := spec(withSecurity(infrav1.FirmwareEFI, &on, true))
-	spec.Template = "DC0_H0_VM0"
+	spec.Template = "DC0_C0_RP0_VM1"
 	b, s, vm := cloneAndFind(t, sess, "win-tpm", "6c1f0b6e-0000-4000-8000-0000000000e1", spec)
 	var props mo.VirtualMachine
 	g.Expect(object.NewVirtualMachine(sess.Client, vmRef(vm.Ref.ID)).Properties(ctx, vmRef(vm.Ref.ID),

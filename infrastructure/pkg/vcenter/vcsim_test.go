@@ -18,6 +18,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // startVcsim serves vcsim's VPX model (any login accepted) until the test ends and returns its
@@ -35,6 +36,9 @@ func startVcsim(t *testing.T) string {
 	model.Map().SessionManager().ValidLogin = func(*types.Login) bool { return true }
 	srv := model.Service.NewServer()
 	t.Cleanup(srv.Close)
+	if err := templates.Mark(context.Background(), srv.URL, "/DC0/vm/DC0_H0_VM0"); err != nil {
+		t.Fatal(err)
+	}
 	return srv.URL.Scheme + "://" + srv.URL.Host + srv.URL.Path
 }
 

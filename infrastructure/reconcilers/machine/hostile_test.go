@@ -178,3 +178,39 @@ func TestHostileLoginAsGuestCredentials(t *testing.T) {
 	f.waitBootstrap(t, infrav1.GuestCredentialsMissingReason, "is the hypervisor login of VCenterCluster win")
 	g.Consistently(func() int { return len(guestOps.Guest(vms[0].Self.Value).Processes) }, time.Second, 100*time.Millisecond).Should(BeZero())
 }
+
+// TestHostileTemplateIsAnotherMachine: a tenant naming another tenant's running machine VM as
+// its template (to boot a copy of its disk, with its keys, under its own user data) is refused:
+// a pattern that the finder would resolve to it at admission, its name by the reconciler
+// (InvalidSpec: a machine's VM, without saying whose), and no clone is made.
+func TestHostileTemplateIsAnotherMachine(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	victim := newCluster(t, watchFilter)
+	victimName := "win-md-0-victim-" + randSuffix() // the VM's name, too
+	victim.addMachine(t, victimName, userData, defaultSpec())
+	vm := victim.waitReason(t, infrav1.WaitingForAddressesReason)
+	c := vc(g)
+	victimVM := readVM(g, c, vmRef(vm.Status.VM.ID))
+	g.Expect(victimVM.Runtime.PowerState).To(Equal(types.VirtualMachinePowerStatePoweredOn))
+
+	attacker := newCluster(t, watchFilter)
+	spec := defaultSpec()
+	spec.Template = "/DC0/vm/win-md-0-victim-*"
+	err := k8s.Create(ctx, &infrav1.VCenterMachine{ObjectMeta: metav1.ObjectMeta{Name: "glob-" + randSuffix(), Namespace: attacker.ns}, Spec: spec})
+	g.Expect(err).To(MatchError(ContainSubstring(`spec.template: Invalid value: "/DC0/vm/win-md-0-victim-*": must not contain '*'`)))
+
+	spec.Template = victimName
+	attacker.addMachine(t, "win-md-0-attacker-"+randSuffix(), userData, spec)
+	refused := attacker.waitReason(t, infrav1.InvalidSpecReason)
+	g.Expect(condition(refused.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(And(
+		ContainSubstring(`template "`+victimName+`"`), ContainSubstring("it is a machine's VM, not a template"), Not(ContainSubstring(victim.ns))))
+	g.Expect(vmsWithUUID(g, c, string(refused.UID))).To(BeEmpty(), "a copy of the victim's VM was made")
+
+	// Any VM that is not a template is refused too (one not made by capwin).
+	plain := newCluster(t, watchFilter)
+	spec.Template = "DC0_H0_VM1"
+	plain.addMachine(t, "win-md-0-plainvm-"+randSuffix(), userData, spec)
+	g.Expect(condition(plain.waitReason(t, infrav1.InvalidSpecReason).Status.Conditions, infrav1.VMProvisionedCondition).Message).To(
+		And(ContainSubstring(`template "DC0_H0_VM1" (vm-`), ContainSubstring("is a VM, not a template")))
+}

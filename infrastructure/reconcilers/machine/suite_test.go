@@ -31,6 +31,7 @@ import (
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
 	vcsimops "github.com/capwin/capwin/test/vcsim"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // watchFilter labels the objects the running manager reconciles; tests that drive a reconciler
@@ -94,6 +95,10 @@ func TestMain(m *testing.M) {
 	vcsim = model.Service.NewServer()
 	endpoint = vcsimops.NewEndpoint(model, vcsim)
 	vcsimops.TrustHosts(model, soap.ThumbprintSHA256(vcsim.Certificate()))
+	if err := templates.Mark(context.Background(), vcsim.URL, "/DC0/vm/"+templateVM); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	var err error
 	if env, err = envtest.Start(filepath.Join(envtest.RepoRoot(), "infrastructure", "config", "webhook")); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/capwin/capwin/test/bench/benchutil"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // vcsimProcess is vcsim running in a child process, so the controller's memory is measured alone.
@@ -44,6 +45,10 @@ func serveVCSim() {
 	}
 	model.Service.TLS = new(tls.Config)
 	s := model.Service.NewServer()
+	if err := templates.Mark(context.Background(), s.URL, "/DC0/vm/DC0_H0_VM0"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fmt.Printf("%s %s\n", s.URL.String(), thumbprintOf(s))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

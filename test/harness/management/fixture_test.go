@@ -24,6 +24,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/test/harness/management"
 	"github.com/capwin/capwin/test/harness/workload"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // startVCSim runs govmomi's vcsim (VPX model) over TLS, as the machine reconciler suite does.
@@ -36,6 +37,9 @@ func startVCSim(t *testing.T) *simulator.Server {
 	model.Service.TLS = new(tls.Config) // capwin verifies vCenter's certificate
 	srv := model.Service.NewServer()
 	t.Cleanup(func() { srv.Close(); model.Remove() })
+	if err := templates.Mark(t.Context(), srv.URL, "/DC0/vm/DC0_H0_VM0"); err != nil {
+		t.Fatal(err)
+	}
 	return srv
 }
 
