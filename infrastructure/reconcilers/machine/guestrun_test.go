@@ -26,12 +26,18 @@ var psScript = []byte("#ps1_sysnative\r\n$CapwinData = 'e30='\r\n$ErrorActionPre
 // operations (no cloudbase-init in the image), with one static NIC, and waits for its VM to run.
 func guestRunMachine(t *testing.T, name string) (*fixture, *infrav1.VCenterMachine, types.ManagedObjectReference) {
 	t.Helper()
+	return guestRunMachineWith(t, name, "guest-admin")
+}
+
+// guestRunMachineWith is guestRunMachine with the guest credentials Secret credentials.
+func guestRunMachineWith(t *testing.T, name, credentials string) (*fixture, *infrav1.VCenterMachine, types.ManagedObjectReference) {
+	t.Helper()
 	g := NewWithT(t)
 	f := newCluster(t, watchFilter)
 	f.format = "powershell"
 	spec := defaultSpec()
 	spec.Network = []infrav1.NetworkDevice{{NetworkName: "VM Network", IPAddrs: []string{"10.1.0.5/24"}, Gateway4: "10.1.0.1", Nameservers: []string{"10.1.0.2"}}}
-	spec.GuestCredentialsRef = &infrav1.SecretReference{Name: "guest-admin"}
+	spec.GuestCredentialsRef = &infrav1.SecretReference{Name: credentials}
 	f.addMachine(t, name, psScript, spec)
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
 	vms := vmsWithUUID(g, vc(g), string(m.UID))

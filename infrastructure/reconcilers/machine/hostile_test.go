@@ -165,18 +165,10 @@ func TestHostileSecretNotALogin(t *testing.T) {
 func TestHostileLoginAsGuestCredentials(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
-	f := newCluster(t, watchFilter)
-	f.format = "powershell"
-	spec := defaultSpec()
-	spec.Network = []infrav1.NetworkDevice{{NetworkName: "VM Network", IPAddrs: []string{"10.1.0.6/24"}, Gateway4: "10.1.0.1", Nameservers: []string{"10.1.0.2"}}}
-	spec.GuestCredentialsRef = &infrav1.SecretReference{Name: "vcenter-identity"}
-	f.addMachine(t, "win-md-0-hostile-"+randSuffix(), psScript, spec)
-	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
-	vms := vmsWithUUID(g, vc(g), string(m.UID))
-	g.Expect(vms).To(HaveLen(1))
-	guestSets(g, vc(g), vms[0].Self, map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
+	f, _, ref := guestRunMachineWith(t, "win-md-0-hostile-"+randSuffix(), "vcenter-identity")
+	guestSets(g, vc(g), ref, map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
 	f.waitBootstrap(t, infrav1.GuestCredentialsMissingReason, "is the hypervisor login of VCenterCluster win")
-	g.Consistently(func() int { return len(guestOps.Guest(vms[0].Self.Value).Processes) }, time.Second, 100*time.Millisecond).Should(BeZero())
+	g.Consistently(func() int { return len(guestOps.Guest(ref.Value).Processes) }, time.Second, 100*time.Millisecond).Should(BeZero())
 }
 
 // TestHostileTemplateIsAnotherMachine: a tenant naming another tenant's running machine VM as

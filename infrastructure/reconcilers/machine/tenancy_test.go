@@ -155,16 +155,7 @@ func TestClusterIdentity(t *testing.T) {
 		return k8s.Create(ctx, borrower(), client.DryRunAll)
 	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 	other.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) { useIdentity(s); s.Server = otherServer })
-	waitReason := func(vc *infrav1.VCenterCluster, reason, msg string) {
-		g.Eventually(func(g Gomega) {
-			got := &infrav1.VCenterCluster{}
-			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(vc), got)).To(Succeed())
-			c := condition(got.Status.Conditions, infrav1.HypervisorAvailableCondition)
-			g.Expect(c.Reason).To(Equal(reason), "%+v", c)
-			g.Expect(c.Message).To(ContainSubstring(msg))
-		}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
-	}
-	waitReason(other.vcCluster, infrav1.NamespaceNotAllowedReason, "VCenterClusterIdentity "+id.Name)
+	waitClusterReason(t, other.vcCluster, infrav1.NamespaceNotAllowedReason, "VCenterClusterIdentity "+id.Name)
 	g.Consistently(func() int { return logins.of(user) - before }, time.Second, 100*time.Millisecond).Should(BeZero())
 
 	// The platform team allows the other namespace by name, stops selecting the first, and takes
@@ -174,14 +165,14 @@ func TestClusterIdentity(t *testing.T) {
 		id.Spec.AllowedNamespaces = infrav1.AllowedNamespaces{List: []string{other.ns}}
 		id.Spec.Servers = id.Spec.Servers[:1]
 	})
-	waitReason(other.vcCluster, infrav1.EndpointNotLentReason, "does not lend its login to "+otherServer)
+	waitClusterReason(t, other.vcCluster, infrav1.EndpointNotLentReason, "does not lend its login to "+otherServer)
 	g.Consistently(func() int { return logins.of(user) - before }, time.Second, 100*time.Millisecond).Should(BeZero())
 
 	// Once the server name is lent again, the other cluster uses the login.
 	updateIdentity(lendOther)
 	waitAvailable(t, other.vcCluster)
 	g.Expect(logins.of(user)).To(BeNumerically(">", before), "the other cluster's server got the identity's login")
-	waitReason(f.vcCluster, infrav1.NamespaceNotAllowedReason, f.ns)
+	waitClusterReason(t, f.vcCluster, infrav1.NamespaceNotAllowedReason, f.ns)
 	f.waitReason(t, infrav1.NamespaceNotAllowedReason) // its machine, too
 }
 
