@@ -32,6 +32,11 @@ verify-generate: generate
 	@git diff --exit-code -- api bootstrap/config infrastructure/config templates docs/variables.md || \
 	  { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
+## modules: download the Go modules that lint, vuln and test build (a download that times out is tried again, up to four times).
+.PHONY: modules
+modules:
+	@GO="$(GO)" scripts/modules.sh
+
 ## envtest: build kube-apiserver, etcd, kube-scheduler and kube-controller-manager from source once (cached in ~/.cache/capwin).
 .PHONY: envtest
 envtest:
@@ -44,7 +49,7 @@ npm:
 
 ## vuln: govulncheck over the module and hack/images against the Go vulnerability database of the pinned golang.org/x/vulndb module (no network after the module download); fails on a finding docs/reliability.md does not explain (reports: out/vuln-*.txt).
 .PHONY: vuln
-vuln:
+vuln: modules
 	@scripts/vuln.sh
 
 ## lint: no tracked file over 512 KiB (binaries, logs and data are made by scripts, not committed), gofmt, go vet (also of the nested image builder module), golangci-lint with .golangci.yml (main module and hack/images; kube-api-linter on api/) and actionlint on .github/workflows.
@@ -56,7 +61,7 @@ GOLANGCI_LINT := hack/tools/bin/golangci-lint
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	$(GO) -C hack/tools build -o bin/golangci-lint sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter
 .PHONY: lint
-lint: $(GOLANGCI_LINT)
+lint: modules $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	@scripts/check-file-sizes.sh
 	$(GO) vet ./...
@@ -67,7 +72,7 @@ lint: $(GOLANGCI_LINT)
 
 ## test: unit, envtest, clusterctl and PowerShell parse tests, the image builder's tests and a compile check of the kind e2e; installs what it needs; prints the total time and the ten slowest packages (log: out/test.log).
 .PHONY: test
-test: envtest npm
+test: modules envtest npm
 	@GO=$(GO) scripts/test.sh
 
 ## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses); images named $(REGISTRY)/<image>:$(VERSION).

@@ -37,6 +37,8 @@ fi
 $check && exit 1
 
 log() { echo "envtest-assets: $*" >&2; }
+# shellcheck source=scripts/retry.sh
+source "$(dirname "$0")/retry.sh"
 mkdir -p "$OUT"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -66,7 +68,7 @@ build_kube() {
   } > go.mod
   # k8s.io/kubernetes replaces its staging modules with ./staging paths; a consumer must pin them.
   local modfile
-  modfile=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  modfile=$(retry 4 go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
   grep -oE 'k8s.io/[a-z0-9-]+ => \./staging' "$modfile" | awk '{print $1}' |
     grep -v '^k8s.io/sample-cli-plugin$' |
     while read -r m; do echo "replace $m => $m $staging"; done >> go.mod
@@ -77,7 +79,7 @@ build_kube() {
     echo ")"
     echo "func main() {}"
   } > tools.go
-  go mod tidy >&2
+  retry 4 go mod tidy >&2
   rm tools.go
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
   for b in "${bins[@]}"; do
@@ -108,7 +110,7 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 GO
-  go mod tidy >&2
+  retry 4 go mod tidy >&2
   go build -trimpath -ldflags "-s -w" -o "$OUT/etcd.tmp" .
   mv "$OUT/etcd.tmp" "$OUT/etcd"
 }
