@@ -31,7 +31,8 @@ func lentVCenter(ctx context.Context, r client.Reader, c *infrav1.VCenterCluster
 }
 
 // lentHyperV refuses a HyperVCluster with a host that borrows the cluster's identity at an
-// address, or in a way, the identity does not lend its login to.
+// address, or in a way, the identity does not lend its login to, and one that borrows it with
+// folders or switches the identity does not lend.
 func lentHyperV(ctx context.Context, r client.Reader, c *infrav1.HyperVCluster) field.ErrorList {
 	if r == nil || c.Spec.CredentialsRef.IsSecret() {
 		return nil
@@ -41,12 +42,19 @@ func lentHyperV(ctx context.Context, r client.Reader, c *infrav1.HyperVCluster) 
 		return nil
 	}
 	var errs field.ErrorList
+	borrowed := false
 	for i, h := range c.Spec.Hosts {
 		if h.CredentialsRef.Name != "" {
 			continue // the host's own Secret
 		}
+		borrowed = true
 		_, err := lend.HyperVHost(id, h, fmt.Sprintf("spec.hosts[%d]", i))
 		errs = append(errs, refusals(err)...)
+	}
+	if borrowed {
+		for _, r := range lend.HyperVCluster(id.Name, &id.Spec.Allowed, &c.Spec) {
+			errs = append(errs, refusals(r)...)
+		}
 	}
 	return errs
 }

@@ -1,12 +1,14 @@
 package hyperv_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -91,6 +93,7 @@ func lendingIdentity(t *testing.T) (*infrav1.HyperVClusterIdentity, string) {
 		Spec: infrav1.HyperVClusterIdentitySpec{
 			ClusterIdentitySpec: infrav1.ClusterIdentitySpec{AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{ns.Name}}},
 			Hosts:               lentHosts(),
+			Allowed:             lentResources(),
 		}}
 	id.Spec.SecretName = id.Name
 	identitySecret(t, id.Name)
@@ -113,4 +116,69 @@ func identitySecret(t *testing.T, name string) {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: identityNamespace},
 		Data:       map[string][]byte{"username": []byte(hostUser), "password": []byte(hostPassword)},
 	})).To(Succeed())
+}
+
+// TestHostileHyperVResources: with the platform's login a tenant may use only the host resources
+// the identity lends. A cluster putting its VMs in a system folder is refused at admission, and
+// one admitted before the identity existed is refused before its hosts are probed (which would
+// create the folder); machines naming another VM's disk as parent, a share of their own as
+// parent disk source (the host's computer account would log on to it), a switch or a VLAN not
+// lent are refused (ResourceNotLent) and nothing is made or copied.
+func TestHostileHyperVResources(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	idName := "lend-" + randSuffix()
+	borrow := func(s *infrav1.HyperVClusterSpec) {
+		for i := range s.Hosts {
+			s.Hosts[i].CredentialsRef = infrav1.SecretReference{}
+		}
+		s.CredentialsRef = infrav1.HyperVIdentityReference{Kind: infrav1.HyperVClusterIdentityKind, Name: idName}
+	}
+	f := newCluster(t, borrow)
+	system := newCluster(t, func(s *infrav1.HyperVClusterSpec) { borrow(s); s.VMPath = `C:\Windows\System32` })
+	identitySecret(t, idName)
+	id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: idName}, Spec: infrav1.HyperVClusterIdentitySpec{
+		ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: idName, AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{f.ns, system.ns}}},
+		Hosts:               lentHosts(), Allowed: lentResources()}}
+	g.Expect(k8s.Create(ctx, id)).To(Succeed())
+	f.provisioned(t)
+	waitHostsReason(t, system.hc, infrav1.ResourceNotLentReason, `does not lend the folder C:\Windows\System32`)
+	for _, h := range hosts {
+		for _, p := range h.Files() {
+			g.Expect(strings.ToLower(p)).NotTo(HavePrefix(`c:\windows\system32\`), "a folder was made in the host's system folder")
+		}
+	}
+	g.Eventually(func() error { // admission, once the webhook's cache has the identity
+		hc := &infrav1.HyperVCluster{ObjectMeta: metav1.ObjectMeta{Name: "sys-" + randSuffix(), Namespace: f.ns}, Spec: *f.hc.Spec.DeepCopy()}
+		hc.Spec.VMPath = `C:\Windows\System32`
+		return k8s.Create(ctx, hc, client.DryRunAll)
+	}, 10*time.Second, 50*time.Millisecond).Should(MatchError(ContainSubstring(`spec.vmPath: Forbidden: HyperVClusterIdentity ` + idName + ` does not lend the folder`)))
+
+	for name, tc := range map[string]struct {
+		mutate func(*infrav1.HyperVMachineSpec)
+		msg    string
+	}{
+		"another VM's disk as parent": {func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:\ProgramData\capwin\disks\6c1f0b6e.vhdx` },
+			`does not lend the parent disk C:\ProgramData\capwin\disks\6c1f0b6e.vhdx`},
+		"own share as source (coercion)": {func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: `\\tenant-vm\s\x.vhdx`, SHA256: strings.Repeat("a", 64)}
+		}, `does not lend copies from \\tenant-vm\s\x.vhdx`},
+		"foreign switch": {func(s *infrav1.HyperVMachineSpec) { s.Network[0].NetworkName = "mgmt" }, "does not lend the switch mgmt"},
+		"foreign VLAN":   {func(s *infrav1.HyperVMachineSpec) { s.Network[0].VLANID = ptr.To[int32](5) }, "does not lend VLAN 5"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := defaultSpec()
+			tc.mutate(&spec)
+			mc := f.addMachine(t, "win-hostile-"+randSuffix(), "", userData, spec)
+			m := mc.waitReason(t, infrav1.ResourceNotLentReason)
+			NewWithT(t).Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(tc.msg))
+			for _, h := range hosts {
+				_, made := vmOf(h.Host, string(m.UID))
+				NewWithT(t).Expect(made).To(BeFalse(), "a VM was made on %s", h.Name)
+			}
+		})
+	}
+	for _, h := range hosts {
+		g.Expect(h.ParentCopies(strings.Repeat("a", 64))).To(BeZero(), "host %s copied from the tenant's share", h.Name)
+	}
 }

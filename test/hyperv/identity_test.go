@@ -57,7 +57,7 @@ func TestHyperVClusterIdentity(t *testing.T) {
 		Data:       map[string][]byte{"username": []byte(hostUser), "password": []byte(hostPassword)},
 	})).To(Succeed())
 	id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: secretName},
-		Spec: infrav1.HyperVClusterIdentitySpec{ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: secretName}, Hosts: lentHosts()}}
+		Spec: infrav1.HyperVClusterIdentitySpec{ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: secretName}, Hosts: lentHosts(), Allowed: lentResources()}}
 	g.Expect(k8s.Create(ctx, id)).To(Succeed())
 
 	f := newCluster(t, func(s *infrav1.HyperVClusterSpec) {
@@ -103,4 +103,9 @@ func lentHosts() []infrav1.HyperVIdentityHosts {
 		out = append(out, infrav1.HyperVIdentityHosts{Addresses: []string{h.srv.Host}, Port: int32(h.srv.Port), CABundle: h.srv.CACertPEM()}) //nolint:gosec // G115: a TCP port, below 2^16
 	}
 	return out
+}
+
+// lentResources lends the suite's switch and golden parent disks.
+func lentResources() infrav1.HyperVAllowed {
+	return infrav1.HyperVAllowed{Switches: []string{vswitch}, ParentDisks: []string{`C:\golden\`}}
 }

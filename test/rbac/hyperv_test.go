@@ -46,7 +46,8 @@ func (b *hypervBackend) identity(t *testing.T, s *suite, ns string) (client.Obje
 	id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "hosts"}, Spec: infrav1.HyperVClusterIdentitySpec{
 		ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: "hyperv-hosts", AllowedNamespaces: infrav1.AllowedNamespaces{
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}}},
-		Hosts: []infrav1.HyperVIdentityHosts{{Addresses: []string{b.srv.Host}, Port: int32(b.srv.Port), CABundle: b.srv.CACertPEM()}}, //nolint:gosec // G115: a TCP port, below 2^16
+		Hosts:   []infrav1.HyperVIdentityHosts{{Addresses: []string{b.srv.Host}, Port: int32(b.srv.Port), CABundle: b.srv.CACertPEM()}}, //nolint:gosec // G115: a TCP port, below 2^16
+		Allowed: infrav1.HyperVAllowed{Switches: []string{"external"}, ParentDisks: []string{parentDisk}},
 	}}
 	return id, &id.Status
 }

@@ -86,6 +86,11 @@ const (
 	// the cluster names, or not with the cluster's settings (its spec.servers or spec.hosts);
 	// nothing is sent there. An identity shows it when it lists no endpoint at all.
 	EndpointNotLentReason = "EndpointNotLent"
+	// ResourceNotLentReason: a cluster or machine names a hypervisor resource (template, folder,
+	// pool, datastore, network, parent disk or its source, path, switch, VLAN) the cluster
+	// identity does not lend (its spec.allowed); nothing is created with it. Machines show it on
+	// VMProvisioned.
+	ResourceNotLentReason = "ResourceNotLent"
 	// SecretNotALoginReason: the Secret a cluster or identity names is no login (a TLS key, a
 	// service account token, a registry's docker config, or another controller's Secret); capwin
 	// neither takes it over nor sends anything with it.

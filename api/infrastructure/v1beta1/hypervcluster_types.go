@@ -67,6 +67,12 @@ type HyperVClusterSpec struct {
 	FailureDomains []HyperVFailureDomain `json:"failureDomains,omitempty"`
 }
 
+// The folders of a HyperVCluster whose spec names none (the CRD's defaults).
+const (
+	DefaultHyperVVMPath   = `C:\ProgramData\capwin\vms`
+	DefaultHyperVDiskPath = `C:\ProgramData\capwin\disks`
+)
+
 // WinRMAuthType is how capwin authenticates to a host's WinRM service.
 // +kubebuilder:validation:Enum=NTLM;Basic
 type WinRMAuthType string

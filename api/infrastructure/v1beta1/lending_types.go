@@ -1,6 +1,7 @@
 package v1beta1
 
-// VCenterClusterIdentitySpec is a vCenter login and what it lends: the vCenters it may be sent to.
+// VCenterClusterIdentitySpec is a vCenter login and what it lends: the vCenters it may be sent to
+// and the vCenter objects the borrowing clusters' machines may use.
 type VCenterClusterIdentitySpec struct {
 	ClusterIdentitySpec `json:",inline"`
 
@@ -14,6 +15,12 @@ type VCenterClusterIdentitySpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	Servers []VCenterIdentityServer `json:"servers,omitempty"`
+
+	// allowed lists the vCenter objects the borrowing clusters' machines may use. Each object a
+	// machine or failure domain names (or leaves to vCenter's default) is checked once vCenter
+	// resolved it, before it is used; a list left empty allows none of its kind.
+	// +optional
+	Allowed VCenterAllowed `json:"allowed,omitempty,omitzero"`
 }
 
 // VCenterIdentityServer is one vCenter an identity's login may be sent to.
@@ -38,8 +45,70 @@ type VCenterIdentityServer struct {
 	CABundle []byte `json:"caBundle,omitempty"`
 }
 
+// VCenterAllowed lists vCenter objects by absolute inventory path (/DC0/vm/templates). An entry
+// allows the object at that path and, for folders and resource pools, everything below it.
+type VCenterAllowed struct {
+	// templates are the VM templates machines may clone, or folders of them.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:items:Pattern=`^/[^*?\[\]]+$`
+	Templates []string `json:"templates,omitempty"`
+
+	// contentLibraries are the content libraries (by name) whose VM template items machines may
+	// clone.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	ContentLibraries []string `json:"contentLibraries,omitempty"`
+
+	// folders are the VM folders machines may be put in, with their subfolders.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:items:Pattern=`^/[^*?\[\]]+$`
+	Folders []string `json:"folders,omitempty"`
+
+	// resourcePools are the resource pools (or clusters' and hosts' Resources) machines may run
+	// in, with the pools below them.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:items:Pattern=`^/[^*?\[\]]+$`
+	ResourcePools []string `json:"resourcePools,omitempty"`
+
+	// datastores are the datastores machines' disks may be put on (or datastore folders).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:items:Pattern=`^/[^*?\[\]]+$`
+	Datastores []string `json:"datastores,omitempty"`
+
+	// networks are the port groups and networks machines' NICs may join (or network folders).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=2048
+	// +kubebuilder:validation:items:Pattern=`^/[^*?\[\]]+$`
+	Networks []string `json:"networks,omitempty"`
+
+	// storagePolicies are the storage policies (by name) machines may name.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	StoragePolicies []string `json:"storagePolicies,omitempty"`
+}
+
 // HyperVClusterIdentitySpec is a Hyper-V host login and what it lends: the hosts it may be sent
-// to.
+// to and the host resources the borrowing clusters may use.
 type HyperVClusterIdentitySpec struct {
 	ClusterIdentitySpec `json:",inline"`
 
@@ -52,6 +121,11 @@ type HyperVClusterIdentitySpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	Hosts []HyperVIdentityHosts `json:"hosts,omitempty"`
+
+	// allowed lists the host resources the borrowing clusters may use; a list left empty allows
+	// none of its kind.
+	// +optional
+	Allowed HyperVAllowed `json:"allowed,omitempty,omitzero"`
 }
 
 // HyperVIdentityHosts is a set of hosts an identity's login may be sent to, all reached the same
@@ -85,4 +159,65 @@ type HyperVIdentityHosts struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=65536
 	CABundle []byte `json:"caBundle,omitempty"`
+}
+
+// HyperVAllowed lists host resources. Windows paths compare without regard to case; a folder
+// allows everything below it.
+type HyperVAllowed struct {
+	// parentDisks are the .vhdx files, or folders of them (C:\golden\), machines may name as
+	// parentDisk.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=3
+	// +kubebuilder:validation:items:MaxLength=260
+	ParentDisks []string `json:"parentDisks,omitempty"`
+
+	// parentDiskSources are the https URL prefixes (https://images.example.com/windows/) and share
+	// folders (\\files\images\) machines may copy a parentDiskSource from.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=3
+	// +kubebuilder:validation:items:MaxLength=2048
+	ParentDiskSources []string `json:"parentDiskSources,omitempty"`
+
+	// paths are the folders under which a cluster's vmPath, diskPath and failover storagePath may
+	// lie. capwin's default folders (C:\ProgramData\capwin\vms and \disks) need no entry.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=3
+	// +kubebuilder:validation:items:MaxLength=248
+	Paths []string `json:"paths,omitempty"`
+
+	// switches are the virtual switches (by name) clusters and machines may connect VMs to.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	Switches []string `json:"switches,omitempty"`
+
+	// vlans are the VLAN IDs machines' NICs may be tagged with; a NIC without a VLAN needs no
+	// entry.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	VLANs []VLANRange `json:"vlans,omitempty"`
+}
+
+// VLANRange is a range of VLAN IDs, both ends included.
+// +kubebuilder:validation:XValidation:rule="!has(self.to) || self.to >= self.from",message="to must not be less than from"
+type VLANRange struct {
+	// from is the first VLAN ID.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4094
+	From int32 `json:"from"`
+	// to is the last VLAN ID; unset: from alone.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=4094
+	To int32 `json:"to,omitempty"`
 }

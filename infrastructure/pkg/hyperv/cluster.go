@@ -26,6 +26,9 @@ func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []
 	for i, h := range hc.Spec.Hosts {
 		out[i].Name = h.Name
 		cfg, err := p.HostConfig(ctx, hc, h)
+		if err == nil {
+			err = lentCluster(cfg, hc)
+		}
 		if err != nil {
 			out[i].Err = err
 			continue

@@ -17,6 +17,9 @@ import (
 // operation; the reference it returns names the VM (nothing to poll). A VM whose create was
 // interrupted is finished on its host.
 func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
+	if err := b.lent(); err != nil {
+		return "", err
+	}
 	ref, err := b.create(ctx, s)
 	switch KindOf(err) {
 	case KindInvalidSpec:

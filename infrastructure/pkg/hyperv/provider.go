@@ -24,8 +24,8 @@ const DefaultGuestWatch = 3 * time.Second
 
 // Default folders on the hosts.
 const (
-	DefaultVMPath   = `C:\ProgramData\capwin\vms`
-	DefaultDiskPath = `C:\ProgramData\capwin\disks`
+	DefaultVMPath   = infrav1.DefaultHyperVVMPath
+	DefaultDiskPath = infrav1.DefaultHyperVDiskPath
 )
 
 // Provider builds the Hyper-V backend of one reconcile from the HyperVCluster's hosts.
@@ -148,13 +148,16 @@ func (p *Provider) HostConfigs(ctx context.Context, hc *infrav1.HyperVCluster) (
 func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h infrav1.HyperVHost) (HostConfig, error) {
 	ref := hc.Spec.HostCredentials(h)
 	caBundle := h.CABundle
+	var allowed *infrav1.HyperVAllowed
+	var identity string
 	// A lent login goes to the identity's hosts, reached the identity's way only.
 	lent := func(obj client.Object) error {
-		entry, err := lend.HyperVHost(obj.(*infrav1.HyperVClusterIdentity), h, hostField(hc, h))
+		id := obj.(*infrav1.HyperVClusterIdentity)
+		entry, err := lend.HyperVHost(id, h, hostField(hc, h))
 		if err != nil {
 			return hypervisor.Errorf(infrav1.EndpointNotLentReason, "%v", err)
 		}
-		caBundle = entry.CABundle
+		caBundle, allowed, identity = entry.CABundle, &id.Spec.Allowed, id.Name
 		return nil
 	}
 	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, hc, credentials.Ref{Kind: ref.Kind, Name: ref.Name}, lent)
@@ -170,7 +173,8 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 	}
 	return HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
 		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: caBundle, Insecure: h.InsecureSkipTLSVerify,
-		Secret: logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}}, nil
+		Secret: logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion},
+		Lent:   allowed, Identity: identity}, nil
 }
 
 // Folders returns the cluster's VM and disk folders: on a failover cluster, vms and disks below

@@ -21,6 +21,7 @@ import (
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
@@ -36,6 +37,10 @@ type HostConfig struct {
 	// Secret is where Username and Password come from (Namespace, Name, ResourceVersion): a
 	// refused credential is not sent again until the Secret changes.
 	Secret logingate.Key
+	// Lent is what the cluster identity the login is borrowed from lends (nil: the cluster's own
+	// Secret); Identity names it.
+	Lent     *infrav1.HyperVAllowed
+	Identity string
 }
 
 // Conn runs operations on one host. It is safe for concurrent use.
