@@ -29,6 +29,8 @@ type backend struct {
 	machine k8stypes.NamespacedName
 	// fd is the machine's failure domain (nil: none), as the VCenterCluster defines it.
 	fd *infrav1.VCenterFailureDomain
+	// lent is what the cluster's identity lends (nil: the cluster's own Secret).
+	lent *lent
 }
 
 // tags are the tags of the machine's VM: spec.tags and its failure domain's zone and region.
@@ -95,6 +97,9 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error) {
 	place, err := b.sess.resolve(ctx, b.where)
 	if err != nil {
+		return "", err
+	}
+	if err := b.lent.check(place.Paths); err != nil {
 		return "", err
 	}
 	if b.fd != nil && len(b.fd.Networks) > len(b.spec.Network) {

@@ -16,6 +16,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/lend"
 )
 
 // placementTTL bounds how long looked-up references are trusted; inventory moves are picked up
@@ -44,7 +45,9 @@ type resolved struct {
 	Backings []types.BaseVirtualDeviceBackingInfo
 	// ProfileID of the storage policy ("" for none).
 	ProfileID string
-	expires   time.Time
+	// Paths are the inventory paths of what the clone uses, for the identity's allow-lists.
+	Paths   lend.VCenterPaths
+	expires time.Time
 }
 
 type placementCache struct {
@@ -122,6 +125,7 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 		return nil, err
 	}
 	r.Template = tmpl.Reference()
+	r.Paths = lend.VCenterPaths{Template: tmpl.InventoryPath, Library: w.Library, StoragePolicy: w.StoragePolicy}
 	var props mo.VirtualMachine
 	if err := tmpl.Properties(ctx, r.Template, []string{"config.hardware.device", "config.firmware", "snapshot"}, &props); err != nil {
 		return nil, callError(subject{action: fmt.Sprintf("read the devices of template %q", w.Template), template: w.Template}, sess.check(err))
@@ -145,6 +149,7 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 	if err != nil {
 		return nil, notFound("folder", w.Folder, sess.check(err))
 	}
+	r.Paths.Folder = r.Folder.InventoryPath
 	var pool *object.ResourcePool
 	if w.Pool == "" {
 		pool, err = f.DefaultResourcePool(ctx)
@@ -154,14 +159,14 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 	if err != nil {
 		return nil, notFound("resourcePool", w.Pool, sess.check(err))
 	}
-	r.Pool = pool.Reference()
+	r.Pool, r.Paths.Pool = pool.Reference(), pool.InventoryPath
 	if w.Datastore != "" {
 		ds, err := f.Datastore(ctx, w.Datastore)
 		if err != nil {
 			return nil, notFound("datastore", w.Datastore, sess.check(err))
 		}
 		ref := ds.Reference()
-		r.Datastore = &ref
+		r.Datastore, r.Paths.Datastore = &ref, ds.InventoryPath
 	}
 	if w.StoragePolicy != "" {
 		if r.ProfileID, err = sess.profileID(ctx, w.StoragePolicy); err != nil {
@@ -178,6 +183,7 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 			return nil, callError(subject{action: fmt.Sprintf("read the NIC backing of network %q", name)}, sess.check(err))
 		}
 		r.Backings = append(r.Backings, backing)
+		r.Paths.Networks = append(r.Paths.Networks, net.GetInventoryPath())
 	}
 	return r, nil
 }

@@ -35,11 +35,13 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 	ref := vc.Spec.IdentityRef
 	// A lent login goes to the identity's server with the identity's certificate check only.
 	lent := func(obj client.Object) error {
-		entry, err := lend.VCenterServer(obj.(*infrav1.VCenterClusterIdentity), &vc.Spec)
+		id := obj.(*infrav1.VCenterClusterIdentity)
+		entry, err := lend.VCenterServer(id, &vc.Spec)
 		if err != nil {
 			return hypervisor.Errorf(infrav1.EndpointNotLentReason, "%v", err)
 		}
 		cred.Thumbprint, cred.CABundle, cred.Insecure = entry.Thumbprint, entry.CABundle, false
+		cred.Lent, cred.Identity = &id.Spec.Allowed, id.Name
 		return nil
 	}
 	secret, err := credentials.Reader{Client: p.Client, Secrets: p.Secrets, Namespace: p.IdentityNamespace}.Secret(ctx, vc, credentials.Ref{Kind: ref.Kind, Name: ref.Name}, lent)
@@ -61,11 +63,21 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 
 // session returns the cached vCenter session of a VCenterCluster's server and identity.
 func (p *Provider) session(ctx context.Context, vc *infrav1.VCenterCluster) (*Session, error) {
+	sess, _, err := p.sessionLent(ctx, vc)
+	return sess, err
+}
+
+// sessionLent is session, with what the cluster's identity lends (nil: its own Secret).
+func (p *Provider) sessionLent(ctx context.Context, vc *infrav1.VCenterCluster) (*Session, *lent, error) {
 	cred, err := p.Credentials(ctx, vc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p.Sessions.Get(ctx, vc.Namespace+"/"+vc.Name, cred)
+	sess, err := p.Sessions.Get(ctx, vc.Namespace+"/"+vc.Name, cred)
+	if err != nil || cred.Lent == nil {
+		return sess, nil, err
+	}
+	return sess, &lent{identity: cred.Identity, allowed: cred.Lent}, nil
 }
 
 // Release closes the vCenter session of a deleted VCenterCluster unless another cluster uses it.
@@ -83,7 +95,7 @@ func (p *Provider) Backend(ctx context.Context, s *hypervisor.Scope) (hypervisor
 	if !ok {
 		return nil, fmt.Errorf("machine is %T, not a VCenterMachine", s.InfraMachine)
 	}
-	sess, err := p.session(ctx, vc)
+	sess, lent, err := p.sessionLent(ctx, vc)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +105,7 @@ func (p *Provider) Backend(ctx context.Context, s *hypervisor.Scope) (hypervisor
 		return nil, err
 	}
 	relogin := func(ctx context.Context) (*Session, error) { return p.session(ctx, vc) }
-	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin, fd: vc.Spec.FailureDomain(s.Machine.Spec.FailureDomain),
+	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin, fd: vc.Spec.FailureDomain(s.Machine.Spec.FailureDomain), lent: lent,
 		machine: k8stypes.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}}, nil
 }
 

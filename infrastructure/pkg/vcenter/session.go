@@ -21,6 +21,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
@@ -39,6 +40,10 @@ type Credentials struct {
 	// Secret is where Username and Password come from (Namespace, Name, ResourceVersion): a
 	// refused login is not tried again until the Secret changes.
 	Secret logingate.Key
+	// Lent is what the cluster identity the login is borrowed from lends (nil: the cluster's own
+	// Secret); Identity names it. Neither is part of the session's key.
+	Lent     *infrav1.VCenterAllowed
+	Identity string
 }
 
 // key identifies a session; a changed password or trust setting yields a new session.

@@ -21,7 +21,7 @@ func (p *Provider) TemplateHardware(ctx context.Context, vc *infrav1.VCenterClus
 }
 
 func (p *Provider) templateHardware(ctx context.Context, vc *infrav1.VCenterCluster, spec *infrav1.VCenterMachineSpec) (cpus int32, memoryMiB int64, err error) {
-	sess, err := p.session(ctx, vc)
+	sess, lent, err := p.sessionLent(ctx, vc)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -35,6 +35,9 @@ func (p *Provider) templateHardware(ctx context.Context, vc *infrav1.VCenterClus
 	}
 	tmpl, err := sess.template(ctx, find.NewFinder(sess.Client, false).SetDatacenter(dc), where{Template: spec.Template, Library: spec.ContentLibrary})
 	if err != nil {
+		return 0, 0, err
+	}
+	if err := lent.checkTemplate(tmpl.InventoryPath, spec.ContentLibrary); err != nil {
 		return 0, 0, err
 	}
 	var props mo.VirtualMachine

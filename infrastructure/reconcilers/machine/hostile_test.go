@@ -10,6 +10,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
+	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
 // The hostile-tenant suite (vCenter): a tenant of a namespace an identity allows tries to make
@@ -114,6 +116,7 @@ func lendingIdentity(t *testing.T) (*infrav1.VCenterClusterIdentity, *fixture) {
 		Spec: infrav1.VCenterClusterIdentitySpec{
 			ClusterIdentitySpec: infrav1.ClusterIdentitySpec{AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{tenant.ns}}},
 			Servers:             []infrav1.VCenterIdentityServer{{Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate())}},
+			Allowed:             lentObjects(),
 		}}
 	id.Spec.SecretName = id.Name
 	tenant.addIdentitySecret(t, identityNamespace, id.Spec.SecretName, vcsimUser.Username())
@@ -205,4 +208,44 @@ func TestHostileTemplateIsAnotherMachine(t *testing.T) {
 	plain.addMachine(t, "win-md-0-plainvm-"+randSuffix(), userData, spec)
 	g.Expect(condition(plain.waitReason(t, infrav1.InvalidSpecReason).Status.Conditions, infrav1.VMProvisionedCondition).Message).To(
 		And(ContainSubstring(`template "DC0_H0_VM1" (vm-`), ContainSubstring("is a VM, not a template")))
+}
+
+// lentObjects lends the vcsim objects of defaultSpec: its template, the datacenter's VM folder,
+// the host's pool and the VM Network.
+func lentObjects() infrav1.VCenterAllowed {
+	return infrav1.VCenterAllowed{Templates: []string{"/DC0/vm/" + templateVM}, Folders: []string{"/DC0/vm"},
+		ResourcePools: []string{"/DC0/host/DC0_H0/Resources"}, Networks: []string{"/DC0/network/VM Network"}}
+}
+
+// TestHostileVCenterResources: with the platform's login a tenant's machines may use only the
+// vCenter objects the identity lends: a template, folder, pool or network outside its lists is
+// refused (ResourceNotLent, naming the object and the list) and nothing is cloned.
+func TestHostileVCenterResources(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	c := vc(g)
+	other, err := find.NewFinder(c).VirtualMachine(ctx, "/DC0/vm/DC0_C0_RP0_VM1")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(templates.MarkVM(ctx, other)).To(Succeed()) // a template, but not one lent
+	id, tenant := lendingIdentity(t)
+	tenant.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) {
+		s.IdentityRef = infrav1.VCenterIdentityReference{Kind: infrav1.VCenterClusterIdentityKind, Name: id.Name}
+	})
+	for name, tc := range map[string]struct {
+		mutate func(*infrav1.VCenterMachineSpec)
+		msg    string
+	}{
+		"a template not lent": {func(s *infrav1.VCenterMachineSpec) { s.Template = "/DC0/vm/DC0_C0_RP0_VM1" }, "does not lend the template /DC0/vm/DC0_C0_RP0_VM1"},
+		"another pool":        {func(s *infrav1.VCenterMachineSpec) { s.Placement.ResourcePool = "/DC0/host/DC0_C0/Resources" }, "does not lend the resource pool /DC0/host/DC0_C0/Resources"},
+		"another network":     {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "DC0_DVPG0" }, "does not lend the network /DC0/network/DC0_DVPG0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := defaultSpec()
+			tc.mutate(&spec)
+			tenant.addMachine(t, "win-md-0-lend-"+randSuffix(), userData, spec)
+			m := tenant.waitReason(t, infrav1.ResourceNotLentReason)
+			NewWithT(t).Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(tc.msg))
+			NewWithT(t).Expect(vmsWithUUID(NewWithT(t), c, string(m.UID))).To(BeEmpty())
+		})
+	}
 }

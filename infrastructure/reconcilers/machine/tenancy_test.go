@@ -95,6 +95,7 @@ func TestClusterIdentity(t *testing.T) {
 			ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: secretName, AllowedNamespaces: infrav1.AllowedNamespaces{
 				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{label: "yes"}}}},
 			Servers: []infrav1.VCenterIdentityServer{{Server: "https://" + vcsim.URL.Host, Thumbprint: soap.ThumbprintSHA256(vcsim.Certificate())}},
+			Allowed: lentObjects(),
 		},
 	}
 	g.Expect(k8s.Create(ctx, id)).To(Succeed())

@@ -1,0 +1,40 @@
+package lend
+
+import (
+	"testing"
+
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+)
+
+func TestVCenterPlacement(t *testing.T) {
+	a := &infrav1.VCenterAllowed{
+		Templates: []string{"/DC0/vm/templates"}, ContentLibraries: []string{"images"}, Folders: []string{"/DC0/vm/tenant-a/"},
+		ResourcePools: []string{"/DC0/host/C0/Resources/tenant-a"}, Datastores: []string{"/DC0/datastore/ds1"},
+		Networks: []string{"/DC0/network/tenant-a"}, StoragePolicies: []string{"gold"},
+	}
+	lent := VCenterPaths{Template: "/DC0/vm/templates/win2022", Folder: "/DC0/vm/tenant-a", Pool: "/DC0/host/C0/Resources/tenant-a/dev",
+		Networks: []string{"/DC0/network/tenant-a"}}
+	for name, tc := range map[string]struct {
+		change func(*VCenterPaths)
+		field  string
+	}{
+		"lent":                       {func(*VCenterPaths) {}, ""},
+		"library item":               {func(p *VCenterPaths) { p.Template, p.Library = "", "images" }, ""},
+		"datastore and policy":       {func(p *VCenterPaths) { p.Datastore, p.StoragePolicy = "/DC0/datastore/ds1", "gold" }, ""},
+		"another tenant's VM":        {func(p *VCenterPaths) { p.Template = "/DC0/vm/tenant-b/db01" }, "spec.template"},
+		"prefix is no folder":        {func(p *VCenterPaths) { p.Template = "/DC0/vm/templates-b/win" }, "spec.template"},
+		"no path from vCenter":       {func(p *VCenterPaths) { p.Template = "" }, "spec.template"},
+		"another library":            {func(p *VCenterPaths) { p.Template, p.Library = "", "private" }, "spec.contentLibrary"},
+		"the datacenter's VM folder": {func(p *VCenterPaths) { p.Folder = "/DC0/vm" }, "spec.placement.folder"},
+		"another pool":               {func(p *VCenterPaths) { p.Pool = "/DC0/host/C0/Resources" }, "spec.placement.resourcePool"},
+		"another datastore":          {func(p *VCenterPaths) { p.Datastore = "/DC0/datastore/ds2" }, "spec.placement.datastore"},
+		"another network":            {func(p *VCenterPaths) { p.Networks = []string{"/DC0/network/mgmt"} }, "spec.network"},
+		"another policy":             {func(p *VCenterPaths) { p.StoragePolicy = "platinum" }, "spec.storagePolicy"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := lent
+			tc.change(&p)
+			checkRefusals(t, VCenterPlacement("vcenter", a, p), tc.field)
+		})
+	}
+}
