@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -15,7 +16,11 @@ import (
 
 // HyperVMachine defaults and validates HyperVMachines. Their spec is immutable but for
 // providerID, which the provider sets once.
-type HyperVMachine struct{}
+type HyperVMachine struct {
+	// Reader reads the machine's Cluster, its infrastructure cluster and the identity it borrows;
+	// nil leaves the check of what the identity lends to the reconciler.
+	Reader client.Reader
+}
 
 // hyperVMachineImmutable tells the operator how a machine is changed instead.
 const hyperVMachineImmutable = "create a new HyperVMachineTemplate and roll out the MachineDeployment"
@@ -35,8 +40,9 @@ func (w *HyperVMachine) Default(_ context.Context, m *infrav1.HyperVMachine) err
 }
 
 // ValidateCreate validates a new HyperVMachine.
-func (w *HyperVMachine) ValidateCreate(_ context.Context, m *infrav1.HyperVMachine) (admission.Warnings, error) {
-	return nil, invalid("HyperVMachine", m.Name, ValidateHyperVMachineSpec(m.Spec, field.NewPath("spec")))
+func (w *HyperVMachine) ValidateCreate(ctx context.Context, m *infrav1.HyperVMachine) (admission.Warnings, error) {
+	path := field.NewPath("spec")
+	return nil, invalid("HyperVMachine", m.Name, append(ValidateHyperVMachineSpec(m.Spec, path), lentHyperVMachine(ctx, w.Reader, m, &m.Spec, path)...))
 }
 
 // ValidateUpdate rejects spec changes (defaults aside) other than setting providerID once. The

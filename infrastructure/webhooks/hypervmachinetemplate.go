@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -16,7 +17,11 @@ import (
 
 // HyperVMachineTemplate defaults and validates HyperVMachineTemplates; their spec is immutable
 // (Cluster API's rule: a change is a new template, which rolls the machines out).
-type HyperVMachineTemplate struct{}
+type HyperVMachineTemplate struct {
+	// Reader reads the machine's Cluster, its infrastructure cluster and the identity it borrows;
+	// nil leaves the check of what the identity lends to the reconciler.
+	Reader client.Reader
+}
 
 // hyperVMachineTemplateImmutable tells the operator how a template is changed instead.
 const hyperVMachineTemplateImmutable = "HyperVMachineTemplate spec is immutable; create a new template and point the MachineDeployment (or control plane) at it"
@@ -36,9 +41,10 @@ func (w *HyperVMachineTemplate) Default(_ context.Context, t *infrav1.HyperVMach
 }
 
 // ValidateCreate validates a new template's spec.template.spec.
-func (w *HyperVMachineTemplate) ValidateCreate(_ context.Context, t *infrav1.HyperVMachineTemplate) (admission.Warnings, error) {
+func (w *HyperVMachineTemplate) ValidateCreate(ctx context.Context, t *infrav1.HyperVMachineTemplate) (admission.Warnings, error) {
+	path := field.NewPath("spec", "template", "spec")
 	return nil, invalid("HyperVMachineTemplate", t.Name,
-		ValidateHyperVMachineTemplateSpec(t.Spec.Template.Spec, field.NewPath("spec", "template", "spec")))
+		append(ValidateHyperVMachineTemplateSpec(t.Spec.Template.Spec, path), lentHyperVMachine(ctx, w.Reader, t, &t.Spec.Template.Spec, path)...))
 }
 
 // ValidateHyperVMachineTemplateSpec is ValidateHyperVMachineSpec for a template's spec: the

@@ -17,7 +17,8 @@ import (
 // which asks again before any login and sends nothing if not.
 
 // lentVCenter refuses a VCenterCluster whose identity does not lend its login to the cluster's
-// server with the cluster's certificate check.
+// server with the cluster's certificate check, or does not lend the folders, pools, datastores
+// and networks its failure domains name by whole inventory path.
 func lentVCenter(ctx context.Context, r client.Reader, c *infrav1.VCenterCluster) field.ErrorList {
 	if r == nil || c.Spec.IdentityRef.IsSecret() {
 		return nil
@@ -27,7 +28,17 @@ func lentVCenter(ctx context.Context, r client.Reader, c *infrav1.VCenterCluster
 		return nil
 	}
 	_, err := lend.VCenterServer(id, &c.Spec)
-	return refusals(err)
+	errs := refusals(err)
+	for i, fd := range c.Spec.FailureDomains {
+		p := lend.VCenterPaths{Folder: fd.Placement.Folder, Pool: fd.Placement.ResourcePool, Datastore: fd.Placement.Datastore, Networks: fd.Networks}
+		for _, r := range lend.VCenterNamed(id.Name, &id.Spec.Allowed, p) {
+			if r.Field == "spec.network" {
+				r.Field = "spec.networks"
+			}
+			errs = append(errs, refusalsAt(field.NewPath("spec", "failureDomains").Index(i), []*lend.Refusal{r})...)
+		}
+	}
+	return errs
 }
 
 // lentHyperV refuses a HyperVCluster with a host that borrows the cluster's identity at an

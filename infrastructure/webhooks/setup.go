@@ -5,11 +5,13 @@ import (
 )
 
 // SetupWithManager registers every infrastructure webhook with the manager's webhook server. The
-// cluster webhooks read cluster identities from the manager's cache.
+// cluster, machine and machine template webhooks read cluster identities (and a machine's Cluster)
+// from the manager's cache.
 func SetupWithManager(mgr ctrl.Manager) error {
+	r := mgr.GetClient()
 	for _, w := range []interface{ SetupWebhookWithManager(ctrl.Manager) error }{
-		&VCenterMachine{}, &VCenterMachineTemplate{}, &VCenterCluster{Reader: mgr.GetClient()}, &VCenterClusterTemplate{},
-		&HyperVMachine{}, &HyperVMachineTemplate{}, &HyperVCluster{Reader: mgr.GetClient()}, &HyperVClusterTemplate{},
+		&VCenterMachine{Reader: r}, &VCenterMachineTemplate{Reader: r}, &VCenterCluster{Reader: r}, &VCenterClusterTemplate{},
+		&HyperVMachine{Reader: r}, &HyperVMachineTemplate{Reader: r}, &HyperVCluster{Reader: r}, &HyperVClusterTemplate{},
 	} {
 		if err := w.SetupWebhookWithManager(mgr); err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -16,7 +17,11 @@ import (
 
 // VCenterMachine defaults and validates VCenterMachines. Their spec is immutable but for
 // providerID, which the provider sets once.
-type VCenterMachine struct{}
+type VCenterMachine struct {
+	// Reader reads the machine's Cluster, its infrastructure cluster and the identity it borrows;
+	// nil leaves the check of what the identity lends to the reconciler.
+	Reader client.Reader
+}
 
 // machineImmutable tells the operator how a machine is changed instead.
 const machineImmutable = "create a new VCenterMachineTemplate and roll out the MachineDeployment"
@@ -36,8 +41,9 @@ func (w *VCenterMachine) Default(_ context.Context, m *infrav1.VCenterMachine) e
 }
 
 // ValidateCreate validates a new VCenterMachine.
-func (w *VCenterMachine) ValidateCreate(_ context.Context, m *infrav1.VCenterMachine) (admission.Warnings, error) {
-	return nil, machineInvalid(m, ValidateMachineSpec(m.Spec, field.NewPath("spec")))
+func (w *VCenterMachine) ValidateCreate(ctx context.Context, m *infrav1.VCenterMachine) (admission.Warnings, error) {
+	path := field.NewPath("spec")
+	return nil, machineInvalid(m, append(ValidateMachineSpec(m.Spec, path), lentVCenterMachine(ctx, w.Reader, m, &m.Spec, path)...))
 }
 
 // ValidateUpdate rejects spec changes (defaults aside) other than setting providerID once. The

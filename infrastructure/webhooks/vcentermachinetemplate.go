@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -17,7 +18,11 @@ import (
 
 // VCenterMachineTemplate defaults and validates VCenterMachineTemplates; their spec is immutable
 // (Cluster API's rule: a change is a new template, which rolls the machines out).
-type VCenterMachineTemplate struct{}
+type VCenterMachineTemplate struct {
+	// Reader reads the template's Cluster, its infrastructure cluster and the identity it borrows;
+	// nil leaves the check of what the identity lends to the reconciler.
+	Reader client.Reader
+}
 
 // machineTemplateImmutable tells the operator how a template is changed instead.
 const machineTemplateImmutable = "VCenterMachineTemplate spec is immutable; create a new template and point the MachineDeployment (or control plane) at it"
@@ -37,8 +42,9 @@ func (w *VCenterMachineTemplate) Default(_ context.Context, t *infrav1.VCenterMa
 }
 
 // ValidateCreate validates a new template's spec.template.spec.
-func (w *VCenterMachineTemplate) ValidateCreate(_ context.Context, t *infrav1.VCenterMachineTemplate) (admission.Warnings, error) {
-	return nil, machineTemplateInvalid(t, ValidateMachineTemplateSpec(t.Spec.Template.Spec, field.NewPath("spec", "template", "spec")))
+func (w *VCenterMachineTemplate) ValidateCreate(ctx context.Context, t *infrav1.VCenterMachineTemplate) (admission.Warnings, error) {
+	path := field.NewPath("spec", "template", "spec")
+	return nil, machineTemplateInvalid(t, append(ValidateMachineTemplateSpec(t.Spec.Template.Spec, path), lentVCenterMachine(ctx, w.Reader, t, &t.Spec.Template.Spec, path)...))
 }
 
 // ValidateMachineTemplateSpec is ValidateMachineSpec for a template's spec: the provider sets

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -121,9 +122,10 @@ func identitySecret(t *testing.T, name string) {
 // TestHostileHyperVResources: with the platform's login a tenant may use only the host resources
 // the identity lends. A cluster putting its VMs in a system folder is refused at admission, and
 // one admitted before the identity existed is refused before its hosts are probed (which would
-// create the folder); machines naming another VM's disk as parent, a share of their own as
-// parent disk source (the host's computer account would log on to it), a switch or a VLAN not
-// lent are refused (ResourceNotLent) and nothing is made or copied.
+// create the folder). Machines and machine templates naming another VM's disk as parent, a share
+// of their own as parent disk source (the host's computer account would log on to it), a switch
+// or a VLAN not lent are refused at admission; machines admitted before the identity existed are
+// refused by the reconciler (ResourceNotLent), and nothing is made or copied.
 func TestHostileHyperVResources(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -136,6 +138,29 @@ func TestHostileHyperVResources(t *testing.T) {
 	}
 	f := newCluster(t, borrow)
 	system := newCluster(t, func(s *infrav1.HyperVClusterSpec) { borrow(s); s.VMPath = `C:\Windows\System32` })
+	cases := map[string]struct {
+		mutate func(*infrav1.HyperVMachineSpec)
+		field  string
+		msg    string
+	}{
+		"another VM's disk as parent": {func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:\ProgramData\capwin\disks\6c1f0b6e.vhdx` },
+			"parentDisk", `does not lend the parent disk C:\ProgramData\capwin\disks\6c1f0b6e.vhdx`},
+		"own share as source (coercion)": {func(s *infrav1.HyperVMachineSpec) {
+			s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: `\\tenant-vm\s\x.vhdx`, SHA256: strings.Repeat("a", 64)}
+		}, "parentDiskSource.url", `does not lend copies from \\tenant-vm\s\x.vhdx`},
+		"foreign switch": {func(s *infrav1.HyperVMachineSpec) { s.Network[0].NetworkName = "mgmt" }, "network[0].networkName", "does not lend the switch mgmt"},
+		"foreign VLAN":   {func(s *infrav1.HyperVMachineSpec) { s.Network[0].VLANID = ptr.To[int32](5) }, "network[0].vlanID", "does not lend VLAN 5"},
+	}
+	spec := func(mutate func(*infrav1.HyperVMachineSpec)) infrav1.HyperVMachineSpec {
+		s := defaultSpec()
+		mutate(&s)
+		return s
+	}
+	early := map[string]*machine{} // admitted while the identity did not exist
+	for name, tc := range cases {
+		early[name] = f.addMachine(t, "win-hostile-"+randSuffix(), "", userData, spec(tc.mutate))
+	}
+
 	identitySecret(t, idName)
 	id := &infrav1.HyperVClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: idName}, Spec: infrav1.HyperVClusterIdentitySpec{
 		ClusterIdentitySpec: infrav1.ClusterIdentitySpec{SecretName: idName, AllowedNamespaces: infrav1.AllowedNamespaces{List: []string{f.ns, system.ns}}},
@@ -154,31 +179,27 @@ func TestHostileHyperVResources(t *testing.T) {
 		return k8s.Create(ctx, hc, client.DryRunAll)
 	}, 10*time.Second, 50*time.Millisecond).Should(MatchError(ContainSubstring(`spec.vmPath: Forbidden: HyperVClusterIdentity ` + idName + ` does not lend the folder`)))
 
-	for name, tc := range map[string]struct {
-		mutate func(*infrav1.HyperVMachineSpec)
-		msg    string
-	}{
-		"another VM's disk as parent": {func(s *infrav1.HyperVMachineSpec) { s.ParentDisk = `C:\ProgramData\capwin\disks\6c1f0b6e.vhdx` },
-			`does not lend the parent disk C:\ProgramData\capwin\disks\6c1f0b6e.vhdx`},
-		"own share as source (coercion)": {func(s *infrav1.HyperVMachineSpec) {
-			s.ParentDisk, s.ParentDiskSource = "", &infrav1.HyperVParentDiskSource{URL: `\\tenant-vm\s\x.vhdx`, SHA256: strings.Repeat("a", 64)}
-		}, `does not lend copies from \\tenant-vm\s\x.vhdx`},
-		"foreign switch": {func(s *infrav1.HyperVMachineSpec) { s.Network[0].NetworkName = "mgmt" }, "does not lend the switch mgmt"},
-		"foreign VLAN":   {func(s *infrav1.HyperVMachineSpec) { s.Network[0].VLANID = ptr.To[int32](5) }, "does not lend VLAN 5"},
-	} {
+	labels := map[string]string{clusterv1.ClusterNameLabel: f.cluster.Name}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			spec := defaultSpec()
-			tc.mutate(&spec)
-			mc := f.addMachine(t, "win-hostile-"+randSuffix(), "", userData, spec)
-			m := mc.waitReason(t, infrav1.ResourceNotLentReason)
-			NewWithT(t).Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(tc.msg))
+			g := NewWithT(t)
+			m := early[name].waitReason(t, infrav1.ResourceNotLentReason)
+			g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(tc.msg))
 			for _, h := range hosts {
 				_, made := vmOf(h.Host, string(m.UID))
-				NewWithT(t).Expect(made).To(BeFalse(), "a VM was made on %s", h.Name)
+				g.Expect(made).To(BeFalse(), "a VM was made on %s", h.Name)
 			}
+			hvm := &infrav1.HyperVMachine{ObjectMeta: metav1.ObjectMeta{Name: "adm-" + randSuffix(), Namespace: f.ns, Labels: labels}, Spec: spec(tc.mutate)}
+			g.Expect(k8s.Create(ctx, hvm, client.DryRunAll)).To(MatchError(ContainSubstring("spec." + tc.field + ": Forbidden: HyperVClusterIdentity " + idName + " " + tc.msg)))
+			tmpl := &infrav1.HyperVMachineTemplate{ObjectMeta: metav1.ObjectMeta{Name: "adm-" + randSuffix(), Namespace: f.ns, Labels: labels},
+				Spec: infrav1.HyperVMachineTemplateSpec{Template: infrav1.HyperVMachineTemplateResource{Spec: spec(tc.mutate)}}}
+			g.Expect(k8s.Create(ctx, tmpl, client.DryRunAll)).To(MatchError(ContainSubstring("spec.template.spec." + tc.field + ": Forbidden")))
 		})
 	}
 	for _, h := range hosts {
 		g.Expect(h.ParentCopies(strings.Repeat("a", 64))).To(BeZero(), "host %s copied from the tenant's share", h.Name)
 	}
+	// What the identity lends is admitted.
+	lent := &infrav1.HyperVMachine{ObjectMeta: metav1.ObjectMeta{Name: "adm-" + randSuffix(), Namespace: f.ns, Labels: labels}, Spec: defaultSpec()}
+	g.Expect(k8s.Create(ctx, lent, client.DryRunAll)).To(Succeed())
 }

@@ -22,9 +22,21 @@ type VCenterPaths struct {
 // VCenterPlacement returns what of a clone the identity id does not lend (its spec.allowed): each
 // object it uses must be listed, or lie below a listed folder or pool.
 func VCenterPlacement(id string, a *infrav1.VCenterAllowed, p VCenterPaths) []*Refusal {
+	return vcenterLent(id, a, p, func(string) bool { return true })
+}
+
+// VCenterNamed is VCenterPlacement at admission, for what a spec names before vCenter resolves
+// it: it judges the inventory paths given whole (from "/"), the content library and the storage
+// policy; a name vCenter resolves in the datacenter is judged once resolved, before the clone.
+func VCenterNamed(id string, a *infrav1.VCenterAllowed, p VCenterPaths) []*Refusal {
+	return vcenterLent(id, a, p, func(path string) bool { return strings.HasPrefix(path, "/") })
+}
+
+// vcenterLent judges the paths of p for which judged is true.
+func vcenterLent(id string, a *infrav1.VCenterAllowed, p VCenterPaths, judged func(string) bool) []*Refusal {
 	var out []*Refusal
 	check := func(field, what, path string, entries []string, list string) {
-		if !inventoryIn(path, entries) {
+		if judged(path) && !inventoryIn(path, entries) {
 			out = append(out, vcenterNotLent(field, id, what+" "+path, list, entries))
 		}
 	}

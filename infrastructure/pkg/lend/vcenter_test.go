@@ -38,3 +38,24 @@ func TestVCenterPlacement(t *testing.T) {
 		})
 	}
 }
+
+func TestVCenterNamed(t *testing.T) {
+	a := &infrav1.VCenterAllowed{Templates: []string{"/DC0/vm/templates"}, Folders: []string{"/DC0/vm/tenant-a"}, StoragePolicies: []string{"gold"}}
+	for name, tc := range map[string]struct {
+		p     VCenterPaths
+		field string
+	}{
+		"names vCenter resolves later": {VCenterPaths{Template: "win2022", Folder: "tenant-b", Pool: "Resources", Networks: []string{"VM Network"}}, ""},
+		"nothing named":                {VCenterPaths{}, ""},
+		"lent paths":                   {VCenterPaths{Template: "/DC0/vm/templates/win2022", Folder: "/DC0/vm/tenant-a/x", StoragePolicy: "gold"}, ""},
+		"another tenant's VM, by path": {VCenterPaths{Template: "/DC0/vm/tenant-b/db01"}, "spec.template"},
+		"a pool by path":               {VCenterPaths{Template: "win", Pool: "/DC0/host/C0/Resources"}, "spec.placement.resourcePool"},
+		"a network by path":            {VCenterPaths{Template: "win", Networks: []string{"VM Network", "/DC0/network/mgmt"}}, "spec.network"},
+		"a library, named":             {VCenterPaths{Template: "win", Library: "private"}, "spec.contentLibrary"},
+		"a storage policy, named":      {VCenterPaths{Template: "win", StoragePolicy: "platinum"}, "spec.storagePolicy"},
+		"a datastore by path":          {VCenterPaths{Datastore: "/DC0/datastore/ds2"}, "spec.placement.datastore"},
+		"a datastore vCenter resolves": {VCenterPaths{Datastore: "ds2"}, ""},
+	} {
+		t.Run(name, func(t *testing.T) { checkRefusals(t, VCenterNamed("vcenter", a, tc.p), tc.field) })
+	}
+}

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/test/vcsim/templates"
@@ -218,8 +220,11 @@ func lentObjects() infrav1.VCenterAllowed {
 }
 
 // TestHostileVCenterResources: with the platform's login a tenant's machines may use only the
-// vCenter objects the identity lends: a template, folder, pool or network outside its lists is
-// refused (ResourceNotLent, naming the object and the list) and nothing is cloned.
+// vCenter objects the identity lends. Machines and templates naming by whole path a template,
+// pool or network outside its lists are refused at admission, and so are failure domains; names
+// that vCenter resolves are judged once resolved. Machines admitted before the identity existed
+// are refused by the reconciler (ResourceNotLent, naming the object and the list), and nothing is
+// cloned.
 func TestHostileVCenterResources(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
@@ -228,24 +233,69 @@ func TestHostileVCenterResources(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(templates.MarkVM(ctx, other)).To(Succeed()) // a template, but not one lent
 	id, tenant := lendingIdentity(t)
-	tenant.addCluster(t, "win", func(s *infrav1.VCenterClusterSpec) {
-		s.IdentityRef = infrav1.VCenterIdentityReference{Kind: infrav1.VCenterClusterIdentityKind, Name: id.Name}
-	})
-	for name, tc := range map[string]struct {
+	borrow := func(name string) func(*infrav1.VCenterClusterSpec) {
+		return func(s *infrav1.VCenterClusterSpec) {
+			s.IdentityRef = infrav1.VCenterIdentityReference{Kind: infrav1.VCenterClusterIdentityKind, Name: name}
+		}
+	}
+	tenant.addCluster(t, "win", borrow(id.Name))
+	admitted := tenant.vcCluster
+	late := &infrav1.VCenterClusterIdentity{ObjectMeta: metav1.ObjectMeta{Name: "late-" + randSuffix()}, Spec: *id.Spec.DeepCopy()}
+	late.Spec.SecretName = late.Name
+	tenant.addIdentitySecret(t, identityNamespace, late.Spec.SecretName, vcsimUser.Username())
+	tenant.addCluster(t, "early", borrow(late.Name))
+
+	cases := map[string]struct {
 		mutate func(*infrav1.VCenterMachineSpec)
+		field  string // refused at admission ("": a name vCenter resolves, admitted)
 		msg    string
 	}{
-		"a template not lent": {func(s *infrav1.VCenterMachineSpec) { s.Template = "/DC0/vm/DC0_C0_RP0_VM1" }, "does not lend the template /DC0/vm/DC0_C0_RP0_VM1"},
-		"another pool":        {func(s *infrav1.VCenterMachineSpec) { s.Placement.ResourcePool = "/DC0/host/DC0_C0/Resources" }, "does not lend the resource pool /DC0/host/DC0_C0/Resources"},
-		"another network":     {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "DC0_DVPG0" }, "does not lend the network /DC0/network/DC0_DVPG0"},
-	} {
+		"a template not lent": {func(s *infrav1.VCenterMachineSpec) { s.Template = "/DC0/vm/DC0_C0_RP0_VM1" },
+			"spec.template", "does not lend the template /DC0/vm/DC0_C0_RP0_VM1"},
+		"another pool": {func(s *infrav1.VCenterMachineSpec) { s.Placement.ResourcePool = "/DC0/host/DC0_C0/Resources" },
+			"spec.placement.resourcePool", "does not lend the resource pool /DC0/host/DC0_C0/Resources"},
+		"another network, by path": {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "/DC0/network/DC0_DVPG0" },
+			"spec.network", "does not lend the network /DC0/network/DC0_DVPG0"},
+		"another network, by name": {func(s *infrav1.VCenterMachineSpec) { s.Network[0].NetworkName = "DC0_DVPG0" },
+			"", "does not lend the network /DC0/network/DC0_DVPG0"},
+	}
+	spec := func(mutate func(*infrav1.VCenterMachineSpec)) infrav1.VCenterMachineSpec {
+		s := defaultSpec()
+		mutate(&s)
+		return s
+	}
+	early := map[string]*infrav1.VCenterMachine{} // admitted while the identity did not exist
+	for name, tc := range cases {
+		tenant.addMachine(t, "win-md-0-lend-"+randSuffix(), userData, spec(tc.mutate))
+		early[name] = tenant.vm
+	}
+	g.Expect(k8s.Create(ctx, late)).To(Succeed())
+
+	labels := map[string]string{clusterv1.ClusterNameLabel: admitted.Name}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			spec := defaultSpec()
-			tc.mutate(&spec)
-			tenant.addMachine(t, "win-md-0-lend-"+randSuffix(), userData, spec)
+			g := NewWithT(t)
+			tenant.vm = early[name]
 			m := tenant.waitReason(t, infrav1.ResourceNotLentReason)
-			NewWithT(t).Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(tc.msg))
-			NewWithT(t).Expect(vmsWithUUID(NewWithT(t), c, string(m.UID))).To(BeEmpty())
+			g.Expect(condition(m.Status.Conditions, infrav1.VMProvisionedCondition).Message).To(ContainSubstring(tc.msg))
+			g.Expect(vmsWithUUID(g, c, string(m.UID))).To(BeEmpty())
+
+			vm := &infrav1.VCenterMachine{ObjectMeta: metav1.ObjectMeta{Name: "adm-" + randSuffix(), Namespace: tenant.ns, Labels: labels}, Spec: spec(tc.mutate)}
+			tmpl := &infrav1.VCenterMachineTemplate{ObjectMeta: metav1.ObjectMeta{Name: "adm-" + randSuffix(), Namespace: tenant.ns, Labels: labels},
+				Spec: infrav1.VCenterMachineTemplateSpec{Template: infrav1.VCenterMachineTemplateResource{Spec: spec(tc.mutate)}}}
+			if tc.field == "" {
+				g.Expect(k8s.Create(ctx, vm, client.DryRunAll)).To(Succeed())
+				return
+			}
+			g.Expect(k8s.Create(ctx, vm, client.DryRunAll)).To(MatchError(ContainSubstring(tc.field + ": Forbidden: VCenterClusterIdentity " + id.Name + " " + tc.msg)))
+			g.Expect(k8s.Create(ctx, tmpl, client.DryRunAll)).To(MatchError(ContainSubstring("spec.template." + tc.field + ": Forbidden")))
 		})
 	}
+
+	fd := admitted.DeepCopy()
+	fd.ObjectMeta = metav1.ObjectMeta{Name: "fd-" + randSuffix(), Namespace: tenant.ns}
+	fd.Spec.FailureDomains = []infrav1.VCenterFailureDomain{{Name: "a", Placement: infrav1.Placement{ResourcePool: "/DC0/host/DC0_C0/Resources"}, Networks: []string{"/DC0/network/DC0_DVPG0"}}}
+	g.Expect(k8s.Create(ctx, fd, client.DryRunAll)).To(MatchError(And(
+		ContainSubstring("spec.failureDomains[0].placement.resourcePool: Forbidden: VCenterClusterIdentity "+id.Name+" does not lend the resource pool /DC0/host/DC0_C0/Resources"),
+		ContainSubstring("spec.failureDomains[0].networks: Forbidden"))))
 }
