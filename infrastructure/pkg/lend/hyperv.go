@@ -59,11 +59,16 @@ func HyperVMachine(id string, a *infrav1.HyperVAllowed, spec *infrav1.HyperVMach
 }
 
 func notLent(field, id, what, list string, entries []string) *Refusal {
+	return listRefusal(field, "HyperVClusterIdentity", id, what, list, entries)
+}
+
+// listRefusal says that the identity (of kind) does not lend what, not being in its list.
+func listRefusal(field, kind, id, what, list string, entries []string) *Refusal {
 	lent := "none"
 	if len(entries) > 0 {
 		lent = strings.Join(entries, ", ")
 	}
-	return refuse(field, "HyperVClusterIdentity %s does not lend %s (its spec.allowed.%s: %s): ask the platform team", id, what, list, lent)
+	return refuse(field, "%s %s does not lend %s (its spec.allowed.%s: %s): ask the platform team", kind, id, what, list, lent)
 }
 
 // windowsPathIn reports whether a Windows path is one of the entries or lies below one, without

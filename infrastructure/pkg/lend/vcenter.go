@@ -62,11 +62,7 @@ func vcenterLent(id string, a *infrav1.VCenterAllowed, p VCenterPaths, judged fu
 }
 
 func vcenterNotLent(field, id, what, list string, entries []string) *Refusal {
-	lent := "none"
-	if len(entries) > 0 {
-		lent = strings.Join(entries, ", ")
-	}
-	return refuse(field, "VCenterClusterIdentity %s does not lend %s (its spec.allowed.%s: %s): ask the platform team", id, what, list, lent)
+	return listRefusal(field, "VCenterClusterIdentity", id, what, list, entries)
 }
 
 // inventoryIn reports whether an inventory path is one of the entries or lies below one. An
