@@ -46,7 +46,7 @@ func (s *sink) Init(info logr.RuntimeInfo) {
 }
 func (s *sink) Enabled(level int) bool { return s.next.Enabled(level) }
 func (s *sink) Info(level int, msg string, keysAndValues ...any) {
-	s.next.Info(level, msg, redact(msg, keysAndValues)...)
+	s.next.Info(level, msg, queueItems(msg, redact(msg, keysAndValues))...)
 }
 func (s *sink) Error(err error, msg string, keysAndValues ...any) {
 	s.next.Error(err, msg, redact(msg, keysAndValues)...)
