@@ -60,14 +60,17 @@ ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 GOLANGCI_LINT := hack/tools/bin/golangci-lint
 $(GOLANGCI_LINT): hack/tools/go.mod hack/tools/go.sum
 	$(GO) -C hack/tools build -o bin/golangci-lint sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter
+# --allow-serial-runners: golangci-lint takes a lock in the temporary folder, one for the whole
+# machine; a second run (another checkout's make lint, an editor) waits for it instead of failing
+# with "parallel golangci-lint is running".
 .PHONY: lint
 lint: modules $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	@scripts/check-file-sizes.sh
 	$(GO) vet ./...
 	$(GO) -C hack/images vet ./...
-	$(GOLANGCI_LINT) run ./...
-	cd hack/images && $(CURDIR)/$(GOLANGCI_LINT) run -c $(CURDIR)/.golangci.yml ./...
+	$(GOLANGCI_LINT) run --allow-serial-runners ./...
+	cd hack/images && $(CURDIR)/$(GOLANGCI_LINT) run --allow-serial-runners -c $(CURDIR)/.golangci.yml ./...
 	$(ACTIONLINT)
 
 ## test: unit, envtest, clusterctl and PowerShell parse tests, the image builder's tests and a compile check of the kind e2e; installs what it needs; prints the total time and the ten slowest packages (log: out/test.log).
