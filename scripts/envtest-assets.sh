@@ -5,6 +5,8 @@
 #   scripts/envtest-assets.sh                      kube-apiserver + etcd
 #   scripts/envtest-assets.sh --workload           + kube-scheduler + kube-controller-manager
 #   scripts/envtest-assets.sh --node               + kubelet, kubeadm, kubectl, kube-proxy (the kind node image)
+#   scripts/envtest-assets.sh --windows            only kubelet.exe, kubeadm.exe, kube-proxy.exe for windows/amd64
+#                                                  (the Windows-binaries stage, scripts/windows-binaries.sh)
 #   scripts/envtest-assets.sh [--workload] --check  exit 1 when a binary is missing (no build)
 #
 # A second run with the binaries present does nothing but print the path.
@@ -14,6 +16,8 @@ K8S_VERSION=${K8S_VERSION:-v1.36.3}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 CACHE=${CAPWIN_CACHE:-$HOME/.cache/capwin}
 OUT="$CACHE/envtest/$K8S_VERSION"
+GOOS_OUT=
+EXT=
 
 components=(kube-apiserver etcd)
 check=false
@@ -21,6 +25,7 @@ for arg in "$@"; do
   case "$arg" in
     --workload) components+=(kube-scheduler kube-controller-manager) ;;
     --node) components+=(kubelet kubeadm kubectl kube-proxy) ;;
+    --windows) components=(kubelet kubeadm kube-proxy); GOOS_OUT=windows; EXT=.exe; OUT="$CACHE/windows/kubernetes/$K8S_VERSION" ;;
     --check) check=true ;;
     *) echo "envtest-assets: unknown argument $arg" >&2; exit 2 ;;
   esac
@@ -28,7 +33,7 @@ done
 
 missing=()
 for c in "${components[@]}"; do
-  [[ -x "$OUT/$c" ]] || missing+=("$c")
+  [[ -x "$OUT/$c$EXT" ]] || missing+=("$c")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "$OUT"
@@ -81,11 +86,12 @@ build_kube() {
   } > tools.go
   retry 4 go mod tidy >&2
   rm tools.go
-  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor%%.*} -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
   for b in "${bins[@]}"; do
-    log "building $b $K8S_VERSION (a few minutes the first time)"
-    go build -trimpath -ldflags "$ld" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b"
-    mv "$OUT/$b.tmp" "$OUT/$b"
+    log "building $b $K8S_VERSION ${GOOS_OUT} (a few minutes the first time)"
+    GOOS=${GOOS_OUT:-$(go env GOHOSTOS)} go build -trimpath -ldflags "$ld" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+    chmod +x "$OUT/$b.tmp"
+    mv "$OUT/$b.tmp" "$OUT/$b$EXT"
   done
 }
 

@@ -132,6 +132,7 @@ func run(args []string, stdout io.Writer) error {
 	}
 	in := windowsconfig.BuildInput(spec, windowsconfig.JoinParams{
 		Endpoint: o.endpoint, Token: o.token, CAHash: o.caHash, KubernetesVersion: o.kubernetesVersion, Files: files,
+		Registries: windowsconfig.PlaceholderRefs(spec.Containerd.Registries),
 	})
 	out, err := userdata.Render(in)
 	if err != nil {

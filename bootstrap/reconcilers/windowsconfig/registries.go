@@ -35,6 +35,14 @@ func caRefKey(ca *bootstrapv1.CABundle) string {
 	return ""
 }
 
+// caRefName names a CA reference for people: "Secret <name> key <key>".
+func caRefName(ca *bootstrapv1.CABundle) string {
+	if ca.Secret != nil {
+		return "Secret " + ca.Secret.Name + " key " + ca.Secret.Key
+	}
+	return "ConfigMap " + ca.ConfigMap.Name + " key " + ca.ConfigMap.Key
+}
+
 // accesses lists every endpoint's access settings with a name for messages.
 func accesses(regs []bootstrapv1.Registry) (names []string, out []bootstrapv1.RegistryAccess) {
 	for _, r := range regs {
@@ -169,4 +177,24 @@ func insecureEndpoints(regs []bootstrapv1.Registry) []string {
 		}
 	}
 	return out
+}
+
+// PlaceholderRefs stands for the references of spec.containerd.registries when there is no
+// cluster to read them from (render's offline preview): each CA file and each credential gets a
+// text that names where the node's value comes from, in the place the value goes.
+func PlaceholderRefs(regs []bootstrapv1.Registry) RegistryRefs {
+	refs := RegistryRefs{CAs: map[string]string{}, Credentials: map[string]userdata.Access{}}
+	_, list := accesses(regs)
+	for _, a := range list {
+		if a.CA != nil && a.CA.Content == "" {
+			refs.CAs[caRefKey(a.CA)] = "<content of " + caRefName(a.CA) + ">\n"
+		}
+		if c := a.Credentials; c != nil {
+			refs.Credentials[c.Name] = userdata.Access{
+				Username: "<username of Secret " + c.Name + ">",
+				Password: "<password of Secret " + c.Name + ">",
+			}
+		}
+	}
+	return refs
 }
