@@ -52,16 +52,15 @@ func HostDirectory(host string) string {
 	return host
 }
 
-// registryHostFiles renders the folder of each registry with mirrors or TLS settings: hosts.toml
-// and the CA files it names (relative paths, which containerd resolves against the folder).
+// registryHostFiles renders the folder of each registry: hosts.toml and the CA files it names
+// (relative paths, which containerd resolves against the folder). Every listed host gets one, a
+// host listed only for its credentials too: containerd uses _default's folder for a host without
+// a folder, and an entry means exactly that host's settings.
 func registryHostFiles(regs []Registry) ([]DocFile, error) {
 	var out []DocFile
 	for _, r := range regs {
 		if !RegistryHost.MatchString(r.Host) || strings.Contains(r.Host, "..") {
 			return nil, fmt.Errorf("registry host %q is not a host name[:port] or _default", r.Host)
-		}
-		if len(r.Mirrors) == 0 && r.Access.CA == "" && !r.Access.InsecureSkipVerify {
-			continue // credentials only: a folder baked into the image for this host is kept
 		}
 		dir := CertsDir + `\` + HostDirectory(r.Host)
 		add := func(name, content string) {

@@ -59,9 +59,8 @@ func TestContainerdResolvesRegistries(t *testing.T) {
 			{"https://registry.k8s.io/v2", all, false, false, ""},
 		}},
 		{"registry.corp.example:5000", []endpoint{{"https://registry.corp.example:5000/v2", all, true, false, "robot$ci:secret"}}},
-		// Credentials only: no folder of its own, so _default's mirror comes first.
+		// Credentials only: an entry is exactly that host's settings, so _default's mirror is not used.
 		{"docker.io", []endpoint{
-			{"https://proxy.corp.example/v2", pull | resolveCap, false, true, ""},
 			{"https://registry-1.docker.io/v2", all, false, false, "hub-user:hub-token"},
 		}},
 		{"quay.io", []endpoint{
