@@ -55,7 +55,7 @@ func TestValidateKubeletConfiguration(t *testing.T) {
 		{"grace period not a duration", []spec{kubeletConfig(`{"evictionSoftGracePeriod": {"memory.available": "soon"}}`)}, "kubeletConfiguration.evictionSoftGracePeriod[memory.available]", "duration"},
 		{"cgroups", []spec{kubeletConfig(`{"cgroupDriver": "systemd"}`)}, "kubeletConfiguration.cgroupDriver", "no cgroups"},
 		{"Linux only", []spec{kubeletConfig(`{"singleProcessOOMKill": true}`)}, "kubeletConfiguration.singleProcessOOMKill", "refuses to start"},
-		{"capwin's flag wins", []spec{kubeletConfig(`{"cgroupsPerQOS": true}`)}, "kubeletConfiguration.cgroupsPerQOS", "--cgroups-per-qos=false"},
+		{"capwin sets it", []spec{kubeletConfig(`{"cgroupsPerQOS": true}`)}, "kubeletConfiguration.cgroupsPerQOS", "capwin sets cgroupsPerQOS: false"},
 		{"criSocket owns the endpoint", []spec{kubeletConfig(`{"containerRuntimeEndpoint": "npipe:////./pipe/x"}`)}, "kubeletConfiguration.containerRuntimeEndpoint", "spec.nodeRegistration.criSocket"},
 		{"taints own registerWithTaints", []spec{kubeletConfig(`{"registerWithTaints": []}`)}, "kubeletConfiguration.registerWithTaints", "spec.nodeRegistration.taints"},
 		{"cluster-wide authentication", []spec{kubeletConfig(`{"authentication": {"anonymous": {"enabled": true}}}`)}, "kubeletConfiguration.authentication", "cluster-wide"},

@@ -13,15 +13,14 @@ import (
 )
 
 // refusedKubeletFields are the KubeletConfiguration fields spec.kubeletConfiguration may not set,
-// with the reason an operator reads. The kubelet's command-line flags win over its configuration
-// file, so a field capwin also sets as a flag (kubelet.go in bootstrap/pkg/userdata) would be
-// silently ignored.
+// with the reason an operator reads. capwin sets the first five itself, in the same patch
+// (windowsKubeletFields in bootstrap/pkg/userdata), from other fields or because Windows needs them.
 var refusedKubeletFields = map[string]string{
-	"containerRuntimeEndpoint": "capwin sets --container-runtime-endpoint from spec.nodeRegistration.criSocket, and the flag wins over the configuration file; set criSocket instead",
-	"registerWithTaints":       "capwin sets --register-with-taints from spec.nodeRegistration.taints, and the flag wins over the configuration file; set taints instead",
-	"cgroupsPerQOS":            "Windows has no cgroups: capwin sets --cgroups-per-qos=false, which wins over the configuration file",
-	"enforceNodeAllocatable":   `Windows does not enforce node allocatable: capwin sets --enforce-node-allocatable="", which wins over the configuration file (systemReserved and kubeReserved still lower the Node's allocatable)`,
-	"resolvConf":               `Windows has no resolv.conf: capwin sets --resolv-conf="", which wins over the configuration file`,
+	"containerRuntimeEndpoint": "capwin sets it from spec.nodeRegistration.criSocket; set criSocket instead",
+	"registerWithTaints":       "capwin sets it from spec.nodeRegistration.taints; set taints instead",
+	"cgroupsPerQOS":            "Windows has no cgroups: capwin sets cgroupsPerQOS: false",
+	"enforceNodeAllocatable":   `Windows does not enforce node allocatable: capwin sets enforceNodeAllocatable: ["none"] (systemReserved and kubeReserved still lower the Node's allocatable)`,
+	"resolvConf":               `Windows has no resolv.conf: capwin sets resolvConf: ""`,
 	"authentication":           "set cluster-wide by kubeadm's kubelet-config: the API server reaches every kubelet with it (logs, exec, metrics)",
 	"authorization":            "set cluster-wide by kubeadm's kubelet-config: the API server reaches every kubelet with it (logs, exec, metrics)",
 	"cgroupRoot":               noCgroups,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/yaml"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
@@ -33,7 +35,18 @@ func TestRenderExample(t *testing.T) {
 	g.Expect(doc.Time.Timezone).To(Equal("UTC"))
 	g.Expect(doc.NodeName).To(Equal("win-x"))
 	g.Expect(doc.Join.Config).To(ContainSubstring(strings.TrimSpace(string(pin))))
-	g.Expect(doc.Kubelet.Args).To(ContainElements("--v=2", "--register-with-taints=os=windows:NoSchedule"))
+	g.Expect(doc.Kubelet.Args).To(ContainElement("--v=2"))
+	var cc struct {
+		WriteFiles []struct{ Path, Content string } `json:"write_files"`
+	}
+	g.Expect(yaml.Unmarshal(u.CloudConfig, &cc)).To(Succeed())
+	patch := map[string]string{}
+	for _, f := range cc.WriteFiles {
+		b, err := base64.StdEncoding.DecodeString(f.Content)
+		g.Expect(err).NotTo(HaveOccurred())
+		patch[f.Path] = string(b)
+	}
+	g.Expect(patch).To(HaveKeyWithValue(userdata.KubeletPatchPath, ContainSubstring(`"registerWithTaints":[{"effect":"NoSchedule","key":"os","value":"windows"}]`)))
 	g.Expect(doc.Join.Config).To(ContainSubstring(`directory: C:\var\lib\capwin\kubeadm-patches`))
 	g.Expect(string(u.CloudConfig)).To(ContainSubstring(`path: C:\var\lib\capwin\kubeadm-patches\kubeletconfiguration+merge.json`))
 }

@@ -60,9 +60,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkRoundTrip(t, doc, &in, content, command)
-		if files := nodeFiles(t, u, doc); files[KubeletPatchPath] != string(in.KubeletConfiguration) {
-			t.Fatalf("kubelet patch changed: %s -> %q", in.KubeletConfiguration, files[KubeletPatchPath])
-		}
+		checkKubeletPatch(t, in.KubeletConfiguration, nodeFiles(t, u, doc)[KubeletPatchPath])
 		if (timezone != "") != (doc.Time != nil) || doc.Time != nil && doc.Time.Timezone != timezone {
 			t.Fatalf("time zone %q came back as %+v", timezone, doc.Time)
 		}
@@ -123,5 +121,22 @@ func checkCloudConfig(t *testing.T, part []byte, content, user string) {
 	}
 	if cc.Users[0].Name != user {
 		t.Fatalf("cloud-config user changed: %q -> %q", user, cc.Users[0].Name)
+	}
+}
+
+// checkKubeletPatch: every field of the user's patch reaches the node's patch file unchanged.
+func checkKubeletPatch(t *testing.T, user []byte, file string) {
+	t.Helper()
+	var want, got map[string]json.RawMessage
+	if err := json.Unmarshal(user, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(file), &got); err != nil {
+		t.Fatalf("kubelet patch %q: %v", file, err)
+	}
+	for k, v := range want {
+		if string(got[k]) != string(v) {
+			t.Fatalf("kubelet patch field %s changed: %s -> %s", k, v, got[k])
+		}
 	}
 }

@@ -30,9 +30,8 @@ func joinConfig(in *Input) (string, error) {
 			},
 		},
 	}
-	if len(in.KubeletConfiguration) > 0 {
-		cfg.Patches = &upstreamv1beta4.Patches{Directory: KubeadmPatchesDir}
-	}
+	// capwin's kubelet configuration patch (withKubeletPatch) is always there.
+	cfg.Patches = &upstreamv1beta4.Patches{Directory: KubeadmPatchesDir}
 	cfg.APIVersion = upstreamv1beta4.GroupVersion.String()
 	cfg.Kind = "JoinConfiguration"
 	out, err := yaml.Marshal(&cfg)

@@ -6,12 +6,10 @@ import (
 	"strings"
 )
 
-// Windows-only kubelet flags: no cgroups, no node-allocatable enforcement, no resolv.conf, and a
-// priority class so the kubelet is not starved by pods.
+// The Windows-only kubelet flag: a priority class so the kubelet is not starved by pods. What
+// Windows lacks (cgroups, node-allocatable enforcement, resolv.conf) is set in the kubelet
+// configuration (windowsKubeletFields), like the CRI socket and the taints.
 var windowsKubeletFlags = []Arg{
-	{Name: "cgroups-per-qos", Value: "false"},
-	{Name: "enforce-node-allocatable", Value: ""},
-	{Name: "resolv-conf", Value: ""},
 	{Name: "windows-priorityclass", Value: "ABOVE_NORMAL_PRIORITY_CLASS"},
 }
 
@@ -25,7 +23,6 @@ func kubeletArgs(in *Input) []string {
 		{Name: "config", Value: `C:\var\lib\kubelet\config.yaml`},
 		{Name: "bootstrap-kubeconfig", Value: `C:\etc\kubernetes\bootstrap-kubelet.conf`},
 		{Name: "kubeconfig", Value: `C:\etc\kubernetes\kubelet.conf`},
-		{Name: "container-runtime-endpoint", Value: in.Join.CRISocket},
 	}
 	args = append(args, windowsKubeletFlags...)
 	if in.NodeName != "" {
@@ -33,9 +30,6 @@ func kubeletArgs(in *Input) []string {
 	}
 	if len(in.Labels) > 0 {
 		args = append(args, Arg{Name: "node-labels", Value: joinLabels(in.Labels)})
-	}
-	if len(in.Taints) > 0 {
-		args = append(args, Arg{Name: "register-with-taints", Value: joinTaints(in.Taints)})
 	}
 	args = overrideArgs(args, in.KubeletExtraArgs)
 	out := make([]string, 0, len(args))
@@ -71,18 +65,6 @@ func joinLabels(labels map[string]string) string {
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, k+"="+labels[k])
-	}
-	return strings.Join(parts, ",")
-}
-
-func joinTaints(taints []Taint) string {
-	parts := make([]string, 0, len(taints))
-	for _, t := range taints {
-		kv := t.Key
-		if t.Value != "" {
-			kv += "=" + t.Value
-		}
-		parts = append(parts, kv+":"+t.Effect)
 	}
 	return strings.Join(parts, ",")
 }

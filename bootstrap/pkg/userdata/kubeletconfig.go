@@ -17,29 +17,59 @@ const (
 	KubeletPatchPath  = KubeadmPatchesDir + `\kubeletconfiguration+merge.json`
 )
 
-// withKubeletPatch turns Input.KubeletConfiguration into the patch file, written with the user's
-// files before the join (by cloudbase-init's write_files or by the script). An empty object is no
-// patch: KubeletConfiguration is then nil, and the JoinConfiguration names no patch directory.
+// windowsKubeletFields are the KubeletConfiguration fields every capwin node gets in its patch
+// (they were command-line flags, deprecated in favour of the configuration file): capwin's CRI
+// socket, the node's taints, and what Windows lacks: cgroups, node-allocatable enforcement
+// ("none": an empty list would be defaulted back to "pods", which a Windows kubelet refuses) and
+// resolv.conf.
+func windowsKubeletFields(in *Input) map[string]any {
+	fields := map[string]any{
+		"containerRuntimeEndpoint": in.Join.CRISocket,
+		"cgroupsPerQOS":            false,
+		"enforceNodeAllocatable":   []string{"none"},
+		"resolvConf":               "",
+	}
+	if len(in.Taints) > 0 {
+		taints := make([]map[string]string, 0, len(in.Taints))
+		for _, t := range in.Taints {
+			taint := map[string]string{"key": t.Key, "effect": t.Effect}
+			if t.Value != "" {
+				taint["value"] = t.Value
+			}
+			taints = append(taints, taint)
+		}
+		fields["registerWithTaints"] = taints
+	}
+	return fields
+}
+
+// withKubeletPatch makes the patch file from capwin's fields and Input.KubeletConfiguration (the
+// user's fields; admission refuses the ones capwin sets, and capwin's win here), written with the
+// user's files before the join (by cloudbase-init's write_files or by the script).
 func withKubeletPatch(in *Input) error {
-	if len(in.KubeletConfiguration) == 0 {
-		return nil
+	fields := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(in.KubeletConfiguration)) > 0 {
+		if err := json.Unmarshal(in.KubeletConfiguration, &fields); err != nil {
+			return fmt.Errorf("kubeletConfiguration is not a JSON object: %w", err)
+		}
+		if fields == nil {
+			return errors.New("kubeletConfiguration is not a JSON object: null")
+		}
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(in.KubeletConfiguration, &fields); err != nil {
-		return fmt.Errorf("kubeletConfiguration is not a JSON object: %w", err)
+	for k, v := range windowsKubeletFields(in) {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		fields[k] = raw
 	}
-	if fields == nil {
-		return errors.New("kubeletConfiguration is not a JSON object: null")
-	}
-	if len(fields) == 0 {
-		in.KubeletConfiguration = nil
-		return nil
-	}
-	var patch bytes.Buffer
-	if err := json.Compact(&patch, in.KubeletConfiguration); err != nil {
+	// Compact, keys sorted: the same input gives the same bytes.
+	patch, err := json.Marshal(fields)
+	if err != nil {
 		return fmt.Errorf("kubeletConfiguration: %w", err)
 	}
+	in.KubeletConfiguration = patch
 	// A new slice: the caller's Files stay as they were.
-	in.Files = append(slices.Clip(in.Files), File{Path: KubeletPatchPath, Content: patch.String()})
+	in.Files = append(slices.Clip(in.Files), File{Path: KubeletPatchPath, Content: string(patch)})
 	return nil
 }

@@ -56,7 +56,16 @@ func TestKubeletConfigurationIsAKubeadmPatchInBothFormats(t *testing.T) {
 			g.Expect(joinConfiguration(t, doc).Patches).To(Equal(&upstreamv1beta4.Patches{Directory: `C:\var\lib\capwin\kubeadm-patches`}))
 			files := nodeFiles(t, u, doc)
 			g.Expect(files).To(HaveKey(`C:\var\lib\capwin\kubeadm-patches\kubeletconfiguration+merge.json`))
-			g.Expect(files[KubeletPatchPath]).To(MatchJSON(kubeletPatch))
+			g.Expect(files[KubeletPatchPath]).To(MatchJSON(`{
+  "maxPods": 60,
+  "systemReserved": {"cpu": "500m", "memory": "1Gi"},
+  "evictionHard": {"memory.available": "600Mi"},
+  "containerRuntimeEndpoint": "npipe:////./pipe/containerd-containerd",
+  "cgroupsPerQOS": false,
+  "enforceNodeAllocatable": ["none"],
+  "resolvConf": "",
+  "registerWithTaints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}, {"key": "dedicated", "effect": "NoExecute"}]
+}`))
 			g.Expect(files[KubeletPatchPath]).NotTo(ContainSubstring("\n"), "compact JSON")
 			g.Expect(in.Files).To(HaveLen(userFiles), "the caller's files are unchanged")
 			if format == FormatCloudConfig {
@@ -68,15 +77,19 @@ func TestKubeletConfigurationIsAKubeadmPatchInBothFormats(t *testing.T) {
 	}
 }
 
-func TestNoKubeletConfigurationNoPatches(t *testing.T) {
+// TestKubeletPatchWithoutUserFields: without fields of the user's, the patch holds capwin's own
+// (what were the deprecated flags --container-runtime-endpoint, --cgroups-per-qos,
+// --enforce-node-allocatable, --resolv-conf and --register-with-taints).
+func TestKubeletPatchWithoutUserFields(t *testing.T) {
 	for _, patch := range []string{"", "{}", " { } "} {
 		g := NewWithT(t)
 		in := minimalInput(FormatPowerShell)
 		in.KubeletConfiguration = []byte(patch)
+		in.Taints = nil
 		u, doc := render(t, in)
-		g.Expect(joinConfiguration(t, doc).Patches).To(BeNil(), "%q", patch)
-		g.Expect(nodeFiles(t, u, doc)).NotTo(HaveKey(KubeletPatchPath), "%q", patch)
-		g.Expect(doc.Join.Config).NotTo(ContainSubstring("patches"))
+		g.Expect(joinConfiguration(t, doc).Patches).To(Equal(&upstreamv1beta4.Patches{Directory: KubeadmPatchesDir}), "%q", patch)
+		g.Expect(nodeFiles(t, u, doc)[KubeletPatchPath]).To(MatchJSON(`{"containerRuntimeEndpoint": "npipe:////./pipe/containerd-containerd",
+  "cgroupsPerQOS": false, "enforceNodeAllocatable": ["none"], "resolvConf": ""}`), "%q", patch)
 	}
 }
 

@@ -28,7 +28,8 @@ type Input struct {
 	Taints            []Taint
 	KubeletExtraArgs  []Arg
 	// KubeletConfiguration is a JSON object of KubeletConfiguration fields that kubeadm join
-	// merges over the cluster's kubelet-config (a merge patch); nil for none.
+	// merges over the cluster's kubelet-config (a merge patch) with capwin's own fields; nil for none
+	// of the user's.
 	KubeletConfiguration []byte
 	// PauseImage is the sandbox image written into containerd's config.
 	PauseImage string

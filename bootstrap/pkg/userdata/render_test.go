@@ -62,12 +62,13 @@ func TestRenderPowerShellDocument(t *testing.T) {
 	}))
 	g.Expect(doc.Containerd.Register).To(BeFalse())
 
-	// Every file in standalone mode, decoded to its exact bytes.
-	g.Expect(doc.Files).To(HaveLen(5))
+	// Every file in standalone mode, decoded to its exact bytes, then capwin's kubelet patch.
+	g.Expect(doc.Files).To(HaveLen(6))
 	want := []string{"plain 'quoted' $(not code)\n", "decoded\n", "zipped\n", "zipped\n", "10.0.0.5 registry\n"}
-	for i, f := range doc.Files {
-		g.Expect(decode(t, f.Content)).To(Equal(want[i]), f.Path)
+	for i, w := range want {
+		g.Expect(decode(t, doc.Files[i].Content)).To(Equal(w), doc.Files[i].Path)
 	}
+	g.Expect(doc.Files[5].Path).To(Equal(KubeletPatchPath))
 	g.Expect(doc.Files[4].Append).To(BeTrue())
 
 	// User commands live in their own files, with a BOM so PowerShell 5.1 reads UTF-8.
@@ -119,17 +120,23 @@ func TestRenderCloudConfig(t *testing.T) {
 	var cc cloudConfigDoc
 	g.Expect(yaml.UnmarshalStrict(bytes.TrimPrefix(u.CloudConfig, []byte("#cloud-config\n")), &cc)).To(Succeed())
 	g.Expect(cc.Users).To(Equal([]ccUser{{Name: "capi", Groups: []string{"Administrators"}, SSHAuthorizedKeys: []string{"ssh-ed25519 AAAA capi@example"}}}))
-	g.Expect(cc.WriteFiles).To(HaveLen(4))
+	g.Expect(cc.WriteFiles).To(HaveLen(5))
+	g.Expect(cc.WriteFiles[4].Path).To(Equal(KubeletPatchPath))
 	for _, f := range cc.WriteFiles {
 		g.Expect(f.Encoding).To(Equal("b64"))
 	}
 	g.Expect(decode(t, cc.WriteFiles[2].Content)).To(Equal("zipped\n"))
 }
 
-func TestRenderMinimalHasNoCloudConfigPart(t *testing.T) {
+// TestRenderMinimal: cloudbase-init only writes capwin's kubelet patch; the script does the rest.
+func TestRenderMinimal(t *testing.T) {
 	g := NewWithT(t)
 	u, doc := render(t, minimalInput(FormatCloudConfig))
-	g.Expect(u.CloudConfig).To(BeNil())
+	var cc cloudConfigDoc
+	g.Expect(yaml.UnmarshalStrict(bytes.TrimPrefix(u.CloudConfig, []byte("#cloud-config\n")), &cc)).To(Succeed())
+	g.Expect(cc.Users).To(BeEmpty())
+	g.Expect(cc.WriteFiles).To(HaveLen(1))
+	g.Expect(cc.WriteFiles[0].Path).To(Equal(KubeletPatchPath))
 	g.Expect(doc.Features).To(Equal([]string{"Containers"}))
 	g.Expect(doc.Proxy).To(BeNil())
 	g.Expect(doc.Downloads).To(BeEmpty())

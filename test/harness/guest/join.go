@@ -70,7 +70,6 @@ func (s *script) joinPhases(parent context.Context, out func(string)) (phase str
 	}
 	name := nodeName(s.g.cfg.Hostname, jc, flags)
 	s.g.setNodeName(name)
-	flags.Taints = guestjoin.MergeTaints(flags.Taints, jc.NodeRegistration.Taints)
 
 	ctx, cancel := context.WithTimeout(parent, s.g.cfg.JoinTimeout)
 	defer cancel()

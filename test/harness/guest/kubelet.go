@@ -94,7 +94,13 @@ func (g *Guest) startKubelet(ctx context.Context, name, version string, flags gu
 // guest rejoined under its old name), adopts it.
 func (k *kubelet) register(ctx context.Context) error {
 	nodes := k.client.CoreV1().Nodes()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.name, Labels: k.labels()}, Spec: corev1.NodeSpec{Taints: k.flags.Taints}}
+	// kubeadm join on Windows taints nothing itself: the kubelet registers with the taints of
+	// --register-with-taints or, without the flag, of its configuration's registerWithTaints.
+	taints := k.flags.Taints
+	if len(taints) == 0 {
+		taints = k.config.RegisterWithTaints
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.name, Labels: k.labels()}, Spec: corev1.NodeSpec{Taints: taints}}
 	node.Status = k.status(nil)
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
