@@ -14,8 +14,8 @@ const (
 	RuntimeHypervisor = "runhcs-wcow-hypervisor"
 )
 
-// containerdConfig is containerd's config.toml (version 2, read by containerd 1.7 and migrated by
-// 2.x), built from typed structs.
+// containerdConfig is containerd's config.toml in version 2 (read by containerd 1.7, and by 2.x,
+// which converts it at every start), built from typed structs; containerdConfigV3 is version 3.
 type containerdConfig struct {
 	Version int               `toml:"version"`
 	Root    string            `toml:"root"`
@@ -132,7 +132,12 @@ func renderContainerdConfig(in *Input) (string, error) {
 			Registry: criRegistry{ConfigPath: CertsDir, Configs: auth},
 		}},
 	}
-	out, err := toml.Marshal(cfg)
+	var out []byte
+	if in.ContainerdConfigVersion == 3 {
+		out, err = toml.Marshal(cfg.v3())
+	} else {
+		out, err = toml.Marshal(cfg)
+	}
 	if err != nil {
 		return "", fmt.Errorf("marshal containerd config: %w", err)
 	}

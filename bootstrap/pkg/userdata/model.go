@@ -38,6 +38,9 @@ type Input struct {
 	// ContainerdRoot and ContainerdState are containerd's directories ("": under
 	// C:\ProgramData\containerd).
 	ContainerdRoot, ContainerdState string
+	// ContainerdConfigVersion is config.toml's version: 3 for containerd 2.1 and later, 2 (or 0)
+	// for 1.7 and for a containerd of unknown line (2.x converts it).
+	ContainerdConfigVersion int
 	// Disks are data disks prepared before containerd starts.
 	Disks           []Disk
 	HyperVIsolation bool

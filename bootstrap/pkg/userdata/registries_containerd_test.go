@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,8 +22,21 @@ import (
 // config version, and the hosts.toml resolver the CRI uses for every pull) and checks where each
 // registry's pulls go, with which CA, capabilities and credentials.
 func TestContainerdResolvesRegistries(t *testing.T) {
+	for _, version := range []int{2, 3} {
+		t.Run(fmt.Sprintf("config version %d", version), func(t *testing.T) {
+			in := fullInput(FormatPowerShell)
+			in.ContainerdConfigVersion = version
+			_, doc := render(t, in)
+			if !strings.HasPrefix(doc.Containerd.Config, fmt.Sprintf("version = %d\n", version)) {
+				t.Fatalf("config.toml is not version %d:\n%s", version, doc.Containerd.Config)
+			}
+			containerdResolves(t, doc)
+		})
+	}
+}
+
+func containerdResolves(t *testing.T, doc *Document) {
 	ctx := context.Background()
-	_, doc := render(t, fullInput(FormatPowerShell))
 	root := t.TempDir() // stands for C:\Program Files\containerd
 	onNode := func(p string) string {
 		rel, ok := strings.CutPrefix(p, containerDir+`\`)

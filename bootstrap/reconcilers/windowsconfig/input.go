@@ -1,6 +1,8 @@
 package windowsconfig
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -45,22 +47,23 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 			CRISocket:             spec.NodeRegistration.CRISocket,
 			IgnorePreflightErrors: spec.NodeRegistration.IgnorePreflightErrors,
 		},
-		Labels:             nodeLabels(spec.NodeRegistration.Labels, p.KubernetesVersion),
-		Taints:             taints(spec.NodeRegistration.Taints),
-		PauseImage:         spec.Containerd.PauseImage,
-		Registries:         registries(spec.Containerd.Registries, p.Registries),
-		ContainerdRoot:     spec.Containerd.Root,
-		ContainerdState:    spec.Containerd.State,
-		Disks:              disks(spec.Disks),
-		HyperVIsolation:    spec.HyperVIsolation,
-		CNI:                cni(spec.CNI),
-		Binaries:           binaries(spec.Binaries),
-		Proxy:              userdata.Proxy{HTTPProxy: spec.Proxy.HTTPProxy, HTTPSProxy: spec.Proxy.HTTPSProxy, NoProxy: spec.Proxy.NoProxy},
-		NTPServers:         spec.NTP.Servers,
-		Timezone:           spec.Timezone,
-		PreJoinCommands:    spec.PreJoinCommands,
-		PostJoinCommands:   spec.PostJoinCommands,
-		DefenderExclusions: *spec.DefenderExclusions,
+		Labels:                  nodeLabels(spec.NodeRegistration.Labels, p.KubernetesVersion),
+		Taints:                  taints(spec.NodeRegistration.Taints),
+		PauseImage:              spec.Containerd.PauseImage,
+		Registries:              registries(spec.Containerd.Registries, p.Registries),
+		ContainerdRoot:          spec.Containerd.Root,
+		ContainerdState:         spec.Containerd.State,
+		ContainerdConfigVersion: containerdConfigVersion(spec.Containerd.Version, spec.Binaries),
+		Disks:                   disks(spec.Disks),
+		HyperVIsolation:         spec.HyperVIsolation,
+		CNI:                     cni(spec.CNI),
+		Binaries:                binaries(spec.Binaries),
+		Proxy:                   userdata.Proxy{HTTPProxy: spec.Proxy.HTTPProxy, HTTPSProxy: spec.Proxy.HTTPSProxy, NoProxy: spec.Proxy.NoProxy},
+		NTPServers:              spec.NTP.Servers,
+		Timezone:                spec.Timezone,
+		PreJoinCommands:         spec.PreJoinCommands,
+		PostJoinCommands:        spec.PostJoinCommands,
+		DefenderExclusions:      *spec.DefenderExclusions,
 	}
 	if ad := spec.ActiveDirectory; ad != nil {
 		in.Domain = &userdata.Domain{Name: ad.Domain, OrganizationalUnit: ad.OrganizationalUnit, DNSServers: ad.DNSServers,
@@ -114,6 +117,27 @@ func taints(t *[]bootstrapv1.Taint) []userdata.Taint {
 		out = append(out, userdata.Taint{Key: x.Key, Value: x.Value, Effect: x.Effect})
 	}
 	return out
+}
+
+// containerdArchive is the file name of a containerd release archive: containerd-2.1.4-windows-amd64.tar.gz.
+var containerdArchive = regexp.MustCompile(`containerd-(\d+)\.(\d+)\.\d+[^/]*$`)
+
+// containerdConfigVersion is the config.toml version the node's containerd reads as it is: 3 for
+// 2.1 and later (2.0 has no bin_dirs), 2 for 1.7 and when the line is unknown (2.x converts it).
+func containerdConfigVersion(line bootstrapv1.ContainerdVersion, b bootstrapv1.Binaries) int {
+	if line == "" && b.Source == bootstrapv1.BinariesDownload && b.Containerd != nil {
+		if m := containerdArchive.FindStringSubmatch(b.Containerd.URL); m != nil {
+			major, _ := strconv.Atoi(m[1])
+			minor, _ := strconv.Atoi(m[2])
+			if major > 2 || major == 2 && minor >= 1 {
+				line = "2"
+			}
+		}
+	}
+	if line == "2" {
+		return 3
+	}
+	return 2
 }
 
 func cni(c bootstrapv1.CNI) userdata.CNI {

@@ -28,7 +28,7 @@ func TestBuildInput(t *testing.T) {
 				Labels:     map[string]string{KubernetesVersionLabel: "v1.36.3"},
 				Taints:     defaultTaints,
 				PauseImage: webhooks.DefaultPauseImage, CNI: userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
-				Binaries: userdata.Binaries{Directory: `C:\k`}, DefenderExclusions: true,
+				Binaries: userdata.Binaries{Directory: `C:\k`}, DefenderExclusions: true, ContainerdConfigVersion: 2,
 			}
 			if !reflect.DeepEqual(in, want) {
 				t.Fatalf("got  %+v\nwant %+v", in, want)
@@ -108,5 +108,32 @@ func TestBuildInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { tc.check(t, BuildInput(&tc.spec, tc.p)) })
+	}
+}
+
+// TestContainerdConfigVersion: config.toml's version follows the node's containerd line, from
+// spec.containerd.version or the archive binaries.containerd downloads.
+func TestContainerdConfigVersion(t *testing.T) {
+	download := func(url string) bootstrapv1.Binaries {
+		return bootstrapv1.Binaries{Source: bootstrapv1.BinariesDownload, Containerd: &bootstrapv1.Download{URL: url}}
+	}
+	const base = "https://github.com/containerd/containerd/releases/download/"
+	for _, tc := range []struct {
+		line bootstrapv1.ContainerdVersion
+		bin  bootstrapv1.Binaries
+		want int
+	}{
+		{"", bootstrapv1.Binaries{}, 2},
+		{"1.7", bootstrapv1.Binaries{}, 2},
+		{"2", bootstrapv1.Binaries{}, 3},
+		{"", download(base + "v2.1.4/containerd-2.1.4-windows-amd64.tar.gz"), 3},
+		{"", download(base + "v2.0.5/containerd-2.0.5-windows-amd64.tar.gz"), 2},
+		{"", download(base + "v1.7.29/containerd-1.7.29-windows-amd64.tar.gz"), 2},
+		{"", download("https://mirror.corp.example/containerd.tar.gz"), 2},
+		{"1.7", download(base + "v2.1.4/containerd-2.1.4-windows-amd64.tar.gz"), 2},
+	} {
+		if got := containerdConfigVersion(tc.line, tc.bin); got != tc.want {
+			t.Errorf("version %q, binaries %+v: config version %d, want %d", tc.line, tc.bin.Containerd, got, tc.want)
+		}
 	}
 }
