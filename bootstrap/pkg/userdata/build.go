@@ -181,14 +181,14 @@ func defender(in *Input) *Defender {
 
 func downloads(b Binaries) []DocDownload {
 	var out []DocDownload
-	add := func(d *Download, target, extract string) {
+	add := func(d *Download, target, extract, service string) {
 		if d != nil {
-			out = append(out, DocDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256), Path: target, Extract: extract})
+			out = append(out, DocDownload{URL: d.URL, SHA256: strings.ToLower(d.SHA256), Path: target, Extract: extract, Service: service})
 		}
 	}
-	add(b.Kubelet, b.Directory+`\kubelet.exe`, "")
-	add(b.Kubeadm, b.Directory+`\kubeadm.exe`, "")
-	add(b.Containerd, StateDir+`\containerd.tar.gz`, containerDir)
+	add(b.Kubelet, b.Directory+`\kubelet.exe`, "", "kubelet")
+	add(b.Kubeadm, b.Directory+`\kubeadm.exe`, "", "")
+	add(b.Containerd, StateDir+`\containerd.tar.gz`, containerDir, "containerd")
 	return out
 }
 

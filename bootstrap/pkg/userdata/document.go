@@ -98,6 +98,9 @@ type DocDownload struct {
 	SHA256  string `json:"sha256"`
 	Path    string `json:"path"`
 	Extract string `json:"extract,omitempty"`
+	// Service is stopped before the archive's files replace its program (Windows cannot replace
+	// a running program); the step that uses it starts it again.
+	Service string `json:"service,omitempty"`
 }
 
 // DocDisk is a data disk of the disks step: the disk at SCSI target/lun is initialized only when

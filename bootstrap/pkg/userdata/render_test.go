@@ -57,7 +57,7 @@ func TestRenderPowerShellDocument(t *testing.T) {
 	g.Expect(doc.AdminKeys).To(Equal([]string{"ssh-ed25519 AAAA capi@example"}))
 	g.Expect(doc.Defender.Processes).To(ContainElements("containerd.exe", "kubelet.exe"))
 	g.Expect(doc.Downloads).To(Equal([]DocDownload{
-		{URL: "https://dl.k8s.io/v1.36.3/bin/windows/amd64/kubelet.exe", SHA256: strings.Repeat("b", 64), Path: `C:\k\kubelet.exe`},
+		{URL: "https://dl.k8s.io/v1.36.3/bin/windows/amd64/kubelet.exe", SHA256: strings.Repeat("b", 64), Path: `C:\k\kubelet.exe`, Service: "kubelet"},
 		{URL: "https://dl.k8s.io/v1.36.3/bin/windows/amd64/kubeadm.exe", SHA256: strings.Repeat("c", 64), Path: `C:\k\kubeadm.exe`},
 	}))
 	g.Expect(doc.Containerd.Register).To(BeFalse())

@@ -33,6 +33,9 @@ type Channel interface {
 type Faults struct {
 	NeverJoin bool   // boots and reports its address but the bootstrap never runs (broken image)
 	FailAt    string // name of a bootstrap step that fails (e.g. "containerd", "join"); reported as state Failed
+	// RestartDuring names a step in whose middle the guest loses power once (downloads: after
+	// stopping a service, before its files are replaced); the script runs again after the restart.
+	RestartDuring string
 }
 
 // Config describes one guest.

@@ -1,6 +1,7 @@
 package guest_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -62,6 +63,7 @@ func TestGuest(t *testing.T) {
 		t.Run("never joins", f.testNeverJoin)
 		t.Run("process and Hyper-V isolation", f.testIsolation)
 		t.Run("kubelet configuration patch in both formats", f.testKubeletConfiguration)
+		t.Run("binaries.containerd replaces the running containerd", f.testContainerdUpgrade)
 	})
 	t.Run("many idle guests", f.testManyGuests)
 }
@@ -221,4 +223,26 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// testContainerdUpgrade: binaries.containerd replaces the containerd the image runs: the script
+// stops the service before its files are replaced (Windows refuses to replace a running program)
+// and the containerd step starts it; a guest that loses power between the stop and the copy runs
+// the step again after the restart and joins.
+func (f *fixture) testContainerdUpgrade(t *testing.T) {
+	t.Parallel()
+	for _, faults := range []guest.Faults{{}, {RestartDuring: "downloads"}} {
+		name := "win-ctrd-" + strings.ToLower(cmp.Or(faults.RestartDuring, "none"))
+		token := createToken(t, f.cs, 15*time.Minute)
+		archive := &userdata.Download{URL: "https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz", SHA256: strings.Repeat("a", 64)}
+		g, _ := f.boot(t, node{format: userdata.FormatPowerShell, name: name, token: token, containerd: archive},
+			osversion.LTSC2022, faults, time.Minute)
+		waitDone(t, g, 90*time.Second)
+		if err := g.Err(); err != nil {
+			t.Fatalf("%+v: %v", faults, err)
+		}
+		if data, ok := g.File(`C:\Program Files\containerd\containerd.exe`); !ok || !strings.Contains(string(data), archive.URL) {
+			t.Errorf("%+v: containerd.exe is %q, not the archive's", faults, data)
+		}
+	}
 }

@@ -113,6 +113,8 @@ type node struct {
 	containerdRoot, containerdSta string
 	// kubeletConfig is a JSON object of KubeletConfiguration fields ("" for none).
 	kubeletConfig string
+	// containerd is a containerd archive to download (binaries.containerd; nil: the image's).
+	containerd *userdata.Download
 }
 
 // render returns the user data capwin's bootstrap provider would render for n, as the
@@ -135,7 +137,7 @@ func render(t *testing.T, n node) []byte {
 		ContainerdState:      n.containerdSta,
 		HyperVIsolation:      n.hyperV,
 		CNI:                  userdata.CNI{Plugin: "calico", VXLANVNI: 4096, VXLANPort: 4789},
-		Binaries:             userdata.Binaries{Directory: `C:\k`},
+		Binaries:             userdata.Binaries{Directory: `C:\k`, Containerd: n.containerd},
 		Files:                []userdata.File{{Path: `C:\k\hello.txt`, Content: "hello\n"}},
 		PreJoinCommands:      []string{"Write-Output before"},
 		PostJoinCommands:     []string{"Write-Output after"},

@@ -63,6 +63,10 @@ type script struct {
 	features    map[string]bool // installed Windows features
 	kubeletArgs []string        // the kubelet service's command line (registered by the kubelet step)
 	domain      string          // the Active Directory domain the computer is a member of
+	// running are the services running now, by name, with their program (imageServices at boot).
+	running map[string]string
+	// cut is whether Faults.RestartDuring has cut the power once.
+	cut bool
 }
 
 // bootstrap is cloudbase-init handing the user data over, and the script run(s) after it.
@@ -85,8 +89,14 @@ func (g *Guest) bootstrap(ctx context.Context) error {
 				return fmt.Errorf("cloudbase-init: %w", err)
 			}
 		}
+		s.running = imageServices()
 		err := s.run(ctx)
 		var reboot *rebootRequest
+		var cut *powerCut
+		if errors.As(err, &cut) {
+			g.cfg.Log.V(1).Info("guest restarts in the middle of a step", "step", cut.step)
+			continue
+		}
 		if !errors.As(err, &reboot) {
 			return err
 		}
@@ -110,8 +120,9 @@ func (s *script) run(ctx context.Context) error {
 			err = s.do(ctx, name)
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err() // powered off mid-step: nothing more is reported
+			var cut *powerCut
+			if ctx.Err() != nil || errors.As(err, &cut) {
+				return err // powered off mid-step: nothing more is reported
 			}
 			var reboot *rebootRequest
 			if errors.As(err, &reboot) {

@@ -47,7 +47,9 @@ func (s *script) do(ctx context.Context, name string) error {
 		// No internet here: the file stands in for the verified download.
 		for _, d := range doc.Downloads {
 			s.log(fmt.Sprintf("downloading %s (attempt 1)", d.URL))
-			s.g.fs.write(d.Path, []byte("simulated download of "+d.URL+"\n"))
+			if err := s.install(d); err != nil {
+				return err
+			}
 		}
 	case "disks":
 		return s.prepareDisks()
@@ -67,7 +69,10 @@ func (s *script) do(ctx context.Context, name string) error {
 			}
 			s.g.fs.write(f.Path, data)
 		}
-		return s.startContainerd(ctx, c.Directory)
+		if err := s.startContainerd(ctx, c.Directory); err != nil {
+			return err
+		}
+		s.running["containerd"] = c.Directory + `\containerd.exe`
 	case "files":
 		return s.writeFiles()
 	case "preJoin":

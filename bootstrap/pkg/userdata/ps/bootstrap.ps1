@@ -346,20 +346,50 @@ function Step-Downloads {
             Remove-Item -Force -Path $partial
             throw "sha256 of $($download.url) is $hash, want $($download.sha256)"
         }
-        Move-Item -Force -Path $partial -Destination $download.path
         $extract = Get-Field $download 'extract'
+        if (-not $extract) {
+            Stop-Running (Get-Field $download 'service')
+        }
+        Move-Item -Force -Path $partial -Destination $download.path
         if ($extract) {
-            New-Item -ItemType Directory -Force -Path $extract | Out-Null
-            $code = Invoke-Native 'tar.exe' @('-xzf', $download.path, '-C', $extract)
-            if ($code -ne 0) {
-                throw "unpacking $($download.path) failed with code $code"
-            }
-            $bin = Join-Path $extract 'bin'
-            if (Test-Path $bin) {
-                Copy-Item -Force -Path (Join-Path $bin '*') -Destination $extract
-            }
+            Install-Archive $download.path $extract (Get-Field $download 'service')
         }
     }
+}
+
+# Stop-Running stops a service that runs (a program being replaced); the step that uses it starts
+# it again.
+function Stop-Running([string]$Service) {
+    if (-not $Service) {
+        return
+    }
+    $running = Get-Service -Name $Service -ErrorAction SilentlyContinue
+    if ($running -and $running.Status -ne 'Stopped') {
+        Write-Log "stopping service $Service to replace its files"
+        Stop-Service -Name $Service -Force
+    }
+}
+
+# Install-Archive unpacks a .tar.gz (its bin folder, if it has one) into a folder. Windows cannot
+# replace the program of a running service, so the archive is unpacked beside the folder first,
+# the service that runs from it is stopped, and the files are copied over; the containerd step
+# starts the service again. After a restart half-way the step runs again from the start.
+function Install-Archive {
+    param([string]$Archive, [string]$Folder, [string]$Service)
+    $staging = $Folder.TrimEnd('\') + '.new'
+    Remove-Item -Recurse -Force -ErrorAction SilentlyContinue -Path $staging
+    New-Item -ItemType Directory -Force -Path $staging, $Folder | Out-Null
+    $code = Invoke-Native 'tar.exe' @('-xzf', $Archive, '-C', $staging)
+    if ($code -ne 0) {
+        throw "unpacking $Archive failed with code $code"
+    }
+    $from = Join-Path $staging 'bin'
+    if (-not (Test-Path $from)) {
+        $from = $staging
+    }
+    Stop-Running $Service
+    Copy-Item -Force -Recurse -Path (Join-Path $from '*') -Destination $Folder
+    Remove-Item -Recurse -Force -Path $staging
 }
 
 # Find-DataDisk returns the disk at a SCSI target and LUN (Win32_DiskDrive's address; its Index
