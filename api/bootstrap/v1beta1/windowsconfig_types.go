@@ -249,17 +249,18 @@ type Containerd struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z]:\\[^<>:"/|?*]+$`
 	State string `json:"state,omitempty"`
 
-	// version is the release line of the node's containerd: "1.7", or "2" for 2.1 and later. The
-	// bootstrap writes config.toml in the version that line reads as it is: 2 for 1.7, 3 for 2.x.
-	// Unset: the line binaries.containerd's file name names (containerd-2.1.4-windows-amd64.tar.gz),
-	// else config version 2, which both lines read (containerd 2.x converts it at every start and
-	// logs that it did).
+	// version is the containerd release of the image, major.minor ("1.7", "2.2", "2.3"). The
+	// bootstrap writes config.toml in the version that release reads as it is: 2 for 1.7 and 2.0,
+	// 3 for 2.1 and 2.2, 4 for 2.3 and later. Unset: the release binaries.containerd's file name
+	// names (containerd-2.1.4-windows-amd64.tar.gz), else config version 2, which every release
+	// reads (2.x converts it at every start and logs that it did).
 	// +optional
 	Version ContainerdVersion `json:"version,omitempty"`
 }
 
-// ContainerdVersion is a containerd release line.
-// +kubebuilder:validation:Enum="1.7";"2"
+// ContainerdVersion is a containerd release, major.minor.
+// +kubebuilder:validation:Pattern=`^[0-9]\.[0-9]{1,2}$`
+// +kubebuilder:validation:MaxLength=4
 type ContainerdVersion string
 
 // CNIPlugin names a Windows CNI that the node is prepared for.

@@ -133,8 +133,8 @@ func renderContainerdConfig(in *Input) (string, error) {
 		}},
 	}
 	var out []byte
-	if in.ContainerdConfigVersion == 3 {
-		out, err = toml.Marshal(cfg.v3())
+	if in.ContainerdConfigVersion >= 3 {
+		out, err = toml.Marshal(cfg.newer(in.ContainerdConfigVersion))
 	} else {
 		out, err = toml.Marshal(cfg)
 	}

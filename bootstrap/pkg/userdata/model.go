@@ -38,8 +38,8 @@ type Input struct {
 	// ContainerdRoot and ContainerdState are containerd's directories ("": under
 	// C:\ProgramData\containerd).
 	ContainerdRoot, ContainerdState string
-	// ContainerdConfigVersion is config.toml's version: 3 for containerd 2.1 and later, 2 (or 0)
-	// for 1.7 and for a containerd of unknown line (2.x converts it).
+	// ContainerdConfigVersion is config.toml's version: 4 for containerd 2.3 and later, 3 for 2.1
+	// and 2.2, 2 (or 0) for 1.7, 2.0 and a containerd of unknown release (2.x converts it).
 	ContainerdConfigVersion int
 	// Disks are data disks prepared before containerd starts.
 	Disks           []Disk

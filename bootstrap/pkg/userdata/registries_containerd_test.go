@@ -22,7 +22,7 @@ import (
 // config version, and the hosts.toml resolver the CRI uses for every pull) and checks where each
 // registry's pulls go, with which CA, capabilities and credentials.
 func TestContainerdResolvesRegistries(t *testing.T) {
-	for _, version := range []int{2, 3} {
+	for _, version := range []int{2, 3, 4} {
 		t.Run(fmt.Sprintf("config version %d", version), func(t *testing.T) {
 			in := fullInput(FormatPowerShell)
 			in.ContainerdConfigVersion = version

@@ -120,21 +120,26 @@ func taints(t *[]bootstrapv1.Taint) []userdata.Taint {
 }
 
 // containerdArchive is the file name of a containerd release archive: containerd-2.1.4-windows-amd64.tar.gz.
-var containerdArchive = regexp.MustCompile(`containerd-(\d+)\.(\d+)\.\d+[^/]*$`)
+var containerdArchive = regexp.MustCompile(`containerd-(\d+\.\d+)\.\d+[^/]*$`)
 
-// containerdConfigVersion is the config.toml version the node's containerd reads as it is: 3 for
-// 2.1 and later (2.0 has no bin_dirs), 2 for 1.7 and when the line is unknown (2.x converts it).
-func containerdConfigVersion(line bootstrapv1.ContainerdVersion, b bootstrapv1.Binaries) int {
-	if line == "" && b.Source == bootstrapv1.BinariesDownload && b.Containerd != nil {
+// containerdConfigVersion is the config.toml version the node's containerd reads as it is, from
+// spec.containerd.version or the archive binaries.containerd downloads: 4 from 2.3, 3 for 2.1 and
+// 2.2, else 2 (1.7, 2.0 without bin_dirs, and an unknown release, which converts it).
+func containerdConfigVersion(release bootstrapv1.ContainerdVersion, b bootstrapv1.Binaries) int {
+	if release == "" && b.Source == bootstrapv1.BinariesDownload && b.Containerd != nil {
 		if m := containerdArchive.FindStringSubmatch(b.Containerd.URL); m != nil {
-			major, _ := strconv.Atoi(m[1])
-			minor, _ := strconv.Atoi(m[2])
-			if major > 2 || major == 2 && minor >= 1 {
-				line = "2"
-			}
+			release = bootstrapv1.ContainerdVersion(m[1])
 		}
 	}
-	if line == "2" {
+	majorText, minorText, _ := strings.Cut(string(release), ".")
+	major, err1 := strconv.Atoi(majorText)
+	minor, err2 := strconv.Atoi(minorText)
+	switch {
+	case err1 != nil || err2 != nil:
+		return 2
+	case major > 2 || major == 2 && minor >= 3:
+		return 4
+	case major == 2 && minor >= 1:
 		return 3
 	}
 	return 2

@@ -1,19 +1,21 @@
 package userdata
 
-// containerd 2.1 and later read config version 3 as it is (a version 2 file is converted at every
-// start, with a log line): the CRI plugin is split in an image plugin and a runtime plugin, the
-// sandbox image is a pinned image, and the CNI binaries are a list of folders.
+// containerd 2.1 and 2.2 read config version 3 as it is, 2.3 and later version 4 (an older file
+// is converted at every start, with a log line). Version 3 splits the CRI plugin in an image
+// plugin and a runtime plugin, the sandbox image is a pinned image and the CNI binaries are a
+// list of folders; version 4 moves the server's gRPC address into a plugin of its own.
 type containerdConfigV3 struct {
-	Version int            `toml:"version"`
-	Root    string         `toml:"root"`
-	State   string         `toml:"state"`
-	GRPC    containerdGRPC `toml:"grpc"`
-	Plugins v3Plugins      `toml:"plugins"`
+	Version int             `toml:"version"`
+	Root    string          `toml:"root"`
+	State   string          `toml:"state"`
+	GRPC    *containerdGRPC `toml:"grpc,omitempty"`
+	Plugins v3Plugins       `toml:"plugins"`
 }
 
 type v3Plugins struct {
-	Images  v3Images  `toml:"io.containerd.cri.v1.images"`
-	Runtime v3Runtime `toml:"io.containerd.cri.v1.runtime"`
+	Images  v3Images        `toml:"io.containerd.cri.v1.images"`
+	Runtime v3Runtime       `toml:"io.containerd.cri.v1.runtime"`
+	GRPC    *containerdGRPC `toml:"io.containerd.server.v1.grpc,omitempty"`
 }
 
 type v3Images struct {
@@ -37,14 +39,14 @@ type v3CNI struct {
 	ConfDir string   `toml:"conf_dir"`
 }
 
-// v3 is the same configuration as cfg (version 2) in version 3.
-func (cfg containerdConfig) v3() containerdConfigV3 {
+// newer is the same configuration as cfg (version 2) in version 3 or 4.
+func (cfg containerdConfig) newer(version int) containerdConfigV3 {
 	cri := cfg.Plugins.CRI
-	return containerdConfigV3{
-		Version: 3,
+	grpc := cfg.GRPC
+	out := containerdConfigV3{
+		Version: version,
 		Root:    cfg.Root,
 		State:   cfg.State,
-		GRPC:    cfg.GRPC,
 		Plugins: v3Plugins{
 			Images: v3Images{
 				Snapshotter:  cri.Containerd.Snapshotter,
@@ -57,4 +59,10 @@ func (cfg containerdConfig) v3() containerdConfigV3 {
 			},
 		},
 	}
+	if version >= 4 {
+		out.Plugins.GRPC = &grpc
+	} else {
+		out.GRPC = &grpc
+	}
+	return out
 }
