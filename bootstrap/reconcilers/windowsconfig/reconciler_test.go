@@ -114,7 +114,8 @@ func TestFileFromMissingSecretGivesAClearConditionThenRenders(t *testing.T) {
 		Data: map[string][]byte{"settings.json": []byte(`{"connection":"s3cr3t-value"}`)}})).To(Succeed())
 	s := f.dataSecret(t)
 	files := dataDocument(g, s.Data["value"]).Files
-	g.Expect(files).To(HaveLen(1))
+	g.Expect(files).To(HaveLen(2)) // and capwin's kubelet configuration patch
+	g.Expect(files[0].Path).To(Equal(`C:\etc\app\settings.json`))
 	content, err := base64.StdEncoding.DecodeString(files[0].Content)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(content)).To(Equal(`{"connection":"s3cr3t-value"}`))
