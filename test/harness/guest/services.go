@@ -23,15 +23,12 @@ func (s *script) install(d userdata.DocDownload) error {
 		s.log("stopping service " + d.Service + " to replace its files")
 		delete(s.running, d.Service)
 	}
-	programs := []string{d.Path}
-	if d.Extract != "" {
-		// A containerd release archive: its bin folder's programs land in the folder.
-		programs = []string{d.Extract + `\containerd.exe`, d.Extract + `\ctr.exe`, d.Extract + `\containerd-shim-runhcs-v1.exe`}
-	} else {
-		s.g.fs.write(d.Path, content)
-		return nil
-	}
 	s.g.fs.write(d.Path, content)
+	if d.Extract == "" {
+		return nil // a program the step moves into place: Move-Item over a stopped service's file
+	}
+	// A containerd release archive: its bin folder's programs land in the folder.
+	programs := []string{d.Extract + `\containerd.exe`, d.Extract + `\ctr.exe`, d.Extract + `\containerd-shim-runhcs-v1.exe`}
 	if f := s.g.cfg.Faults.RestartDuring; !s.cut && strings.EqualFold(f, s.step) {
 		s.cut = true
 		return &powerCut{step: s.step}
