@@ -99,11 +99,15 @@ func flannelNetConf(t *testing.T) string {
 	return ""
 }
 
-// addonPassed: the program parsed its flags and configuration and stopped at the cluster or the
-// host network, which the stage does not have.
+// addonPassed: the program parsed its flags and configuration without a warning of removal and
+// stopped at the cluster, which the stage does not have.
 func addonPassed(t *testing.T, what, text string) {
 	t.Helper()
-	for _, bad := range []string{"unknown flag", "flag provided but not defined", "invalid configuration", "invalid argument", "failed to parse"} {
+	t.Logf("%s ended with:\n%s", what, lastLines(text, 6))
+	// A GA or deprecated feature gate and a deprecated flag work today and stop the program once
+	// removed: they fail the stage now.
+	for _, bad := range []string{"unknown flag", "flag provided but not defined", "invalid configuration", "invalid argument",
+		"failed to parse", "setting ga feature gate", "setting deprecated feature gate", "has been deprecated"} {
 		if strings.Contains(strings.ToLower(text), bad) {
 			t.Fatalf("%s refused its arguments (%q):\n%s", what, bad, tail(text))
 		}
