@@ -15,19 +15,31 @@ import (
 // TestControlRemovedKubeletFlag: a flag the newest kubelet no longer has (removed in v1.35) on
 // the service's command line stops that kubelet at flag parsing, so kubeletPassed would fail.
 func TestControlRemovedKubeletFlag(t *testing.T) {
+	out := kubeletWithFlag(t, "pod-infra-container-image", "registry.k8s.io/pause:3.10")
+	wantRefused(t, out, "unknown flag: --pod-infra-container-image")
+}
+
+// TestControlDeprecatedKubeletFlag: a deprecated flag (one capwin passed before its value moved
+// into the kubelet configuration) makes the kubelet warn, which kubeletPassed fails on.
+func TestControlDeprecatedKubeletFlag(t *testing.T) {
+	out := kubeletWithFlag(t, "cgroups-per-qos", "false")
+	wantRefused(t, out, "Flag --cgroups-per-qos has been deprecated")
+}
+
+// kubeletWithFlag runs the newest kubelet of the stage with one more flag than admission allows.
+func kubeletWithFlag(t *testing.T, name, value string) Result {
+	t.Helper()
 	c := newCluster(t)
 	versions := Versions(t, "kubernetes", "kubelet.exe")
 	version := versions[len(versions)-1]
 	spec := c.spec(t, matrix[0])
-	spec.NodeRegistration.KubeletExtraArgs = append(spec.NodeRegistration.KubeletExtraArgs,
-		bootstrapv1.Arg{Name: "pod-infra-container-image", Value: "registry.k8s.io/pause:3.10"})
+	spec.NodeRegistration.KubeletExtraArgs = append(spec.NodeRegistration.KubeletExtraArgs, bootstrapv1.Arg{Name: name, Value: value})
 	doc := c.render(t, spec, version)
 	p := NewPrefix(t)
 	c.lay(t, p, doc)
 	kubeletStart(t, p, Exe(t, "kubernetes", version, "kubeadm.exe"), doc, version)
 	writeKubeconfig(t, p, c)
-	out := run(t, p, Exe(t, "kubernetes", version, "kubelet.exe"), consoleArgs(doc)...)
-	wantRefused(t, out, "unknown flag: --pod-infra-container-image")
+	return run(t, p, Exe(t, "kubernetes", version, "kubelet.exe"), consoleArgs(doc)...)
 }
 
 // TestControlBadKubeletConfiguration: a configuration value the kubelet refuses, applied by
