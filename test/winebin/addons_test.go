@@ -2,10 +2,12 @@ package winebin
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 )
@@ -34,17 +36,40 @@ func TestKubeProxyFlags(t *testing.T) {
 	}
 }
 
-// TestFlanneldFlags: flanneld takes the flags and the net-conf.json of the flannel addon.
+// TestFlanneldFlags: flanneld takes the flags of the flannel addon, reaches the cluster with the
+// pod's in-cluster configuration (a closed loopback port here), reads and parses the addon's
+// net-conf.json and waits for the API server.
 func TestFlanneldFlags(t *testing.T) {
 	flags := scriptFlags(t, "../../templates/addons/flannel/start-flanneld.ps1", `(?m)^& \$flanneld (.*)$`)
+	c := newCluster(t)
 	for _, version := range Versions(t, "flannel", "flanneld.exe") {
 		t.Run(version, func(t *testing.T) {
 			p := NewPrefix(t)
 			writeFile(t, p, podEnv["$netConf"], flannelNetConf(t))
-			out := run(t, p, Exe(t, "flannel", version, "flanneld.exe"), flags...)
+			serviceAccount(t, p, c)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			out, err := p.Exec(ctx, Program{Exe: Exe(t, "flannel", version, "flanneld.exe"), Args: flags, Env: inCluster,
+				Until: "for node controller to sync"})
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, tail(out.Output()))
+			}
 			addonPassed(t, "flanneld "+version, out.Output())
 		})
 	}
+}
+
+// inCluster is the environment a HostProcess pod gets: the node's name and the API server's
+// Service, here a closed loopback port.
+var inCluster = []string{"NODE_NAME=win-0", "KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT=1"}
+
+// serviceAccount writes the pod's service account token and CA where a HostProcess container
+// finds them (the path client-go reads, on the current drive).
+func serviceAccount(t *testing.T, p *Prefix, c cluster) {
+	dir := `C:\var\run\secrets\kubernetes.io\serviceaccount\`
+	writeFile(t, p, dir+"token", "capwin-test-token")
+	writeFile(t, p, dir+"ca.crt", c.caPEM)
+	writeFile(t, p, dir+"namespace", "kube-flannel")
 }
 
 // scriptFlags are the quoted arguments a start script passes, with the pod's environment in
@@ -117,7 +142,10 @@ func addonPassed(t *testing.T, what, text string) {
 	}
 }
 
-// addonStop is where the stage stops an addon: it looks for the cluster.
+// addonStop is where the stage stops an addon: kube-proxy at the cluster's configuration, which
+// it looks for after validating its own; flanneld waiting for the API server after parsing
+// net-conf.json.
 func addonStop(text string) bool {
-	return strings.Contains(text, "KUBERNETES_SERVICE_HOST")
+	return strings.Contains(text, "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST") ||
+		strings.Contains(text, "for node controller to sync")
 }
