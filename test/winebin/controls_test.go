@@ -1,8 +1,10 @@
 package winebin
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -91,4 +93,21 @@ func wantRefused(t *testing.T, out Result, want string) {
 	if out.ExitCode == 0 || !strings.Contains(out.Output(), want) {
 		t.Fatalf("want a refusal naming %q, got exit code %d:\n%s", want, out.ExitCode, tail(out.Output()))
 	}
+}
+
+// TestControlBadNetConf: flanneld refuses a net-conf.json whose pod network is not a network.
+func TestControlBadNetConf(t *testing.T) {
+	flags := scriptFlags(t, "../../templates/addons/flannel/start-flanneld.ps1", `(?m)^& \$flanneld (.*)$`)
+	versions := Versions(t, "flannel", "flanneld.exe")
+	p := NewPrefix(t)
+	writeFile(t, p, podEnv["$netConf"], `{"Network": "10.244.0.0/33", "Backend": {"Type": "vxlan", "VNI": 4096}}`)
+	serviceAccount(t, p, newCluster(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := p.Exec(ctx, Program{Exe: Exe(t, "flannel", versions[len(versions)-1], "flanneld.exe"), Args: flags, Env: inCluster,
+		Until: "for node controller to sync"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, out, "error parsing subnet config")
 }
