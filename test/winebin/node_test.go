@@ -1,19 +1,11 @@
 package winebin
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
@@ -54,32 +46,6 @@ var matrix = []config{
 		s.Containerd.Version = "1.7"
 		s.HyperVIsolation = false
 	}},
-}
-
-// cluster is the CA of a made-up cluster and of the registries' certificates.
-type cluster struct {
-	caPEM string
-	hash  string
-}
-
-func newCluster(t testing.TB) cluster {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := cluster{caPEM: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
-	if c.hash, err = windowsconfig.CACertHash([]byte(c.caPEM)); err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // spec reads and admits a matrix entry.
