@@ -78,6 +78,13 @@ lint: modules $(GOLANGCI_LINT)
 test: modules envtest npm
 	@GO=$(GO) scripts/test.sh
 
+## test-windows: the Windows-binaries stage: the Windows kubelet, kubeadm, kube-proxy, containerd and flanneld (built once by scripts/windows-binaries.sh, cached in ~/.cache/capwin/windows) run under Wine (installed by scripts/wine.sh when missing) against what capwin renders (test/winebin).
+.PHONY: test-windows
+test-windows:
+	@scripts/wine.sh >/dev/null
+	@scripts/windows-binaries.sh --check || echo "First run: building the Windows programs of the stage (two Kubernetes versions, two containerd releases, flanneld; long on 2 cores; cached in ~/.cache/capwin/windows)"
+	@CAPWIN_WINDOWS_BINARIES=$$(scripts/windows-binaries.sh) $(GO) test ./test/winebin -count=1 -timeout 30m
+
 ## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses); images named $(REGISTRY)/<image>:$(VERSION).
 VERSION ?= dev
 REGISTRY ?= ghcr.io/capwin

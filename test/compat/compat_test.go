@@ -21,14 +21,17 @@ import (
 type row map[string]string
 
 // table reads the table under "## Release series": one row per series, by column name.
-func table(t *testing.T) []row {
+func table(t *testing.T) []row { return sectionTable(t, "Release series") }
+
+// sectionTable reads the first table under the heading "## <heading>", by column name.
+func sectionTable(t *testing.T, heading string) []row {
 	b, err := os.ReadFile(filepath.Join(repo.Root(), "docs", "compatibility.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n## Release series\n")
+	_, section, ok := strings.Cut(string(b), "\n## "+heading+"\n")
 	if !ok {
-		t.Fatal("docs/compatibility.md: no section ## Release series")
+		t.Fatalf("docs/compatibility.md: no section ## %s", heading)
 	}
 	var header []string
 	var rows []row
@@ -56,7 +59,7 @@ func table(t *testing.T) []row {
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
-		t.Fatal("docs/compatibility.md: the release series table has no rows")
+		t.Fatalf("docs/compatibility.md: the table of ## %s has no rows", heading)
 	}
 	return rows
 }
