@@ -1,0 +1,186 @@
+// Package winebin runs the Windows builds of the kubelet, kubeadm, containerd, kube-proxy and
+// flanneld under Wine against what capwin renders for a node: each program must get past its own
+// flag parsing and configuration checks. It is the Windows-binaries stage (make test-windows);
+// scripts/windows-binaries.sh builds the programs and CAPWIN_WINDOWS_BINARIES names their folder.
+package winebin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Prefix is a Wine prefix (a Windows installation in a folder) that Go programs can start in:
+// its system32 has a bcryptprimitives.dll, and its only drive is its own C: (no Z: mapping of the
+// Linux root, so a program sees nothing of this machine but what a test lays into C:).
+type Prefix struct {
+	dir, wine, wineserver string
+	env                   []string
+	// base are the paths under C: right after wineboot; reset removes all others.
+	base map[string]bool
+}
+
+// Result is what a program did.
+type Result struct {
+	Stdout, Stderr string
+	ExitCode       int
+}
+
+// Output is stdout and stderr together, for messages.
+func (r Result) Output() string { return r.Stdout + r.Stderr }
+
+var shared struct {
+	once sync.Once
+	p    *Prefix
+	err  error
+}
+
+// NewPrefix returns the test process's Wine prefix, made on first use (wineboot takes a minute)
+// and emptied of everything the test lays into C: when the test ends. Tests that use it must not
+// run in parallel.
+func NewPrefix(t testing.TB) *Prefix {
+	t.Helper()
+	shared.once.Do(func() { shared.p, shared.err = create() })
+	if shared.err != nil {
+		t.Fatalf("Wine prefix: %v", shared.err)
+	}
+	p := shared.p
+	t.Cleanup(func() {
+		if err := p.reset(); err != nil {
+			t.Errorf("empty the Wine prefix: %v", err)
+		}
+	})
+	return p
+}
+
+// Close stops the prefix's wineserver and removes the prefix (TestMain calls it).
+func Close() {
+	if shared.p == nil {
+		return
+	}
+	cmd := exec.Command(shared.p.wineserver, "-k")
+	cmd.Env = shared.p.env
+	_ = cmd.Run()
+	_ = os.RemoveAll(shared.p.dir)
+}
+
+// Drive is the host folder of the prefix's C:\.
+func (p *Prefix) Drive() string { return filepath.Join(p.dir, "drive_c") }
+
+// Path is the host path of a Windows path on C: (C:\etc\kubernetes\kubelet.conf).
+func (p *Prefix) Path(windows string) string {
+	rest, ok := strings.CutPrefix(strings.ToUpper(windows[:min(2, len(windows))]), "C:")
+	if !ok || rest != "" {
+		panic("winebin: not a path on C: " + windows)
+	}
+	return filepath.Join(p.Drive(), filepath.FromSlash(strings.ReplaceAll(windows[2:], `\`, "/")))
+}
+
+// Run starts a Windows program (a host path or a path on C:) with args, in C:\, and waits for it
+// or for ctx (then the program and its Wine processes are killed). The error is set only when the
+// program could not run to its end; its exit code is in the Result.
+func (p *Prefix) Run(ctx context.Context, exe string, args ...string) (Result, error) {
+	cmd := exec.Command(p.wine, append([]string{exe}, args...)...)
+	cmd.Dir = p.Drive()
+	cmd.Env = p.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("start %s under Wine: %w", exe, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		err = fmt.Errorf("%s did not end: %w", filepath.Base(exe), ctx.Err())
+	}
+	r := Result{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: cmd.ProcessState.ExitCode()}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		err = nil
+	}
+	return r, err
+}
+
+// create makes a prefix in a new temporary folder.
+func create() (*Prefix, error) {
+	wine, err := find("wine64", "/usr/lib/wine/wine64")
+	if err != nil {
+		return nil, err
+	}
+	server, err := find("wineserver", "/usr/lib/wine/wineserver")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "capwin-wine-")
+	if err != nil {
+		return nil, err
+	}
+	p := &Prefix{dir: dir, wine: wine, wineserver: server, env: append(os.Environ(),
+		"WINEPREFIX="+dir, "WINEARCH=win64", "WINEDEBUG=-all", "DISPLAY=",
+		"WINEDLLOVERRIDES=mscoree,mshtml=")} // no Mono or Gecko installer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{{p.wine, "wineboot", "-i"}, {p.wineserver, "-w"}} {
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Env = p.env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("%s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, "dosdevices", "z:")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	dll := forwarderDLL("bcryptprimitives.dll", "ProcessPrng", "advapi32.SystemFunction036")
+	if err := os.WriteFile(filepath.Join(p.Drive(), "windows", "system32", "bcryptprimitives.dll"), dll, 0o644); err != nil {
+		return nil, err
+	}
+	p.base = map[string]bool{}
+	err = filepath.WalkDir(p.Drive(), func(path string, _ fs.DirEntry, err error) error {
+		p.base[path] = true
+		return err
+	})
+	return p, err
+}
+
+// reset removes what is not part of the prefix as wineboot left it.
+func (p *Prefix) reset() error {
+	return filepath.WalkDir(p.Drive(), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || p.base[path] {
+			return err
+		}
+		if err := os.RemoveAll(path); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+}
+
+func find(name, fallback string) (string, error) {
+	if path, err := exec.LookPath(name); err == nil {
+		return path, nil
+	}
+	if _, err := os.Stat(fallback); err == nil {
+		return fallback, nil
+	}
+	return "", fmt.Errorf("%s not found: run scripts/wine.sh (Debian's wine64)", name)
+}
