@@ -45,6 +45,18 @@ func TestMadeUpFlagIsUnknown(t *testing.T) {
 	g.Expect(Warnings("pod-infra-image")).To(BeEmpty(), "admission refuses it; no warning on top")
 }
 
+// TestDeprecatedFlagWarns with the kubelet's own message; --v, which no kubelet deprecates, and
+// which every supported kubelet has, draws no warning.
+func TestDeprecatedFlagWarns(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(Warnings("max-pods")).To(Equal([]string{"--max-pods is deprecated in the v1.31 to v1.37 kubelets: " +
+		`"This parameter should be set via the config file specified by the Kubelet's --config flag. ` +
+		`See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information."`}))
+	g.Expect(Warnings("register-schedulable")).To(ContainElement(
+		`--register-schedulable is deprecated in the v1.31 to v1.34 kubelets: "will be removed in a future version"`))
+	g.Expect(Warnings("v")).To(BeEmpty())
+}
+
 func TestVersionWithoutASetIsNotJudged(t *testing.T) {
 	g := NewWithT(t)
 	for _, v := range []string{"v1.30.9", "v1.38.0", "v2.0.0", "latest", ""} {

@@ -7,10 +7,11 @@ import (
 	"github.com/capwin/capwin/bootstrap/pkg/kubeletflags"
 )
 
-// kubeletFlagRefusal says which of nodeRegistration.kubeletExtraArgs the kubelet of a Kubernetes
+// KubeletFlagRefusal says which of nodeRegistration.kubeletExtraArgs the kubelet of a Kubernetes
 // version lacks ("" when it has them all). Admission only knows that some supported kubelet has
-// each flag; this kubelet would exit with "unknown flag" and the node would never join.
-func kubeletFlagRefusal(spec *bootstrapv1.WindowsConfigSpec, version string) string {
+// each flag; this kubelet would exit with "unknown flag" and the node would never join. The
+// reconciler and the render command refuse to render for it.
+func KubeletFlagRefusal(spec *bootstrapv1.WindowsConfigSpec, version string) string {
 	var out []string
 	for _, a := range spec.NodeRegistration.KubeletExtraArgs {
 		if msg := kubeletflags.Refusal(version, a.Name); msg != "" {

@@ -78,7 +78,7 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 			"Waiting for the Machine's spec.version (the Kubernetes version to join with)")
 		return ctrl.Result{}, nil
 	}
-	if msg := kubeletFlagRefusal(&cfg.Spec, s.Machine.Spec.Version); msg != "" {
+	if msg := KubeletFlagRefusal(&cfg.Spec, s.Machine.Spec.Version); msg != "" {
 		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.KubeletFlagNotSupportedReason, msg)
 		r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeWarning, bootstrapv1.KubeletFlagNotSupportedReason, "Render", "%s", msg)
 		return ctrl.Result{}, nil
