@@ -43,8 +43,8 @@ envtest:
 	@scripts/envtest-assets.sh --workload >/dev/null
 
 ## kubelet-flags: regenerate bootstrap/pkg/kubeletflags/sets, the Windows kubelet's flags of each minor: builds hack/kubelet-flags for windows/amd64 against each kubelet of KUBELET_FLAG_VERSIONS (a few minutes per version the first time; cached in ~/.cache/capwin/windows) and runs it under Wine.
-# One version per minor of docs/compatibility.md's workload range (the Go module proxy here lacks
-# some v1.31 staging modules of later patches; v1.31.13 is served).
+# One version per minor of docs/compatibility.md's Windows node range, v1.31 to v1.37; the sets
+# are named by minor (bootstrap/pkg/kubeletflags/sets/v1.36.txt), their header names the version.
 KUBELET_FLAG_VERSIONS ?= v1.31.13 v1.32.13 v1.33.5 v1.34.4 v1.35.4 v1.36.3 v1.37.2
 .PHONY: kubelet-flags
 kubelet-flags:
