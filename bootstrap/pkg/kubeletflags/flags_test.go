@@ -53,7 +53,7 @@ func TestDeprecatedFlagWarns(t *testing.T) {
 		`"This parameter should be set via the config file specified by the Kubelet's --config flag. ` +
 		`See https://kubernetes.io/docs/tasks/administer-cluster/kubelet-config-file/ for more information."`}))
 	g.Expect(Warnings("register-schedulable")).To(ContainElement(
-		`--register-schedulable is deprecated in the v1.31 to v1.34 kubelets: "will be removed in a future version"`))
+		`--register-schedulable is deprecated in the v1.31 to v1.33 kubelets: "will be removed in a future version"`))
 	g.Expect(Warnings("v")).To(BeEmpty())
 }
 
