@@ -8,7 +8,6 @@
 package kubeletflags
 
 import (
-	"bufio"
 	"embed"
 	"fmt"
 	"path"
@@ -49,23 +48,17 @@ func load() (map[int]flagSet, []int) {
 
 // parseSet reads a set file: a header line (#), then one flag a line, "name<TAB>deprecation".
 func parseSet(name string) flagSet {
-	f, err := setFiles.Open(name)
+	b, err := setFiles.ReadFile(name)
 	if err != nil {
 		panic(fmt.Sprintf("kubeletflags: %v", err))
 	}
-	defer f.Close()
 	out := flagSet{}
-	lines := bufio.NewScanner(f)
-	for lines.Scan() {
-		line := lines.Text()
+	for _, line := range strings.Split(string(b), "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		flag, deprecation, _ := strings.Cut(line, "\t")
 		out[flag] = deprecation
-	}
-	if err := lines.Err(); err != nil {
-		panic(fmt.Sprintf("kubeletflags: read %s: %v", name, err))
 	}
 	return out
 }
