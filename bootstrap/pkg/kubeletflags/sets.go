@@ -10,6 +10,7 @@ package kubeletflags
 import (
 	"embed"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -38,12 +39,7 @@ func load() (map[int]flagSet, []int) {
 		}
 		out[minor] = parseSet(path.Join("sets", e.Name()))
 	}
-	keys := make([]int, 0, len(out))
-	for m := range out {
-		keys = append(keys, m)
-	}
-	slices.Sort(keys)
-	return out, keys
+	return out, slices.Sorted(maps.Keys(out))
 }
 
 // parseSet reads a set file: a header line (#), then one flag a line, "name<TAB>deprecation".
