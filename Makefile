@@ -55,7 +55,7 @@ kubelet-flags:
 	  K8S_VERSION=$$v scripts/envtest-assets.sh --kubelet-flags >/dev/null; \
 	done; \
 	CAPWIN_WINDOWS_BINARIES=$$bins KUBELET_FLAG_VERSIONS="$(KUBELET_FLAG_VERSIONS)" \
-	  $(GO) test ./test/winebin -run '^TestKubeletFlagSets$$' -count=1 -args -update
+	  $(GO) test ./test/winebin -run '^TestKubeletFlagSets$$' -count=1 -timeout 20m -args -update
 
 ## npm: install the PowerShell parser used by the tests (from the committed lock file).
 .PHONY: npm
