@@ -256,7 +256,7 @@ func TestKubeProxyWindows(t *testing.T) {
 		g.Expect(podSpecs(next)["DaemonSet kube-proxy-windows-v1.37.0"].NodeSelector).To(HaveKeyWithValue("capwin.io/kubernetes-version", "v1.37.0"))
 	}
 	NewWithT(t).Expect(scriptFile(t, "start-kube-proxy.ps1")).To(And(
-		ContainSubstring("--proxy-mode=kernelspace"), ContainSubstring("--feature-gates=WinOverlay=true"),
+		ContainSubstring("--proxy-mode=kernelspace"), Not(ContainSubstring("--feature-gates")),
 		ContainSubstring("--source-vip="), ContainSubstring("--network-name="), ContainSubstring("Join-Path $root 'kube-proxy.exe'")))
 }
 

@@ -90,32 +90,85 @@ func (p *Prefix) Path(windows string) string {
 // or for ctx (then the program and its Wine processes are killed). The error is set only when the
 // program could not run to its end; its exit code is in the Result.
 func (p *Prefix) Run(ctx context.Context, exe string, args ...string) (Result, error) {
-	cmd := exec.Command(p.wine, append([]string{exe}, args...)...)
+	return p.Exec(ctx, Program{Exe: exe, Args: args})
+}
+
+// Program is one run of a Windows program.
+type Program struct {
+	Exe  string
+	Args []string
+	// Env are more KEY=VALUE variables (a pod's environment).
+	Env []string
+	// Until stops the program once its output has this text (a daemon that would run on); the
+	// Result then has exit code -1 and no error.
+	Until string
+}
+
+// Exec runs prog as Run does.
+func (p *Prefix) Exec(ctx context.Context, prog Program) (Result, error) {
+	cmd := exec.Command(p.wine, append([]string{prog.Exe}, prog.Args...)...)
 	cmd.Dir = p.Drive()
-	cmd.Env = p.env
+	cmd.Env = append(append([]string(nil), p.env...), prog.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	out := &watch{until: prog.Until, seen: make(chan struct{})}
+	out.stdout.w, out.stderr.w = out, out
+	cmd.Stdout, cmd.Stderr = &out.stdout, &out.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
-		return Result{}, fmt.Errorf("start %s under Wine: %w", exe, err)
+		return Result{}, fmt.Errorf("start %s under Wine: %w", prog.Exe, err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var err error
 	select {
 	case err = <-done:
+	case <-out.seen:
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		err = nil
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		err = fmt.Errorf("%s did not end: %w", filepath.Base(exe), ctx.Err())
+		err = fmt.Errorf("%s did not end: %w", filepath.Base(prog.Exe), ctx.Err())
 	}
-	r := Result{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: cmd.ProcessState.ExitCode()}
+	r := Result{Stdout: out.stdout.String(), Stderr: out.stderr.String(), ExitCode: cmd.ProcessState.ExitCode()}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		err = nil
 	}
 	return r, err
+}
+
+// watch keeps a program's output and closes seen once it has the text until.
+type watch struct {
+	mu             sync.Mutex
+	stdout, stderr syncBuffer
+	until          string
+	seen           chan struct{}
+	closed         bool
+}
+
+type syncBuffer struct {
+	w   *watch
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(data []byte) (int, error) {
+	b.w.mu.Lock()
+	defer b.w.mu.Unlock()
+	n, err := b.buf.Write(data)
+	if w := b.w; w.until != "" && !w.closed &&
+		(strings.Contains(w.stdout.buf.String(), w.until) || strings.Contains(w.stderr.buf.String(), w.until)) {
+		w.closed = true
+		close(w.seen)
+	}
+	return n, err
+}
+
+func (b *syncBuffer) String() string {
+	b.w.mu.Lock()
+	defer b.w.mu.Unlock()
+	return b.buf.String()
 }
 
 // create makes a prefix in a new temporary folder.

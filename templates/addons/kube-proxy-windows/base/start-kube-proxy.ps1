@@ -72,7 +72,6 @@ $flags = @(
     "--network-name=$env:NETWORK_NAME",
     "--source-vip=$sourceVip",
     "--cluster-cidr=$env:POD_CIDR",
-    '--feature-gates=WinOverlay=true',
     '--v=2'
 )
 Write-Host "Starting $kubeProxy $flags"
