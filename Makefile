@@ -42,6 +42,21 @@ modules:
 envtest:
 	@scripts/envtest-assets.sh --workload >/dev/null
 
+## kubelet-flags: regenerate bootstrap/pkg/kubeletflags/sets, the Windows kubelet's flags of each minor: builds hack/kubelet-flags for windows/amd64 against each kubelet of KUBELET_FLAG_VERSIONS (a few minutes per version the first time; cached in ~/.cache/capwin/windows) and runs it under Wine.
+# One version per minor of docs/compatibility.md's Windows node range, v1.31 to v1.37; the sets
+# are named by minor (bootstrap/pkg/kubeletflags/sets/v1.36.txt), their header names the version.
+KUBELET_FLAG_VERSIONS ?= v1.31.13 v1.32.13 v1.33.5 v1.34.4 v1.35.4 v1.36.3 v1.37.2
+.PHONY: kubelet-flags
+kubelet-flags:
+	@bins=$${CAPWIN_CACHE:-$$HOME/.cache/capwin}/windows; \
+	for v in $(KUBELET_FLAG_VERSIONS); do \
+	  exe=$$bins/kubernetes/$$v/kubelet-flags.exe; \
+	  if [ -f "$$exe" ] && [ hack/kubelet-flags/main.go -nt "$$exe" ]; then rm "$$exe"; fi; \
+	  K8S_VERSION=$$v scripts/envtest-assets.sh --kubelet-flags >/dev/null; \
+	done; \
+	CAPWIN_WINDOWS_BINARIES=$$bins KUBELET_FLAG_VERSIONS="$(KUBELET_FLAG_VERSIONS)" \
+	  $(GO) test ./test/winebin -run '^TestKubeletFlagSets$$' -count=1 -timeout 20m -args -update
+
 ## npm: install the PowerShell parser used by the tests (from the committed lock file).
 .PHONY: npm
 npm:

@@ -7,6 +7,8 @@
 #   scripts/envtest-assets.sh --node               + kubelet, kubeadm, kubectl, kube-proxy (the kind node image)
 #   scripts/envtest-assets.sh --windows            only kubelet.exe, kubeadm.exe, kube-proxy.exe for windows/amd64
 #                                                  (the Windows-binaries stage, scripts/windows-binaries.sh)
+#   scripts/envtest-assets.sh --kubelet-flags      only kubelet-flags.exe for windows/amd64: hack/kubelet-flags, which
+#                                                  prints the kubelet's flags (make kubelet-flags)
 #   scripts/envtest-assets.sh [--workload] --check  exit 1 when a binary is missing (no build)
 #
 # A second run with the binaries present does nothing but print the path.
@@ -26,6 +28,7 @@ for arg in "$@"; do
     --workload) components+=(kube-scheduler kube-controller-manager) ;;
     --node) components+=(kubelet kubeadm kubectl kube-proxy) ;;
     --windows) components=(kubelet kubeadm kube-proxy); GOOS_OUT=windows; EXT=.exe; OUT="$CACHE/windows/kubernetes/$K8S_VERSION" ;;
+    --kubelet-flags) components=(kubelet-flags); GOOS_OUT=windows; EXT=.exe; OUT="$CACHE/windows/kubernetes/$K8S_VERSION" ;;
     --check) check=true ;;
     *) echo "envtest-assets: unknown argument $arg" >&2; exit 2 ;;
   esac
@@ -42,6 +45,7 @@ fi
 $check && exit 1
 
 log() { echo "envtest-assets: $*" >&2; }
+repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/retry.sh
 source "$(dirname "$0")/retry.sh"
 mkdir -p "$OUT"
@@ -54,6 +58,7 @@ kube_pkg() {
   case "$1" in
     kubectl) echo "k8s.io/kubectl/pkg/cmd" ;;
     kubeadm) echo "k8s.io/kubernetes/cmd/kubeadm/app" ;;
+    kubelet-flags) echo "k8s.io/kubernetes/cmd/kubelet/app/options" ;;
     *) echo "k8s.io/kubernetes/cmd/$1/app" ;;
   esac
 }
@@ -84,12 +89,19 @@ build_kube() {
     echo ")"
     echo "func main() {}"
   } > tools.go
+  # kubelet-flags is our program (hack/kubelet-flags), built in this module without its ignore tag.
+  if [[ " ${bins[*]} " == *" kubelet-flags "* ]]; then
+    mkdir -p kubelet-flags
+    sed '/^\/\/go:build ignore$/d' "$repo/hack/kubelet-flags/main.go" > kubelet-flags/main.go
+  fi
   retry 4 go mod tidy >&2
   rm tools.go
   local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor%%.*} -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
   for b in "${bins[@]}"; do
     log "building $b $K8S_VERSION ${GOOS_OUT} (a few minutes the first time)"
-    GOOS=${GOOS_OUT:-$(go env GOHOSTOS)} go build -trimpath -ldflags "$ld" -o "$OUT/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+    local pkg="k8s.io/kubernetes/cmd/$b"
+    [[ $b == kubelet-flags ]] && pkg=./kubelet-flags
+    GOOS=${GOOS_OUT:-$(go env GOHOSTOS)} go build -trimpath -ldflags "$ld" -o "$OUT/$b.tmp" "$pkg"
     chmod +x "$OUT/$b.tmp"
     mv "$OUT/$b.tmp" "$OUT/$b$EXT"
   done

@@ -87,10 +87,12 @@ func validateProxy(p bootstrapv1.Proxy, path *field.Path) field.ErrorList {
 	return errs
 }
 
-// specWarnings are the admission warnings of a spec: settings that work but weaken the node.
+// specWarnings are the admission warnings of a spec: settings that work but weaken the node, and
+// kubelet flags that not every supported kubelet takes as they are.
 func specWarnings(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) []string {
-	return append(downloadWarnings(spec.Binaries, path.Child("binaries")),
+	out := append(downloadWarnings(spec.Binaries, path.Child("binaries")),
 		registryWarnings(spec.Containerd.Registries, path.Child("containerd", "registries"))...)
+	return append(out, kubeletArgWarnings(spec.NodeRegistration.KubeletExtraArgs, path.Child("nodeRegistration", "kubeletExtraArgs"))...)
 }
 
 // downloadWarnings point out downloads over plain http.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/kubeletflags"
 )
 
 func validateNodeRegistration(nr *bootstrapv1.NodeRegistration, path *field.Path) field.ErrorList {
@@ -124,12 +125,28 @@ func validateKubeletArgs(args []bootstrapv1.Arg, nr *field.Path) field.ErrorList
 			}
 			errs = append(errs, field.Forbidden(p.Child("name"), msg))
 		}
-		if !kubeletFlagName.MatchString(a.Name) {
+		switch {
+		case !kubeletFlagName.MatchString(a.Name):
 			errs = append(errs, field.Invalid(p.Child("name"), a.Name, "a kubelet flag name without leading dashes: lower-case letters, digits and '-', e.g. max-pods"))
+		case !kubeletflags.Known(a.Name):
+			errs = append(errs, field.Invalid(p.Child("name"), a.Name, fmt.Sprintf(
+				"no Windows kubelet %s has a flag --%s: it would not start (unknown flag)", kubeletflags.Range(), a.Name)))
 		}
 		if strings.ContainsAny(a.Value, "\"\r\n\x00") {
 			errs = append(errs, field.Invalid(p.Child("value"), a.Value, "must not contain double quotes, line breaks or NUL (it goes on the kubelet service's command line)"))
 		}
 	}
 	return append(errs, duplicates(names, func(s string) string { return s }, path, "name", "")...)
+}
+
+// kubeletArgWarnings pass on what kubeletflags knows of each flag: the supported kubelets that
+// lack it (their Machines get no bootstrap data) and the kubelet's deprecation message.
+func kubeletArgWarnings(args []bootstrapv1.Arg, path *field.Path) []string {
+	var out []string
+	for i, a := range args {
+		for _, w := range kubeletflags.Warnings(a.Name) {
+			out = append(out, fmt.Sprintf("%s: %s", path.Index(i).Child("name"), w))
+		}
+	}
+	return out
 }

@@ -187,6 +187,8 @@ func TestValidateSpec(t *testing.T) {
 		{"hostname-override", kubeletArgs("hostname-override", "x"), []want{{"spec.nodeRegistration.kubeletExtraArgs[0].name", "spec.nodeRegistration.name"}}},
 		{"flag with dashes", kubeletArgs("--max-pods", "60"), []want{{"spec.nodeRegistration.kubeletExtraArgs[0].name", "without leading dashes"}}},
 		{"flag with underscore", kubeletArgs("max_pods", "60"), []want{{"spec.nodeRegistration.kubeletExtraArgs[0].name", "lower-case"}}},
+		{"flag no kubelet has", kubeletArgs("max-pods", "60", "pod-infra-image", "x"), []want{{"spec.nodeRegistration.kubeletExtraArgs[1].name", "no Windows kubelet v1.31 to v1.37 has a flag --pod-infra-image"}}},
+		{"flag only older kubelets have", kubeletArgs("pod-infra-container-image", "registry.k8s.io/pause:3.10"), nil},
 		{"duplicate flag", kubeletArgs("v", "2", "v", "4"), []want{{"spec.nodeRegistration.kubeletExtraArgs[1].name", "same as spec.nodeRegistration.kubeletExtraArgs[0].name"}}},
 		{"value with quote", kubeletArgs("v", `2" --x`), []want{{"spec.nodeRegistration.kubeletExtraArgs[0].value", "double quotes"}}},
 		{"value with newline", kubeletArgs("v", "2\n"), []want{{"spec.nodeRegistration.kubeletExtraArgs[0].value", "line breaks"}}},
@@ -259,6 +261,18 @@ func TestValidateSpec(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKubeletFlagWarnings: a flag some supported kubelets lack is admitted with a warning that
+// names them; a flag every supported kubelet has as it is draws none.
+func TestKubeletFlagWarnings(t *testing.T) {
+	g := NewWithT(t)
+	s := &bootstrapv1.WindowsConfigSpec{}
+	kubeletArgs("v", "2", "pod-infra-container-image", "registry.k8s.io/pause:3.10")(s)
+	g.Expect(specWarnings(s, field.NewPath("spec"))).To(ContainElement(
+		HavePrefix("spec.nodeRegistration.kubeletExtraArgs[1].name: the v1.35 to v1.37 kubelets have no flag --pod-infra-container-image")))
+	s.NodeRegistration.KubeletExtraArgs = s.NodeRegistration.KubeletExtraArgs[:1]
+	g.Expect(specWarnings(s, field.NewPath("spec"))).To(BeEmpty())
 }
 
 func TestValidateSpecTemplatePath(t *testing.T) {

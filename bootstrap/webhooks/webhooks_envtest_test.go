@@ -181,6 +181,9 @@ func TestAdmission(t *testing.T) {
 		{"owned kubelet flag", func(s *bootstrapv1.WindowsConfigSpec) {
 			s.NodeRegistration.KubeletExtraArgs = []bootstrapv1.Arg{{Name: "register-with-taints", Value: "a:NoSchedule"}}
 		}, "spec.nodeRegistration.kubeletExtraArgs[0].name", "from spec.nodeRegistration.taints"},
+		{"kubelet flag no kubelet has", func(s *bootstrapv1.WindowsConfigSpec) {
+			s.NodeRegistration.KubeletExtraArgs = []bootstrapv1.Arg{{Name: "pod-infra-image", Value: "x"}}
+		}, "spec.nodeRegistration.kubeletExtraArgs[0].name", "no Windows kubelet v1.31 to v1.37 has a flag --pod-infra-image"},
 		{"kubelet flag value with quote", func(s *bootstrapv1.WindowsConfigSpec) {
 			s.NodeRegistration.KubeletExtraArgs = []bootstrapv1.Arg{{Name: "v", Value: `2" --x`}}
 		}, "spec.nodeRegistration.kubeletExtraArgs[0].value", "double quotes"},
@@ -248,6 +251,19 @@ func TestPlainHTTPDownloadWarns(t *testing.T) {
 	c := config("http", downloads(bootstrapv1.Download{URL: "http://dl.example.com/kubelet.exe", SHA256: sha}))
 	g.Expect(k8s.Create(context.Background(), c)).To(Succeed())
 	g.Expect(warnings.take()).To(ConsistOf(ContainSubstring("spec.binaries.kubelet.url uses plain http")))
+}
+
+// TestKubeletFlagOlderKubeletsHadWarns: --pod-infra-container-image is admitted (the v1.31 to
+// v1.34 kubelets have it) with a warning that the v1.35 to v1.37 kubelets lack it.
+func TestKubeletFlagOlderKubeletsHadWarns(t *testing.T) {
+	g := apiServer(t)
+	warnings.take()
+	c := config("pod-infra", func(s *bootstrapv1.WindowsConfigSpec) {
+		s.NodeRegistration.KubeletExtraArgs = []bootstrapv1.Arg{{Name: "pod-infra-container-image", Value: "registry.k8s.io/pause:3.10"}}
+	})
+	g.Expect(k8s.Create(context.Background(), c)).To(Succeed())
+	g.Expect(warnings.take()).To(ContainElement(ContainSubstring(
+		"spec.nodeRegistration.kubeletExtraArgs[0].name: the v1.35 to v1.37 kubelets have no flag --pod-infra-container-image")))
 }
 
 func template(name string) *bootstrapv1.WindowsConfigTemplate {

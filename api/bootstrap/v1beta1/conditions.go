@@ -37,6 +37,10 @@ const (
 	// InvalidSpecReason: the spec breaks a rule of the admission webhook (stored while the webhook
 	// was not running); no bootstrap token or data is made until it is corrected.
 	InvalidSpecReason = "InvalidSpec"
+	// KubeletFlagNotSupportedReason: the kubelet of the Machine's version has no flag of a name in
+	// nodeRegistration.kubeletExtraArgs (it would exit with "unknown flag"); no bootstrap token or
+	// data is made until the flag is removed or the Machine gets a version that has it.
+	KubeletFlagNotSupportedReason = "KubeletFlagNotSupported"
 	// RenderFailedReason: the configuration could not be turned into user data.
 	RenderFailedReason = "RenderFailed"
 	// DataSecretNotCreatedReason: a generic failure writing the Secret; the message says why.

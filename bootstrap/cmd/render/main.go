@@ -112,6 +112,9 @@ func run(args []string, stdout io.Writer) error {
 	if errs := admit(obj, spec); len(errs) > 0 {
 		return fmt.Errorf("%s is invalid: %w", o.file, errs.ToAggregate())
 	}
+	if msg := windowsconfig.KubeletFlagRefusal(spec, o.kubernetesVersion); msg != "" {
+		return fmt.Errorf("%s for Kubernetes %s: %s", o.file, o.kubernetesVersion, msg)
+	}
 	if o.caFile != "" {
 		pem, err := os.ReadFile(o.caFile)
 		if err != nil {

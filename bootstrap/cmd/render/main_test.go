@@ -76,6 +76,7 @@ func TestRenderErrors(t *testing.T) {
 	iana := writeConfig(t, dir, "iana.yaml", "timezone: Europe/Berlin\n")
 	vni := writeConfig(t, dir, "vni.yaml", "cni:\n    plugin: flannel\n    vxlanVNI: 4097\n")
 	kubelet := writeConfig(t, dir, "kubelet.yaml", "kubeletConfiguration:\n    maxPods: 60\n    fooBar: 1\n")
+	podInfra := writeConfig(t, dir, "pod-infra.yaml", "nodeRegistration:\n    kubeletExtraArgs:\n    - name: pod-infra-container-image\n      value: registry.k8s.io/pause:3.10\n")
 	cases := map[string]struct {
 		args []string
 		want string
@@ -85,10 +86,13 @@ func TestRenderErrors(t *testing.T) {
 		"IANA time zone": {[]string{"-f", iana, "--api-server", "a:1", "--ca-file", caFile}, `spec.timezone: Invalid value: "Europe/Berlin": spec.timezone in body should match`},
 		"CEL rule":       {[]string{"-f", vni, "--api-server", "a:1", "--ca-file", caFile}, "spec.cni: Invalid value: flannel on Windows requires vxlanVNI 4096"},
 		"kubelet field":  {[]string{"-f", kubelet, "--api-server", "a:1", "--ca-file", caFile}, "spec.kubeletConfiguration.fooBar: Forbidden: unknown field"},
-		"no file":        {[]string{"--api-server", "a:1"}, "-f and --api-server are required"},
-		"no CA":          {[]string{"-f", other, "--api-server", "a:1"}, "neither WindowsConfig nor WindowsConfigTemplate"},
-		"invalid":        {[]string{"-f", bad, "--api-server", "a:1", "--ca-file", caFile}, "spec.files[0].path"},
-		"missing pin":    {[]string{"-f", "../../../docs/examples/windowsconfig.yaml", "--api-server", "a:1"}, "one of --ca-hash or --ca-file is required"},
+		// Admitted (the v1.31 to v1.34 kubelets have it), but the Machine's kubelet would not start.
+		"flag the kubelet lacks": {[]string{"-f", podInfra, "--api-server", "a:1", "--ca-file", caFile, "--kubernetes-version", "v1.35.4"},
+			"the v1.35 kubelet has no flag --pod-infra-container-image (the v1.34 kubelet had it)"},
+		"no file":     {[]string{"--api-server", "a:1"}, "-f and --api-server are required"},
+		"no CA":       {[]string{"-f", other, "--api-server", "a:1"}, "neither WindowsConfig nor WindowsConfigTemplate"},
+		"invalid":     {[]string{"-f", bad, "--api-server", "a:1", "--ca-file", caFile}, "spec.files[0].path"},
+		"missing pin": {[]string{"-f", "../../../docs/examples/windowsconfig.yaml", "--api-server", "a:1"}, "one of --ca-hash or --ca-file is required"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

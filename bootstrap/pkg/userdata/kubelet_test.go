@@ -1,10 +1,13 @@
 package userdata
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/capwin/capwin/bootstrap/pkg/kubeletflags"
 )
 
 func TestKubeletArgs(t *testing.T) {
@@ -28,25 +31,17 @@ func TestKubeletArgs(t *testing.T) {
 	g.Expect(args[len(args)-1]).To(Equal("--max-pods=60"))
 }
 
-// removedKubeletFlags are kubelet flags that later kubelets no longer register: the kubelet
-// refuses to start with an unknown flag, so capwin must never pass one.
-var removedKubeletFlags = []string{
-	// Removed in v1.35 (kubeadm dropped it from kubeadm-flags.env on the upgrade to 1.35; the
-	// v1.36.3 kubelet's cmd/kubelet/app/options has no such flag). containerd's sandbox_image
-	// names the pause image.
-	"pod-infra-container-image",
-	// klog's flags but -v and -vmodule are gone since v1.26 (kubernetes#112120: "Legacy klog
-	// flags are no longer available"); the v1.36.3 kubelet registers only v, vmodule and
-	// log-flush-frequency from k8s.io/component-base/logs.
-	"log-file", "logtostderr", "log-dir", "alsologtostderr",
-}
-
+// TestKubeletArgsHaveNoRemovedFlags: every flag capwin puts on the kubelet's command line is one
+// that the Windows kubelet of each supported minor has (generated from the kubelet's own code):
+// a kubelet refuses to start with an unknown flag, e.g. --pod-infra-container-image since v1.35
+// or klog's --log-file since v1.26.
 func TestKubeletArgsHaveNoRemovedFlags(t *testing.T) {
 	g := NewWithT(t)
 	for _, in := range []Input{fullInput(FormatPowerShell), minimalInput(FormatCloudConfig)} {
 		for _, a := range kubeletArgs(&in) {
-			for _, removed := range removedKubeletFlags {
-				g.Expect(a).NotTo(HavePrefix("--"+removed+"="), "a v1.35+ kubelet does not start with --%s", removed)
+			name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			for _, minor := range kubeletflags.Minors() {
+				g.Expect(kubeletflags.Has(minor, name)).To(BeTrue(), "the %s kubelet does not start with --%s", minor, name)
 			}
 		}
 	}

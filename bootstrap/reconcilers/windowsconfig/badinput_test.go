@@ -53,6 +53,7 @@ var badConfigRows = []struct {
 		s.NodeRegistration.Taints = &[]bootstrapv1.Taint{{Key: "a", Effect: "NoSchedule"}, {Key: "a", Value: "b", Effect: "NoSchedule"}}
 	}, "nodeRegistration.taints[1]"},
 	{"kubelet flag capwin sets", kubeletArg("node-labels", "a=b"), "nodeRegistration.kubeletExtraArgs[0].name"},
+	{"kubelet flag no kubelet has", kubeletArg("pod-infra-image", "x"), "nodeRegistration.kubeletExtraArgs[0].name"},
 	{"unknown kubelet configuration field", func(s *spec) {
 		s.KubeletConfiguration = &runtime.RawExtension{Raw: []byte(`{"maxPods": 60, "fooBar": 1}`)}
 	}, "kubeletConfiguration.fooBar"},

@@ -78,6 +78,11 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 			"Waiting for the Machine's spec.version (the Kubernetes version to join with)")
 		return ctrl.Result{}, nil
 	}
+	if msg := KubeletFlagRefusal(&cfg.Spec, s.Machine.Spec.Version); msg != "" {
+		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.KubeletFlagNotSupportedReason, msg)
+		r.Recorder.Eventf(cfg, s.Machine, corev1.EventTypeWarning, bootstrapv1.KubeletFlagNotSupportedReason, "Render", "%s", msg)
+		return ctrl.Result{}, nil
+	}
 	caHash, err := r.clusterCAHash(ctx, c)
 	if err != nil {
 		setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.ClusterCANotAvailableReason, err.Error())
