@@ -44,10 +44,6 @@ log() { echo "windows-binaries: $*" >&2; }
 source scripts/retry.sh
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local CGO_ENABLED=0 GOOS=windows GOARCH=amd64
 
-for v in "${KUBERNETES[@]}"; do
-  K8S_VERSION=$v GOOS= scripts/envtest-assets.sh --windows >/dev/null
-done
-
 # build MODULE VERSION PACKAGE OUT [LDFLAGS]: one program of a module at a version, through a
 # throwaway module that requires it (its go.mod's requirements taken as they are, as hack/images does).
 build() {
@@ -76,5 +72,8 @@ for v in "${CONTAINERD[@]}"; do
 done
 build github.com/flannel-io/flannel "$FLANNEL_VERSION" github.com/flannel-io/flannel \
   "$OUT/flannel/$FLANNEL_VERSION/flanneld.exe" "-X github.com/flannel-io/flannel/pkg/version.Version=$FLANNEL_VERSION"
+for v in "${KUBERNETES[@]}"; do
+  K8S_VERSION=$v GOOS= scripts/envtest-assets.sh --windows >/dev/null
+done
 
 echo "$OUT"
