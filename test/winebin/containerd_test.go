@@ -1,6 +1,7 @@
 package winebin
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestContainerdLoadsConfig(t *testing.T) {
 func configVersion(t *testing.T, toml string) int {
 	t.Helper()
 	for _, v := range []int{2, 3, 4} {
-		if strings.HasPrefix(toml, "version = "+string(rune('0'+v))) {
+		if strings.HasPrefix(toml, fmt.Sprintf("version = %d\n", v)) {
 			return v
 		}
 	}

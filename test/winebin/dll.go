@@ -20,13 +20,13 @@ func forwarderDLL(dll, name, target string) []byte {
 		exportDirLen = 40
 	)
 	// The .edata section: export directory, address table, name table, ordinal table, strings.
-	eat := sectionRVA + exportDirLen
+	var eat uint32 = sectionRVA + exportDirLen
 	names := eat + 4
 	ordinals := names + 4
 	dllName := ordinals + 2
-	fnName := dllName + len(dll) + 1
-	fwd := fnName + len(name) + 1
-	end := fwd + len(target) + 1
+	fnName := dllName + size(dll) + 1
+	fwd := fnName + size(name) + 1
+	end := fwd + size(target) + 1
 
 	var sec bytes.Buffer
 	le := func(v any) { _ = binary.Write(&sec, binary.LittleEndian, v) }
@@ -38,17 +38,17 @@ func forwarderDLL(dll, name, target string) []byte {
 		AddressOfFunctions             uint32
 		AddressOfNames                 uint32
 		AddressOfNameOrdinals          uint32
-	}{Name: uint32(dllName), Base: 1, Functions: 1, Names: 1,
-		AddressOfFunctions: uint32(eat), AddressOfNames: uint32(names), AddressOfNameOrdinals: uint32(ordinals)})
-	le(uint32(fwd)) // an address inside the export directory's range makes it a forwarder
-	le(uint32(fnName))
+	}{Name: dllName, Base: 1, Functions: 1, Names: 1,
+		AddressOfFunctions: eat, AddressOfNames: names, AddressOfNameOrdinals: ordinals})
+	le(fwd) // an address inside the export directory's range makes it a forwarder
+	le(fnName)
 	le(uint16(0))
 	for _, s := range []string{dll, name, target} {
 		sec.WriteString(s)
 		sec.WriteByte(0)
 	}
-	exportSize := uint32(end - sectionRVA)
-	raw := align(sec.Len(), fileAlign)
+	exportSize := end - sectionRVA
+	raw := align(size(sec.String()), fileAlign)
 
 	var out bytes.Buffer
 	w := func(v any) { _ = binary.Write(&out, binary.LittleEndian, v) }
@@ -80,9 +80,9 @@ func forwarderDLL(dll, name, target string) []byte {
 		ExportRVA, ExportSize                uint32
 		OtherDirectories                     [15][2]uint32
 	}{
-		Magic: 0x20b, LinkerMajor: 14, DataSize: uint32(raw), CodeBase: sectionRVA,
+		Magic: 0x20b, LinkerMajor: 14, DataSize: raw, CodeBase: sectionRVA,
 		ImageBase: 0x180000000, SectionAlignment: sectionAlign, FileAlignment: fileAlign,
-		OSMajor: 6, SubMajor: 6, ImageSize: uint32(sectionRVA + align(sec.Len(), sectionAlign)),
+		OSMajor: 6, SubMajor: 6, ImageSize: sectionRVA + align(size(sec.String()), sectionAlign),
 		HeadersSize: headersSize, Subsystem: 3, DLLFlags: 0x160,
 		StackReserve: 0x100000, StackCommit: 0x1000, HeapReserve: 0x100000, HeapCommit: 0x1000,
 		DirectoryCount: 16, ExportRVA: sectionRVA, ExportSize: exportSize,
@@ -94,12 +94,20 @@ func forwarderDLL(dll, name, target string) []byte {
 		Relocations, LineNumbers    uint32
 		NRelocations, NLineNumbers  uint16
 		Characteristics             uint32
-	}{Name: [8]byte{'.', 'e', 'd', 'a', 't', 'a'}, VirtualSize: uint32(sec.Len()), VirtualAddress: sectionRVA,
-		RawSize: uint32(raw), RawPointer: headersSize, Characteristics: 0x40000040}) // initialized data, readable
+	}{Name: [8]byte{'.', 'e', 'd', 'a', 't', 'a'}, VirtualSize: size(sec.String()), VirtualAddress: sectionRVA,
+		RawSize: raw, RawPointer: headersSize, Characteristics: 0x40000040}) // initialized data, readable
 	out.Write(make([]byte, headersSize-out.Len()))
 	out.Write(sec.Bytes())
-	out.Write(make([]byte, raw-sec.Len()))
+	out.Write(make([]byte, int(raw)-sec.Len()))
 	return out.Bytes()
 }
 
-func align(n, a int) int { return (n + a - 1) / a * a }
+func align(n, a uint32) uint32 { return (n + a - 1) / a * a }
+
+// size is the length of a string of this file (names and a section of a few hundred bytes).
+func size(s string) uint32 {
+	if len(s) > 1<<16 {
+		panic("winebin: the forwarder DLL's strings are short")
+	}
+	return uint32(len(s)) //nolint:gosec // G115: bounded just above
+}

@@ -117,15 +117,14 @@ func (p *Prefix) Exec(ctx context.Context, prog Program) (Result, error) {
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("start %s under Wine: %w", prog.Exe, err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	var err error
+	done := make(chan struct{})
+	go func() { err = cmd.Wait(); close(done) }()
 	select {
-	case err = <-done:
-	case <-out.seen:
+	case <-done:
+	case <-out.seen: // killed on purpose: the ExitError below is dropped
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		err = nil
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
@@ -214,18 +213,21 @@ func create() (*Prefix, error) {
 
 // reset removes what is not part of the prefix as wineboot left it.
 func (p *Prefix) reset() error {
-	return filepath.WalkDir(p.Drive(), func(path string, d fs.DirEntry, err error) error {
+	var added []string
+	err := filepath.WalkDir(p.Drive(), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || p.base[path] {
 			return err
 		}
-		if err := os.RemoveAll(path); err != nil {
-			return err
-		}
+		added = append(added, path)
 		if d.IsDir() {
 			return filepath.SkipDir
 		}
 		return nil
 	})
+	for _, path := range added {
+		err = errors.Join(err, os.RemoveAll(path))
+	}
+	return err
 }
 
 func find(name, fallback string) (string, error) {
