@@ -76,12 +76,13 @@ func TestControlBadJoinConfiguration(t *testing.T) {
 
 // TestControlBadTOML: containerd refuses a config.toml that is not TOML.
 func TestControlBadTOML(t *testing.T) {
+	releases := Versions(t, "containerd", "containerd.exe") // first: it skips the test outside the stage
 	c := newCluster(t)
 	doc := c.render(t, c.spec(t, matrix[0]), "v1.36.3")
 	doc.Containerd.Config = strings.Replace(doc.Containerd.Config, "root = ", "root = = ", 1)
 	p := NewPrefix(t)
 	c.lay(t, p, doc)
-	for _, release := range Versions(t, "containerd", "containerd.exe") {
+	for _, release := range releases {
 		out := run(t, p, Exe(t, "containerd", release, "containerd.exe"), "--config", doc.Containerd.ConfigPath, "config", "dump")
 		wantRefused(t, out, "toml")
 	}

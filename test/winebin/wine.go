@@ -47,9 +47,11 @@ var shared struct {
 
 // NewPrefix returns the test process's Wine prefix, made on first use (wineboot takes a minute)
 // and emptied of everything the test lays into C: when the test ends. Tests that use it must not
-// run in parallel.
+// run in parallel. Outside the stage (no CAPWIN_WINDOWS_BINARIES: make test, where Wine may be
+// missing) it skips the test.
 func NewPrefix(t testing.TB) *Prefix {
 	t.Helper()
+	Dir(t)
 	shared.once.Do(func() { shared.p, shared.err = create() })
 	if shared.err != nil {
 		t.Fatalf("Wine prefix: %v", shared.err)
