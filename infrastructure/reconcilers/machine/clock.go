@@ -78,7 +78,13 @@ func (c *stepClock) nodeReady(readyAt time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	c.ready = true
-	return readyAt.Sub(c.created), true
+	d := readyAt.Sub(c.created)
+	if d <= -time.Second {
+		return 0, false // the condition is older than this VM
+	}
+	// The condition's time has whole seconds: a Node ready within the second of the create
+	// reads as up to a second before it.
+	return max(d, 0), true
 }
 
 // clocks are the step clocks of one controller's machines, keyed by object; an entry lives until

@@ -81,6 +81,22 @@ func TestNodeReadyIsObservedOnceAfterACreate(t *testing.T) {
 	g.Expect(ok).To(BeFalse())
 }
 
+// TestNodeReadyWithinTheSecondOfTheCreate: the NodeReady condition's time has whole seconds, so a
+// Node ready within the second of the create (a fast guest) reads as ready before it. That is
+// observed as 0 s, not dropped: dropping it lost the machine's only observation (TestObservability
+// in test/e2e waited for it in vain).
+func TestNodeReadyWithinTheSecondOfTheCreate(t *testing.T) {
+	g := NewWithT(t)
+	created := time.Date(2026, 12, 2, 16, 11, 55, 400_000_000, time.UTC)
+	c := &stepClock{created: created}
+	d, ok := c.nodeReady(created.Truncate(time.Second))
+	g.Expect(ok).To(BeTrue())
+	g.Expect(d).To(Equal(time.Duration(0)))
+	stale := &stepClock{created: created}
+	_, ok = stale.nodeReady(created.Add(-time.Minute))
+	g.Expect(ok).To(BeFalse(), "a condition from before the create is not this VM's")
+}
+
 func TestClocksAreKeptPerObjectAndForgotten(t *testing.T) {
 	g := NewWithT(t)
 	var cs clocks
