@@ -82,17 +82,9 @@ func (c cluster) spec(t testing.TB, cfg config) *bootstrapv1.WindowsConfigSpec {
 // resolved as the reconciler resolves them.
 func (c cluster) render(t testing.TB, spec *bootstrapv1.WindowsConfigSpec, kubernetesVersion string) *userdata.Document {
 	t.Helper()
-	refs := windowsconfig.RegistryRefs{CAs: map[string]string{}, Credentials: map[string]userdata.Access{}}
-	for _, r := range spec.Containerd.Registries {
-		for _, a := range append([]bootstrapv1.RegistryAccess{r.RegistryAccess}, mirrorAccess(r.Mirrors)...) {
-			if a.CA != nil && a.CA.Content == "" {
-				refs.CAs[caKey(a.CA)] = c.caPEM
-			}
-			if a.Credentials != nil {
-				refs.Credentials[a.Credentials.Name] = userdata.Access{Username: "capwin", Password: "p@ss:word"}
-			}
-		}
-	}
+	refs := windowsconfig.RefsWith(spec.Containerd.Registries,
+		func(*bootstrapv1.CABundle) string { return c.caPEM },
+		func(string) userdata.Access { return userdata.Access{Username: "capwin", Password: "p@ss:word"} })
 	in := windowsconfig.BuildInput(spec, windowsconfig.JoinParams{Endpoint: apiServer, Token: "abcdef.0123456789abcdef",
 		CAHash: c.hash, KubernetesVersion: kubernetesVersion, Files: make([]string, len(spec.Files)), Registries: refs})
 	out, err := userdata.Render(in)
@@ -108,21 +100,6 @@ func (c cluster) render(t testing.TB, spec *bootstrapv1.WindowsConfigSpec, kuber
 		t.Fatal(err)
 	}
 	return doc
-}
-
-func mirrorAccess(ms []bootstrapv1.RegistryMirror) []bootstrapv1.RegistryAccess {
-	out := make([]bootstrapv1.RegistryAccess, 0, len(ms))
-	for _, m := range ms {
-		out = append(out, m.RegistryAccess)
-	}
-	return out
-}
-
-func caKey(ca *bootstrapv1.CABundle) string {
-	if ca.Secret != nil {
-		return "secret/" + ca.Secret.Name + "/" + ca.Secret.Key
-	}
-	return "configMap/" + ca.ConfigMap.Name + "/" + ca.ConfigMap.Key
 }
 
 // lay writes what the bootstrap writes on the node before kubeadm join runs: the files of the

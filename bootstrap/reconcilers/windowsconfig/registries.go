@@ -183,17 +183,24 @@ func insecureEndpoints(regs []bootstrapv1.Registry) []string {
 // cluster to read them from (render's offline preview): each CA file and each credential gets a
 // text that names where the node's value comes from, in the place the value goes.
 func PlaceholderRefs(regs []bootstrapv1.Registry) RegistryRefs {
+	return RefsWith(regs,
+		func(ca *bootstrapv1.CABundle) string { return "<content of " + caRefName(ca) + ">\n" },
+		func(secret string) userdata.Access {
+			return userdata.Access{Username: "<username of Secret " + secret + ">", Password: "<password of Secret " + secret + ">"}
+		})
+}
+
+// RefsWith fills every reference of regs without a cluster: each CA bundle that is a reference
+// gets caOf's text and each credentials Secret accessOf's values.
+func RefsWith(regs []bootstrapv1.Registry, caOf func(*bootstrapv1.CABundle) string, accessOf func(secret string) userdata.Access) RegistryRefs {
 	refs := RegistryRefs{CAs: map[string]string{}, Credentials: map[string]userdata.Access{}}
 	_, list := accesses(regs)
 	for _, a := range list {
 		if a.CA != nil && a.CA.Content == "" {
-			refs.CAs[caRefKey(a.CA)] = "<content of " + caRefName(a.CA) + ">\n"
+			refs.CAs[caRefKey(a.CA)] = caOf(a.CA)
 		}
 		if c := a.Credentials; c != nil {
-			refs.Credentials[c.Name] = userdata.Access{
-				Username: "<username of Secret " + c.Name + ">",
-				Password: "<password of Secret " + c.Name + ">",
-			}
+			refs.Credentials[c.Name] = accessOf(c.Name)
 		}
 	}
 	return refs
