@@ -32,7 +32,7 @@ func main() {
 	if err := run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "gmsa:", err)
 		stop()
-		os.Exit(1) //nolint:gocritic // stop already called
+		os.Exit(1) // stop is called above: os.Exit skips deferred calls
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 )
 
 // api/ is imported by users and other providers: it may depend only on the standard library,
-// apimachinery and Cluster API's api module (the depguard rule of style.md item 1).
+// apimachinery and Cluster API's api module (depguard's rule api-leaf in .golangci.yml, held here without golangci-lint).
 func TestAPIImportsOnlyApimachineryAndCAPIAPI(t *testing.T) {
 	allowed := []string{"k8s.io/apimachinery/", "sigs.k8s.io/cluster-api/api/", "k8s.io/api/"}
 	root := filepath.Join(envtest.RepoRoot(), "api")

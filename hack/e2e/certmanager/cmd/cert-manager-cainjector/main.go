@@ -262,7 +262,7 @@ func addProfiler(ctx context.Context, mgr manager.Manager, addr string) error {
 			<-ctx.Done()
 			shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			_ = srv.Shutdown(shutdown) //nolint:contextcheck
+			_ = srv.Shutdown(shutdown) // a new context: ctx is done, the shutdown gets its own 5 s
 		}()
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err

@@ -181,7 +181,7 @@ func serve(ctx context.Context, g *errgroup.Group, name string, srv *http.Server
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		return srv.Shutdown(shutdown) //nolint:contextcheck
+		return srv.Shutdown(shutdown) // a new context: ctx is done, the shutdown gets its own 5 s
 	})
 	g.Go(func() error {
 		logf.FromContext(ctx).V(logf.InfoLevel).Info("serving "+name, "address", ln.Addr().String())
