@@ -25,6 +25,7 @@ generate:
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./infrastructure/... output:rbac:artifacts:config=infrastructure/config/rbac
 	$(CONTROLLER_GEN) webhook paths=./infrastructure/webhooks/... output:webhook:artifacts:config=infrastructure/config/webhook
 	$(GO) run ./hack/release
+	$(GO) run ./hack/crdref
 
 ## verify-generate: fail when generated files are stale.
 .PHONY: verify-generate
