@@ -34,7 +34,10 @@ previous_release() {
     rm -rf "$out" && mkdir -p "$out"
     (cd "$src" && go run ./hack/release -out "$out" -registry "$PREVIOUS_REGISTRY" -version "$PREVIOUS_VERSION") ||
       { rm -rf "$src"; die "writing the $PREVIOUS_VERSION release files failed"; }
-    mkdir -p "$out/hyperv-ps" && cp "$src"/infrastructure/pkg/hyperv/ps/*.ps1 "$out/hyperv-ps/"
+    # The host scripts: infrastructure/pkg/hyperv/wire/ps, or pkg/hyperv/ps in releases before the wire package.
+    ps=$src/infrastructure/pkg/hyperv/wire/ps
+    [[ -d "$ps" ]] || ps=$src/infrastructure/pkg/hyperv/ps
+    mkdir -p "$out/hyperv-ps" && cp "$ps"/*.ps1 "$out/hyperv-ps/"
     rm -rf "$src"
     stamp previous "$k"
     log "capwin $PREVIOUS_VERSION: $((SECONDS - t)) s"

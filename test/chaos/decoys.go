@@ -18,6 +18,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/test/harness"
 	"github.com/capwin/capwin/test/harness/management"
 )
@@ -79,11 +80,11 @@ func (d *decoys) hypervDecoy(ctx context.Context) error {
 	for _, img := range harness.Images {
 		disk = img.HyperVDisk
 	}
-	in := hyperv.CreateInput{VMKey: hyperv.VMKey{Placement: hyperv.Placement{VMPath: hyperv.DefaultVMPath, DiskPath: hyperv.DefaultDiskPath},
+	in := wire.CreateInput{VMKey: wire.VMKey{Placement: wire.Placement{VMPath: hyperv.DefaultVMPath, DiskPath: hyperv.DefaultDiskPath},
 		UID: "someone-elses-vm"}, Name: "decoy", ParentDisk: disk, Processors: 2, MemoryBytes: 2 << 30,
-		NICs: []hyperv.NICInput{{Switch: harness.VirtualSwitch, MAC: "00155D000001"}}, Settings: hyperv.DefaultVMSettings()}
-	var v hyperv.View
-	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
+		NICs: []wire.NICInput{{Switch: harness.VirtualSwitch, MAC: "00155D000001"}}, Settings: hyperv.DefaultVMSettings()}
+	var v wire.View
+	if err := conn.Run(ctx, wire.OpCreate, in, &v); err != nil {
 		return err
 	}
 	d.providerID = hyperv.ProviderID(host.Name, v.ID)

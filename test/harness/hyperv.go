@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/internal/guestos"
 	"github.com/capwin/capwin/test/harness/guest"
 	"github.com/capwin/capwin/test/hypervsim"
@@ -106,7 +106,7 @@ func (h *Harness) watchHyperV(ctx context.Context) {
 					ignored[key] = true // no config drive: PowerShell Direct delivery is not simulated here
 					continue
 				}
-				files, err := hyperv.ReadConfigDrive(host.File(vm.DVDs[0]))
+				files, err := wire.ReadConfigDrive(host.File(vm.DVDs[0]))
 				if err != nil || files["user-data"] == nil {
 					h.log.Error(err, "config drive without user data", "vm", vm.Name)
 					ignored[key] = true

@@ -7,6 +7,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // The golden disks of Images are also on a simulated file share that every host's computer
@@ -45,5 +46,5 @@ func addShares(h interface{ AddShareFile(string, []byte) }) {
 
 // isCopyOf reports whether path is a host's verified copy of the image's share file.
 func isCopyOf(img Image, path string) bool {
-	return strings.EqualFold(path, hyperv.ParentCachePath(hyperv.DefaultDiskPath, shareHash(img)))
+	return strings.EqualFold(path, wire.ParentCachePath(hyperv.DefaultDiskPath, shareHash(img)))
 }

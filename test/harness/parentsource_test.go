@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // TestHyperVSourceCopy: a harness host copies an image's golden disk from the share by its
@@ -27,14 +28,14 @@ func TestHyperVSourceCopy(t *testing.T) {
 	}
 	img := Images["ltsc2025"]
 	src := HyperVSource(img.HyperVDisk)
-	in := hyperv.ParentInput{DiskPath: hyperv.DefaultDiskPath, URL: src.URL, SHA256: src.SHA256}
-	var st hyperv.ParentState
-	for deadline := time.Now().Add(10 * time.Second); st.State != hyperv.ParentReady && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if err := conn.Run(context.Background(), hyperv.OpParent, in, &st); err != nil {
+	in := wire.ParentInput{DiskPath: hyperv.DefaultDiskPath, URL: src.URL, SHA256: src.SHA256}
+	var st wire.ParentState
+	for deadline := time.Now().Add(10 * time.Second); st.State != wire.ParentReady && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := conn.Run(context.Background(), wire.OpParent, in, &st); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if st.State != hyperv.ParentReady || buildOfDisk(st.Path) != img.Build {
+	if st.State != wire.ParentReady || buildOfDisk(st.Path) != img.Build {
 		t.Fatalf("copy %+v runs build %d, want ready with build %d", st, buildOfDisk(st.Path), img.Build)
 	}
 	if vms, files := countHyperV(hosts, nil); vms != 0 || files != 0 {

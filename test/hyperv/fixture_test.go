@@ -15,7 +15,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/test/envtest"
 	"github.com/capwin/capwin/test/hypervsim"
 )
@@ -218,4 +218,4 @@ func randSuffix() string {
 	return string(b)
 }
 
-func readConfigDrive(iso []byte) (map[string][]byte, error) { return hyperv.ReadConfigDrive(iso) }
+func readConfigDrive(iso []byte) (map[string][]byte, error) { return wire.ReadConfigDrive(iso) }

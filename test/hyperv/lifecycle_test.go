@@ -17,6 +17,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/internal/guestos"
 	"github.com/capwin/capwin/test/hypervsim"
 )
@@ -51,7 +52,7 @@ func TestLifecycle(t *testing.T) {
 
 	// The config drive carries the user data and the instance metadata.
 	g.Expect(vm.DVDs).To(HaveLen(1))
-	files, err := hyperv.ReadConfigDrive(h.File(vm.DVDs[0]))
+	files, err := wire.ReadConfigDrive(h.File(vm.DVDs[0]))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(files["user-data"]).To(Equal(userData))
 	var md guest.Metadata

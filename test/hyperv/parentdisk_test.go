@@ -17,6 +17,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/test/hypervsim"
 )
 
@@ -79,7 +80,7 @@ func TestParentDiskSource(t *testing.T) {
 	g.Expect(h.ParentCopies(img.sha)).To(Equal(1))
 	g.Expect(img.gets.Load()).To(BeEquivalentTo(1))
 
-	cached := hyperv.ParentCachePath(hyperv.DefaultDiskPath, img.sha)
+	cached := wire.ParentCachePath(hyperv.DefaultDiskPath, img.sha)
 	va, _ := vmOf(h, string(ma.UID))
 	vb, _ := vmOf(h, string(mb.UID))
 	g.Expect(va.Parent).To(Equal(cached))

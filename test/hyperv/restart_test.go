@@ -11,6 +11,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/test/hypervsim"
 )
 
@@ -94,7 +95,7 @@ func TestInterruptedCreate(t *testing.T) {
 	g.Expect(vm.NICs[0].MAC).To(Equal(strings.ToUpper(strings.ReplaceAll(hyperv.MAC(uid, 0), ":", ""))))
 	g.Expect(vm.SecureBoot).To(BeTrue())
 	g.Expect(vm.DVDs).To(HaveLen(1))
-	files, err := hyperv.ReadConfigDrive(h.File(vm.DVDs[0]))
+	files, err := wire.ReadConfigDrive(h.File(vm.DVDs[0]))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(files["user-data"]).To(Equal(userData))
 	g.Expect(vm.StartNotes).NotTo(BeEmpty())

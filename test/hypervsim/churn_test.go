@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/test/leakcheck"
 )
@@ -41,8 +42,8 @@ func TestConnectionChurn(t *testing.T) {
 		// A fresh connection's first command can lose its stdin to the simulated host's model of
 		// WinRM's stdin race (about one in a thousand here); the controllers retry, so does this.
 		for range 3 {
-			var found hyperv.Found
-			if err = conn.Run(context.Background(), hyperv.OpFind, hyperv.VMKey{Placement: folders, UID: "u1"}, &found); err == nil {
+			var found wire.Found
+			if err = conn.Run(context.Background(), wire.OpFind, wire.VMKey{Placement: folders, UID: "u1"}, &found); err == nil {
 				return
 			}
 			retries++

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // Cluster is a simulated Windows Server failover cluster whose nodes are simulated hosts. It holds
@@ -207,19 +207,19 @@ func (h *Host) assertCluster(name string) error {
 		if h.cluster != nil {
 			have = h.cluster.Name
 		}
-		return fail(hyperv.KindInvalidSpec, "host %s is not a node of failover cluster %s (its cluster: %s)", h.Name, name, have)
+		return fail(wire.KindInvalidSpec, "host %s is not a node of failover cluster %s (its cluster: %s)", h.Name, name, have)
 	}
 	return nil
 }
 
 // locate mirrors locate.ps1: Get-ClusterGroup's owner node and state.
-func (h *Host) locate(k hyperv.VMKey) (any, error) {
+func (h *Host) locate(k wire.VMKey) (any, error) {
 	if err := h.assertCluster(k.Cluster); err != nil {
 		return nil, err
 	}
 	g, ok := h.cluster.groups[strings.ToLower(k.UID)]
 	if !ok {
-		return hyperv.Located{}, nil
+		return wire.Located{}, nil
 	}
 	state := "Offline"
 	if owner := h.cluster.node(g.Owner); !g.Offline && owner != nil {
@@ -230,18 +230,18 @@ func (h *Host) locate(k hyperv.VMKey) (any, error) {
 	if g.Offline {
 		state = "Failed"
 	}
-	return hyperv.Located{Found: true, Node: g.Owner, State: state}, nil
+	return wire.Located{Found: true, Node: g.Owner, State: state}, nil
 }
 
 // registerRole mirrors create.ps1's Register-CapwinClusterRole: a role an earlier run registered
 // is kept; the class name is set when the role lacks it.
-func (h *Host) registerRole(vm *VM, in hyperv.CreateInput) error {
+func (h *Host) registerRole(vm *VM, in wire.CreateInput) error {
 	if err := h.assertCluster(in.Cluster); err != nil {
 		return err
 	}
 	c := h.cluster
 	if in.EnforceAntiAffinity && !c.enforce {
-		return fail(hyperv.KindInvalidSpec, "antiAffinity mode Hard needs failover cluster %s to enforce anti-affinity: (Get-Cluster).ClusterEnforceAntiAffinity = 1", in.Cluster)
+		return fail(wire.KindInvalidSpec, "antiAffinity mode Hard needs failover cluster %s to enforce anti-affinity: (Get-Cluster).ClusterEnforceAntiAffinity = 1", in.Cluster)
 	}
 	g, ok := c.groups[strings.ToLower(in.UID)]
 	if !ok {
@@ -255,7 +255,7 @@ func (h *Host) registerRole(vm *VM, in hyperv.CreateInput) error {
 }
 
 // removeRole mirrors remove.ps1's Remove-CapwinClusterRole.
-func (h *Host) removeRole(k hyperv.VMKey) error {
+func (h *Host) removeRole(k wire.VMKey) error {
 	if err := h.assertCluster(k.Cluster); err != nil {
 		return err
 	}

@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
-var csvFolders = hyperv.Placement{VMPath: `C:\ClusterStorage\Volume1\capwin\vms`, DiskPath: `C:\ClusterStorage\Volume1\capwin\disks`, Cluster: "hvclu1"}
+var csvFolders = wire.Placement{VMPath: `C:\ClusterStorage\Volume1\capwin\vms`, DiskPath: `C:\ClusterStorage\Volume1\capwin\disks`, Cluster: "hvclu1"}
 
 // simCluster starts two hosts as the nodes of failover cluster HVCLU1 (the parent disk on its CSV)
 // and real WinRM connections to both.
@@ -39,7 +40,7 @@ func simCluster(t *testing.T) (*Cluster, []*Host, []*hyperv.Conn) {
 	return c, hosts, conns
 }
 
-func clusteredInput(uid, class string) hyperv.CreateInput {
+func clusteredInput(uid, class string) wire.CreateInput {
 	in := createInput(uid, []byte("iso"))
 	in.Placement, in.ParentDisk, in.AntiAffinityClass = csvFolders, `C:\ClusterStorage\Volume1\golden\win2022.vhdx`, class
 	return in
@@ -52,13 +53,13 @@ func clusteredInput(uid, class string) hyperv.CreateInput {
 func TestFailoverClusterThroughWinRM(t *testing.T) {
 	c, hosts, conns := simCluster(t)
 	ctx := context.Background()
-	var info hyperv.HostInfo
-	if err := conns[1].Run(ctx, hyperv.OpHost, csvFolders, &info); err != nil || info.Cluster != "HVCLU1" {
+	var info wire.HostInfo
+	if err := conns[1].Run(ctx, wire.OpHost, csvFolders, &info); err != nil || info.Cluster != "HVCLU1" {
 		t.Fatalf("host: %v, cluster %q", err, info.Cluster)
 	}
-	var v hyperv.View
+	var v wire.View
 	for range 2 {
-		if err := conns[0].Run(ctx, hyperv.OpCreate, clusteredInput("u1", "capwin-ns-win-md-md-0-abc"), &v); err != nil {
+		if err := conns[0].Run(ctx, wire.OpCreate, clusteredInput("u1", "capwin-ns-win-md-md-0-abc"), &v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,10 +71,10 @@ func TestFailoverClusterThroughWinRM(t *testing.T) {
 	if files := hosts[1].Files(); len(files) != 3 || !strings.HasPrefix(files[1], `c:\clusterstorage\volume1\capwin\`) {
 		t.Fatalf("node2 sees %v; want the parent, the VM's disk and its config drive on the CSV", files)
 	}
-	locate := func(conn *hyperv.Conn) hyperv.Located {
+	locate := func(conn *hyperv.Conn) wire.Located {
 		t.Helper()
-		var at hyperv.Located
-		if err := conn.Run(ctx, hyperv.OpLocate, hyperv.VMKey{Placement: csvFolders, UID: "u1"}, &at); err != nil {
+		var at wire.Located
+		if err := conn.Run(ctx, wire.OpLocate, wire.VMKey{Placement: csvFolders, UID: "u1"}, &at); err != nil {
 			t.Fatal(err)
 		}
 		return at
@@ -90,11 +91,11 @@ func TestFailoverClusterThroughWinRM(t *testing.T) {
 	if moved := c.Fail("node2"); moved["u1"] != "node1" {
 		t.Fatalf("failover moved %v", moved)
 	}
-	if err := conns[1].Run(ctx, hyperv.OpLocate, hyperv.VMKey{Placement: csvFolders, UID: "u1"}, &hyperv.Located{}); err == nil {
+	if err := conns[1].Run(ctx, wire.OpLocate, wire.VMKey{Placement: csvFolders, UID: "u1"}, &wire.Located{}); err == nil {
 		t.Fatal("a failed node answered")
 	}
 	c.Recover("node2")
-	if err := conns[0].Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: csvFolders, ID: v.ID, UID: "u1"}, nil); err != nil {
+	if err := conns[0].Run(ctx, wire.OpRemove, wire.VMKey{Placement: csvFolders, ID: v.ID, UID: "u1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Groups()) != 0 || len(hosts[0].VMs()) != 0 || len(c.Files()) != 1 {
@@ -113,29 +114,29 @@ func TestFailoverClusterChecks(t *testing.T) {
 	ctx := context.Background()
 	other := csvFolders
 	other.Cluster = "HVCLU9"
-	err := conns[0].Run(ctx, hyperv.OpHost, other, &hyperv.HostInfo{})
-	if hyperv.KindOf(err) != hyperv.KindInvalidSpec || !strings.Contains(err.Error(), "not a node of failover cluster HVCLU9") {
+	err := conns[0].Run(ctx, wire.OpHost, other, &wire.HostInfo{})
+	if hyperv.KindOf(err) != wire.KindInvalidSpec || !strings.Contains(err.Error(), "not a node of failover cluster HVCLU9") {
 		t.Fatalf("host of another cluster: %v", err)
 	}
 	in := clusteredInput("u2", "class")
 	in.EnforceAntiAffinity = true
-	if err := conns[0].Run(ctx, hyperv.OpCreate, in, &hyperv.View{}); hyperv.KindOf(err) != hyperv.KindInvalidSpec {
+	if err := conns[0].Run(ctx, wire.OpCreate, in, &wire.View{}); hyperv.KindOf(err) != wire.KindInvalidSpec {
 		t.Fatalf("hard without enforcement: %v", err)
 	}
 	c.EnforceAntiAffinity(true)
-	var v hyperv.View
-	if err := conns[0].Run(ctx, hyperv.OpCreate, in, &v); err != nil || len(c.Groups()) != 1 {
+	var v wire.View
+	if err := conns[0].Run(ctx, wire.OpCreate, in, &v); err != nil || len(c.Groups()) != 1 {
 		t.Fatalf("hard with enforcement: %v, groups %+v", err, c.Groups())
 	}
 	hosts[0].CutRemoves(1)
-	key := hyperv.VMKey{Placement: csvFolders, ID: v.ID, UID: "u2"}
-	if err := conns[0].Run(ctx, hyperv.OpRemove, key, nil); err == nil || errors.Is(err, context.Canceled) {
+	key := wire.VMKey{Placement: csvFolders, ID: v.ID, UID: "u2"}
+	if err := conns[0].Run(ctx, wire.OpRemove, key, nil); err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("cut remove: %v", err)
 	}
 	if len(c.Groups()) != 0 || len(hosts[0].VMs()) != 1 {
 		t.Fatalf("after the cut: groups %+v, %d VMs", c.Groups(), len(hosts[0].VMs()))
 	}
-	if err := conns[0].Run(ctx, hyperv.OpRemove, key, nil); err != nil || len(hosts[0].VMs()) != 0 || len(c.Files()) != 1 {
+	if err := conns[0].Run(ctx, wire.OpRemove, key, nil); err != nil || len(hosts[0].VMs()) != 0 || len(c.Files()) != 1 {
 		t.Fatalf("second remove: %v, %d VMs, CSV %v", err, len(hosts[0].VMs()), c.Files())
 	}
 }

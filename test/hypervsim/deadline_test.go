@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // TestHungHostReturnsAtDeadline: operations on a host whose PowerShell hangs, and those waiting for
@@ -33,8 +34,8 @@ func TestHungHostReturnsAtDeadline(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var found hyperv.Found
-			errs[i] = conn.Run(context.Background(), hyperv.OpFind, hyperv.VMKey{Placement: folders, UID: "u1"}, &found)
+			var found wire.Found
+			errs[i] = conn.Run(context.Background(), wire.OpFind, wire.VMKey{Placement: folders, UID: "u1"}, &found)
 		}()
 	}
 	wg.Wait()
@@ -42,7 +43,7 @@ func TestHungHostReturnsAtDeadline(t *testing.T) {
 		t.Fatalf("operations took %s with a 500ms deadline", took)
 	}
 	for i, err := range errs {
-		if hyperv.KindOf(err) != hyperv.KindUnreachable || !strings.Contains(err.Error(), "no answer within 500ms") {
+		if hyperv.KindOf(err) != wire.KindUnreachable || !strings.Contains(err.Error(), "no answer within 500ms") {
 			t.Errorf("operation %d: %v", i, err)
 		}
 	}

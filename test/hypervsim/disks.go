@@ -3,7 +3,7 @@ package hypervsim
 import (
 	"strings"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // VHD is a virtual hard disk file of the host (data disks): its type and virtual size.
@@ -39,18 +39,18 @@ func (h *Host) AddVHD(path string, d VHD) {
 	v.vhds[strings.ToLower(path)] = d
 }
 
-func dataDiskPath(k hyperv.VMKey, d hyperv.DataDiskInput) string {
+func dataDiskPath(k wire.VMKey, d wire.DataDiskInput) string {
 	return vmDir(k) + `\` + d.Name + ".vhdx"
 }
 
 // newDataDisks mirrors New-CapwinDataDisk: a file of the right size and type is kept, any other
 // is an error; a missing one is created (a fixed disk takes its whole size on the host).
-func (h *Host) newDataDisks(in hyperv.CreateInput) error {
+func (h *Host) newDataDisks(in wire.CreateInput) error {
 	for _, d := range in.DataDisks {
 		path, want := dataDiskPath(in.VMKey, d), VHD{Type: d.Type, SizeBytes: d.SizeBytes}
 		if have, ok := h.vol(path).vhds[strings.ToLower(path)]; ok {
 			if have != want {
-				return fail(hyperv.KindFailed, "data disk %s exists as a %s disk of %d bytes, want %s of %d bytes; capwin never replaces a disk: move it away to let capwin create it",
+				return fail(wire.KindFailed, "data disk %s exists as a %s disk of %d bytes, want %s of %d bytes; capwin never replaces a disk: move it away to let capwin create it",
 					path, have.Type, have.SizeBytes, want.Type, want.SizeBytes)
 			}
 			continue
@@ -69,12 +69,12 @@ func (h *Host) newDataDisks(in hyperv.CreateInput) error {
 
 // attachDataDisks mirrors create.ps1's Add-VMHardDiskDrive: a disk already at its location stays,
 // a location taken by another file fails as Hyper-V does.
-func attachDataDisks(vm *VM, in hyperv.CreateInput) error {
+func attachDataDisks(vm *VM, in wire.CreateInput) error {
 	for _, d := range in.DataDisks {
 		path := dataDiskPath(in.VMKey, d)
 		if at := vm.driveAt(d.Location); at != nil {
 			if !strings.EqualFold(at.Path, path) {
-				return fail(hyperv.KindFailed, "location %d of SCSI controller 0 of VM %s holds %s", d.Location, vm.ID, at.Path)
+				return fail(wire.KindFailed, "location %d of SCSI controller 0 of VM %s holds %s", d.Location, vm.ID, at.Path)
 			}
 			continue
 		}
@@ -93,10 +93,10 @@ func (vm *VM) driveAt(location int32) *Drive {
 }
 
 // diskViews mirrors Get-CapwinView's disks: the differencing disk at SCSI 0:0, then data disks.
-func diskViews(vm *VM) []hyperv.DiskView {
-	out := []hyperv.DiskView{{Path: vm.Disk, Controller: "SCSI"}}
+func diskViews(vm *VM) []wire.DiskView {
+	out := []wire.DiskView{{Path: vm.Disk, Controller: "SCSI"}}
 	for _, d := range vm.DataDisks {
-		out = append(out, hyperv.DiskView{Path: d.Path, Controller: "SCSI", Location: d.Location})
+		out = append(out, wire.DiskView{Path: d.Path, Controller: "SCSI", Location: d.Location})
 	}
 	return out
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // GPU is what a simulated VM was given: a partition (Add-VMGpuPartitionAdapter, with its bounds),
@@ -55,7 +55,7 @@ func (h *Host) partitionsInUse() int {
 
 // assignable mirrors Get-CapwinAssignable: the free devices (Get-VMHostAssignableDevice), only the
 // one locationPath names when it names one, by location path.
-func (h *Host) assignable(g *hyperv.GPUInput) []string {
+func (h *Host) assignable(g *wire.GPUInput) []string {
 	var out []string
 	for p, holder := range h.devices {
 		if holder == "" && (g == nil || g.LocationPath == "" || strings.EqualFold(p, g.LocationPath)) {
@@ -68,13 +68,13 @@ func (h *Host) assignable(g *hyperv.GPUInput) []string {
 
 // testGPU mirrors create.ps1's Test-CapwinGpu: no free GPU of the kind asked for stops the create
 // before anything is made; a VM an interrupted run left keeps what it has.
-func (h *Host) testGPU(vm *VM, g *hyperv.GPUInput) error {
+func (h *Host) testGPU(vm *VM, g *wire.GPUInput) error {
 	if g.Mode == "Partition" {
 		if vm != nil && vm.GPU.Partition {
 			return nil
 		}
 		if used := h.partitionsInUse(); used >= h.gpuPartitions {
-			return fail(hyperv.KindNoGPU, "host %s has no free GPU partition (%d of %d in use)", h.Name, used, h.gpuPartitions)
+			return fail(wire.KindNoGPU, "host %s has no free GPU partition (%d of %d in use)", h.Name, used, h.gpuPartitions)
 		}
 		return nil
 	}
@@ -83,14 +83,14 @@ func (h *Host) testGPU(vm *VM, g *hyperv.GPUInput) error {
 		have = len(vm.GPU.Devices)
 	}
 	if free := h.assignable(g); have+len(free) < int(g.Count) {
-		return fail(hyperv.KindNoGPU, "host %s has %d free assignable devices, the VM needs %d", h.Name, len(free), int(g.Count)-have)
+		return fail(wire.KindNoGPU, "host %s has %d free assignable devices, the VM needs %d", h.Name, len(free), int(g.Count)-have)
 	}
 	return nil
 }
 
 // addGPU mirrors Add-CapwinGpu: Set-VM's cache types and MMIO space, then a partition or the
 // devices the VM lacks, once.
-func (h *Host) addGPU(vm *VM, g *hyperv.GPUInput) {
+func (h *Host) addGPU(vm *VM, g *wire.GPUInput) {
 	vm.GPU.GuestControlledCacheTypes = true
 	if g.LowMMIOBytes > 0 {
 		vm.GPU.LowMMIOBytes = g.LowMMIOBytes
@@ -113,7 +113,7 @@ func (h *Host) addGPU(vm *VM, g *hyperv.GPUInput) {
 }
 
 // gpuGiven mirrors Test-CapwinGpuGiven.
-func gpuGiven(vm *VM, g *hyperv.GPUInput) bool {
+func gpuGiven(vm *VM, g *wire.GPUInput) bool {
 	if g.Mode == "Partition" {
 		return vm.GPU.Partition
 	}

@@ -8,13 +8,14 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // hostInfo runs host.ps1 through WinRM.
-func hostInfo(t *testing.T, conn *hyperv.Conn) hyperv.HostInfo {
+func hostInfo(t *testing.T, conn *hyperv.Conn) wire.HostInfo {
 	t.Helper()
-	var info hyperv.HostInfo
-	if err := conn.Run(context.Background(), hyperv.OpHost, folders, &info); err != nil {
+	var info wire.HostInfo
+	if err := conn.Run(context.Background(), wire.OpHost, folders, &info); err != nil {
 		t.Fatal(err)
 	}
 	return info
@@ -33,9 +34,9 @@ func TestGPUPartitionThroughWinRM(t *testing.T) {
 	}
 	in := createInput("g1", []byte("iso"))
 	bounds := &infrav1.HyperVGPUPartition{VRAM: &infrav1.HyperVGPUResource{Min: 1, Max: 3, Optimal: 2}}
-	in.GPU = &hyperv.GPUInput{Mode: "Partition", Count: 1, Partition: bounds, HighMMIOBytes: 32 << 30}
-	var v hyperv.View
-	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
+	in.GPU = &wire.GPUInput{Mode: "Partition", Count: 1, Partition: bounds, HighMMIOBytes: 32 << 30}
+	var v wire.View
+	if err := conn.Run(ctx, wire.OpCreate, in, &v); err != nil {
 		t.Fatal(err)
 	}
 	gpu := h.VMs()[0].GPU
@@ -46,18 +47,18 @@ func TestGPUPartitionThroughWinRM(t *testing.T) {
 		t.Fatalf("host info %+v, want the partition in use", info)
 	}
 	second := createInput("g2", []byte("iso"))
-	second.GPU = &hyperv.GPUInput{Mode: "Partition", Count: 1}
-	err := conn.Run(ctx, hyperv.OpCreate, second, nil)
-	if hyperv.KindOf(err) != hyperv.KindNoGPU || !strings.Contains(err.Error(), "no free GPU partition (1 of 1 in use)") {
+	second.GPU = &wire.GPUInput{Mode: "Partition", Count: 1}
+	err := conn.Run(ctx, wire.OpCreate, second, nil)
+	if hyperv.KindOf(err) != wire.KindNoGPU || !strings.Contains(err.Error(), "no free GPU partition (1 of 1 in use)") {
 		t.Fatalf("second create: %v", err)
 	}
 	if len(h.VMs()) != 1 || slices.ContainsFunc(h.Files(), func(f string) bool { return strings.Contains(f, "g2") }) {
 		t.Fatalf("the refused create left %d VMs, files %v", len(h.VMs()), h.Files())
 	}
-	if err := conn.Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: folders, ID: v.ID, UID: "g1"}, nil); err != nil {
+	if err := conn.Run(ctx, wire.OpRemove, wire.VMKey{Placement: folders, ID: v.ID, UID: "g1"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.Run(ctx, hyperv.OpCreate, second, nil); err != nil {
+	if err := conn.Run(ctx, wire.OpCreate, second, nil); err != nil {
 		t.Fatalf("create after the partition was freed: %v", err)
 	}
 }
@@ -72,14 +73,14 @@ func TestGPUAssignThroughWinRM(t *testing.T) {
 	devices := []string{"PCIROOT(0)#PCI(0100)", "PCIROOT(0)#PCI(0200)", "PCIROOT(0)#PCI(0300)"}
 	h.SetGPUs(0, devices...)
 	in := createInput("a1", []byte("iso"))
-	in.GPU = &hyperv.GPUInput{Mode: "Assign", Count: 2, LowMMIOBytes: 3 << 30, HighMMIOBytes: 33280 << 20}
+	in.GPU = &wire.GPUInput{Mode: "Assign", Count: 2, LowMMIOBytes: 3 << 30, HighMMIOBytes: 33280 << 20}
 	h.CutCreates(1)
-	if err := conn.Run(ctx, hyperv.OpCreate, in, nil); err == nil {
+	if err := conn.Run(ctx, wire.OpCreate, in, nil); err == nil {
 		t.Fatal("the cut create succeeded")
 	}
-	var v hyperv.View
+	var v wire.View
 	for range 2 {
-		if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
+		if err := conn.Run(ctx, wire.OpCreate, in, &v); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -91,11 +92,11 @@ func TestGPUAssignThroughWinRM(t *testing.T) {
 		t.Fatalf("free devices %v, want %v", info.AssignableDevices, devices[2:])
 	}
 	held := createInput("a2", []byte("iso"))
-	held.GPU = &hyperv.GPUInput{Mode: "Assign", Count: 1, LocationPath: devices[0]}
-	if err := conn.Run(ctx, hyperv.OpCreate, held, nil); hyperv.KindOf(err) != hyperv.KindNoGPU {
+	held.GPU = &wire.GPUInput{Mode: "Assign", Count: 1, LocationPath: devices[0]}
+	if err := conn.Run(ctx, wire.OpCreate, held, nil); hyperv.KindOf(err) != wire.KindNoGPU {
 		t.Fatalf("create with a held device: %v", err)
 	}
-	if err := conn.Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: folders, ID: v.ID, UID: "a1"}, nil); err != nil {
+	if err := conn.Run(ctx, wire.OpRemove, wire.VMKey{Placement: folders, ID: v.ID, UID: "a1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if info := hostInfo(t, conn); !slices.Equal(info.AssignableDevices, devices) {

@@ -11,6 +11,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // woken records the machines a guest watch woke.
@@ -50,8 +51,8 @@ func TestGuestWatch(t *testing.T) {
 	}
 	var ids []string
 	for i := range 5 {
-		var v hyperv.View
-		g.Expect(conn.Run(ctx, hyperv.OpCreate, createInput(fmt.Sprintf("u%d", i), nil), &v)).To(Succeed())
+		var v wire.View
+		g.Expect(conn.Run(ctx, wire.OpCreate, createInput(fmt.Sprintf("u%d", i), nil), &v)).To(Succeed())
 		conn.Follow(machine(i), &v)
 		ids = append(ids, v.ID)
 	}
@@ -78,7 +79,7 @@ func TestGuestWatch(t *testing.T) {
 	g.Expect(w.counts()).To(Equal(map[string]int{"m2": 2}))
 
 	// A VM that is gone wakes its machine once and is no longer followed.
-	g.Expect(conn.Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: folders, ID: ids[4], UID: "u4"}, nil)).To(Succeed())
+	g.Expect(conn.Run(ctx, wire.OpRemove, wire.VMKey{Placement: folders, ID: ids[4], UID: "u4"}, nil)).To(Succeed())
 	g.Eventually(w.counts, 2*time.Second, 20*time.Millisecond).Should(Equal(map[string]int{"m2": 2, "m4": 1}))
 	g.Expect(conn.GuestWatched(machine(4))).To(BeFalse())
 	time.Sleep(300 * time.Millisecond)
@@ -92,8 +93,8 @@ func TestGuestWatch(t *testing.T) {
 	n := h.Ops()["peek"]
 	time.Sleep(500 * time.Millisecond)
 	g.Expect(h.Ops()["peek"]).To(Equal(n), "no peek without a followed VM")
-	var v hyperv.View
-	g.Expect(conn.Run(ctx, hyperv.OpCreate, createInput("u0", nil), &v)).To(Succeed())
+	var v wire.View
+	g.Expect(conn.Run(ctx, wire.OpCreate, createInput("u0", nil), &v)).To(Succeed())
 	conn.Follow(machine(0), &v)
 	g.Eventually(func() bool { return conn.GuestWatched(machine(0)) }, 5*time.Second, 20*time.Millisecond).Should(BeTrue())
 	g.Expect(h.Ops()["peek"]).To(BeNumerically(">", n))

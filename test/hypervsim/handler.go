@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/test/hypervsim/wsman"
 	"github.com/capwin/capwin/test/pscheck"
 )
@@ -31,14 +31,14 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 		return wsman.Result{Stderr: []byte("hypervsim: not capwin's runner command"), ExitCode: 1}
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(string(r.Stdin)))
-	var env hyperv.Envelope
+	var env wire.Envelope
 	if err == nil {
 		err = json.Unmarshal(raw, &env)
 	}
 	if err != nil {
 		return wsman.Result{Stderr: []byte("hypervsim: stdin is not a base64 JSON envelope: " + err.Error()), ExitCode: 1}
 	}
-	op, ok := scriptByHash(hyperv.HashText(env.Script))
+	op, ok := scriptByHash(wire.HashText(env.Script))
 	if !ok || !library(env.Lib) {
 		return wsman.Result{Stderr: []byte("hypervsim: not one of capwin's static scripts"), ExitCode: 1}
 	}
@@ -65,7 +65,7 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	}
 	out := map[string]any{"ok": err == nil}
 	if err != nil {
-		kind := hyperv.KindFailed
+		kind := wire.KindFailed
 		var e *opError
 		if errors.As(err, &e) {
 			kind = e.kind
@@ -79,9 +79,9 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 	if err != nil {
 		code = 1
 	}
-	line := hyperv.ResultLine(env.Nonce, doc)
+	line := wire.ResultLine(env.Nonce, doc)
 	if env.Nonce == "" { // a release before operation nonces
-		line = hyperv.ResultPrefix + base64.StdEncoding.EncodeToString(doc)
+		line = wire.ResultPrefix + base64.StdEncoding.EncodeToString(doc)
 	}
 	return wsman.Result{Stdout: []byte(line + "\r\n"), ExitCode: code}
 }
@@ -90,7 +90,7 @@ func (h *Host) Run(ctx context.Context, r wsman.Request) wsman.Result {
 func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 	decode := func(v any) error {
 		if err := json.Unmarshal(input, v); err != nil {
-			return fail(hyperv.KindFailed, "input of %s: %v", name, err)
+			return fail(wire.KindFailed, "input of %s: %v", name, err)
 		}
 		return nil
 	}
@@ -99,7 +99,7 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 	h.settle()
 	switch name {
 	case "host":
-		var in hyperv.Placement
+		var in wire.Placement
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
@@ -112,40 +112,40 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 		}
 		return info, nil
 	case "find":
-		var in hyperv.VMKey
+		var in wire.VMKey
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		if vm := h.find(in); vm != nil {
-			return hyperv.Found{Found: true, VM: view(vm)}, nil
+			return wire.Found{Found: true, VM: view(vm)}, nil
 		}
-		return hyperv.Found{}, nil
+		return wire.Found{}, nil
 	case "peek":
-		var in hyperv.PeekInput
+		var in wire.PeekInput
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return h.peek(in), nil
 	case "create":
-		var in hyperv.CreateInput
+		var in wire.CreateInput
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return h.create(in)
 	case "power":
-		var in hyperv.PowerInput
+		var in wire.PowerInput
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return h.power(in)
 	case "job":
-		var in hyperv.JobRef
+		var in wire.JobRef
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return h.jobState(in), nil
 	case "remove":
-		var in hyperv.VMKey
+		var in wire.VMKey
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
@@ -154,39 +154,39 @@ func (h *Host) apply(name string, input json.RawMessage) (any, error) {
 		}
 		return map[string]bool{"removed": true}, nil
 	case "eject":
-		var in hyperv.VMKey
+		var in wire.VMKey
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		h.eject(in)
 		return map[string]bool{"ejected": true}, nil
 	case "locate":
-		var in hyperv.VMKey
+		var in wire.VMKey
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return h.locate(in)
 	case "parent":
-		var in hyperv.ParentInput
+		var in wire.ParentInput
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return h.parent(in)
 	case "guest":
-		var in hyperv.GuestInput
+		var in wire.GuestInput
 		if err := decode(&in); err != nil {
 			return nil, err
 		}
 		return h.guestRun(in)
 	}
-	return nil, fail(hyperv.KindFailed, "operation %s is not simulated", name)
+	return nil, fail(wire.KindFailed, "operation %s is not simulated", name)
 }
 
 // CheckScripts parses all of capwin's host scripts now (one parser run), so the first operations
 // a test sends do not wait for it.
 func CheckScripts() error {
 	var texts []string
-	for _, s := range hyperv.Scripts() {
+	for _, s := range wire.Scripts() {
 		texts = append(texts, s.Text)
 	}
 	return parses(texts...)
@@ -194,15 +194,15 @@ func CheckScripts() error {
 
 var (
 	hashesOnce sync.Once
-	hashes     map[string]hyperv.Script
+	hashes     map[string]wire.Script
 	parsedMu   sync.Mutex
 	parsed     = map[string]error{}
 )
 
-func byHash() map[string]hyperv.Script {
+func byHash() map[string]wire.Script {
 	hashesOnce.Do(func() {
-		hashes = map[string]hyperv.Script{}
-		for _, s := range hyperv.Scripts() {
+		hashes = map[string]wire.Script{}
+		for _, s := range wire.Scripts() {
 			hashes[s.Hash()] = s
 		}
 	})
@@ -210,7 +210,7 @@ func byHash() map[string]hyperv.Script {
 }
 
 // scriptByHash is this tree's script of that hash, else an accepted release's.
-func scriptByHash(hash string) (hyperv.Script, bool) {
+func scriptByHash(hash string) (wire.Script, bool) {
 	if s, ok := byHash()[hash]; ok {
 		return s, true
 	}
@@ -225,8 +225,8 @@ var (
 	acceptedMu sync.Mutex
 	accepted   struct {
 		runners map[string]bool
-		libs    map[string]*Release      // by library text
-		ops     map[string]hyperv.Script // by hash
+		libs    map[string]*Release    // by library text
+		ops     map[string]wire.Script // by hash
 	}
 )
 
@@ -249,16 +249,16 @@ func AcceptScripts(r Release) {
 	acceptedMu.Lock()
 	defer acceptedMu.Unlock()
 	if accepted.ops == nil {
-		accepted.runners, accepted.libs, accepted.ops = map[string]bool{}, map[string]*Release{}, map[string]hyperv.Script{}
+		accepted.runners, accepted.libs, accepted.ops = map[string]bool{}, map[string]*Release{}, map[string]wire.Script{}
 	}
 	for name, text := range r.Scripts {
 		switch name {
-		case hyperv.Runner.Name:
-			accepted.runners[hyperv.RunnerCommandFor(text)] = true
-		case hyperv.Common.Name:
+		case wire.Runner.Name:
+			accepted.runners[wire.RunnerCommandFor(text)] = true
+		case wire.Common.Name:
 			accepted.libs[text] = &r
 		default:
-			s := hyperv.Script{Name: name, Text: text}
+			s := wire.Script{Name: name, Text: text}
 			accepted.ops[s.Hash()] = s
 		}
 	}
@@ -289,11 +289,11 @@ func releaseOf(lib string) *Release {
 func runnerCommand(command string) bool {
 	acceptedMu.Lock()
 	defer acceptedMu.Unlock()
-	return command == hyperv.RunnerCommand || accepted.runners[command]
+	return command == wire.RunnerCommand || accepted.runners[command]
 }
 
 func library(text string) bool {
-	return text == hyperv.Common.Text || releaseOf(text) != nil
+	return text == wire.Common.Text || releaseOf(text) != nil
 }
 
 // parses checks texts with the PowerShell grammar, once per distinct text (all of capwin's
@@ -303,20 +303,20 @@ func parses(texts ...string) error {
 	defer parsedMu.Unlock()
 	if len(parsed) == 0 {
 		var all []string
-		for _, s := range hyperv.Scripts() {
+		for _, s := range wire.Scripts() {
 			all = append(all, s.Text)
 		}
 		check(all)
 	}
 	var missing []string
 	for _, t := range texts {
-		if _, ok := parsed[hyperv.HashText(t)]; !ok {
+		if _, ok := parsed[wire.HashText(t)]; !ok {
 			missing = append(missing, t)
 		}
 	}
 	check(missing)
 	for _, t := range texts {
-		if err := parsed[hyperv.HashText(t)]; err != nil {
+		if err := parsed[wire.HashText(t)]; err != nil {
 			return err
 		}
 	}
@@ -346,11 +346,11 @@ func check(texts []string) {
 	for i, t := range texts {
 		switch {
 		case err != nil:
-			parsed[hyperv.HashText(t)] = fmt.Errorf("cannot check PowerShell syntax: %w", err)
+			parsed[wire.HashText(t)] = fmt.Errorf("cannot check PowerShell syntax: %w", err)
 		case i < len(results) && len(results[i].Errors) > 0:
-			parsed[hyperv.HashText(t)] = fmt.Errorf("script does not parse: %s", results[i].String())
+			parsed[wire.HashText(t)] = fmt.Errorf("script does not parse: %s", results[i].String())
 		default:
-			parsed[hyperv.HashText(t)] = nil
+			parsed[wire.HashText(t)] = nil
 		}
 	}
 }

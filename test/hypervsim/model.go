@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // diffDiskBytes is what a new differencing disk takes on the host.
 const diffDiskBytes = 4 << 20
 
-func (h *Host) info() hyperv.HostInfo {
+func (h *Host) info() wire.HostInfo {
 	free := h.memoryMiB
 	var switches []string
 	for s := range h.switches {
@@ -27,16 +27,16 @@ func (h *Host) info() hyperv.HostInfo {
 			free -= vm.MemoryBytes >> 20
 		}
 	}
-	return hyperv.HostInfo{Name: h.Name, FreeMemoryMiB: free, LogicalProcessors: 32, VMs: len(h.vms), Switches: switches, Build: 26100,
+	return wire.HostInfo{Name: h.Name, FreeMemoryMiB: free, LogicalProcessors: 32, VMs: len(h.vms), Switches: switches, Build: 26100,
 		GPUPartitions: h.gpuPartitions, GPUPartitionsInUse: h.partitionsInUse(), AssignableDevices: h.assignable(nil)}
 }
 
-func diskPath(k hyperv.VMKey) string { return k.DiskPath + `\` + k.UID + ".vhdx" }
-func vmDir(k hyperv.VMKey) string    { return k.VMPath + `\` + k.UID }
-func isoPath(k hyperv.VMKey) string  { return vmDir(k) + `\cidata.iso` }
+func diskPath(k wire.VMKey) string { return k.DiskPath + `\` + k.UID + ".vhdx" }
+func vmDir(k wire.VMKey) string    { return k.VMPath + `\` + k.UID }
+func isoPath(k wire.VMKey) string  { return vmDir(k) + `\cidata.iso` }
 
 // find mirrors Find-CapwinVM: by id, by the notes tag, by the differencing disk.
-func (h *Host) find(k hyperv.VMKey) *VM {
+func (h *Host) find(k wire.VMKey) *VM {
 	if vm, ok := h.vms[k.ID]; ok && k.ID != "" {
 		return vm
 	}
@@ -55,22 +55,22 @@ func (h *Host) find(k hyperv.VMKey) *VM {
 
 // create mirrors create.ps1: a VM an earlier run finished is returned as it is, one an interrupted
 // run left is finished; the complete line goes into the notes last.
-func (h *Host) create(in hyperv.CreateInput) (any, error) {
+func (h *Host) create(in wire.CreateInput) (any, error) {
 	complete := "capwin-complete:" + in.UID
 	vm := h.find(in.VMKey)
 	if vm != nil && strings.Contains(vm.Notes, complete) {
 		return view(vm), nil
 	}
 	if vm != nil && vm.State != "Off" {
-		return nil, fail(hyperv.KindFailed, "VM %s of an interrupted create is not off (%s); turn it off to let capwin finish it", vm.ID, vm.State)
+		return nil, fail(wire.KindFailed, "VM %s of an interrupted create is not off (%s); turn it off to let capwin finish it", vm.ID, vm.State)
 	}
 	parent, ok := h.vol(in.ParentDisk).files[strings.ToLower(in.ParentDisk)]
 	if !ok {
-		return nil, fail(hyperv.KindInvalidSpec, "parent disk %s does not exist on host %s", in.ParentDisk, h.Name)
+		return nil, fail(wire.KindInvalidSpec, "parent disk %s does not exist on host %s", in.ParentDisk, h.Name)
 	}
 	for _, n := range in.NICs {
 		if !h.switches[n.Switch] {
-			return nil, fail(hyperv.KindInvalidSpec, "virtual switch %s does not exist on host %s", n.Switch, h.Name)
+			return nil, fail(wire.KindInvalidSpec, "virtual switch %s does not exist on host %s", n.Switch, h.Name)
 		}
 	}
 	if in.GPU != nil {
@@ -79,11 +79,11 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 		}
 	}
 	if in.DiskBytes > 0 && in.DiskBytes < parent {
-		return nil, fail(hyperv.KindInvalidSpec, "diskGiB is smaller than the parent disk (%d bytes)", parent)
+		return nil, fail(wire.KindInvalidSpec, "diskGiB is smaller than the parent disk (%d bytes)", parent)
 	}
 	iso, err := base64.StdEncoding.DecodeString(in.ConfigDrive)
 	if err != nil {
-		return nil, fail(hyperv.KindFailed, "config drive: %v", err)
+		return nil, fail(wire.KindFailed, "config drive: %v", err)
 	}
 	disk := diskPath(in.VMKey)
 	if _, ok := h.vol(disk).files[strings.ToLower(disk)]; !ok {
@@ -131,7 +131,7 @@ func (h *Host) create(in hyperv.CreateInput) (any, error) {
 		vm.DVDs, vm.DVDLocation = []string{isoPath(in.VMKey)}, in.ConfigDriveLocation
 	}
 	if in.GPU != nil && !gpuGiven(vm, in.GPU) {
-		return nil, fail(hyperv.KindFailed, "VM %s has no GPU (%s) after create", vm.ID, in.GPU.Mode)
+		return nil, fail(wire.KindFailed, "VM %s has no GPU (%s) after create", vm.ID, in.GPU.Mode)
 	}
 	if in.Cluster != "" {
 		if err := h.registerRole(vm, in); err != nil {
@@ -157,26 +157,26 @@ func (h *Host) unlink(path string) {
 // write creates a file, failing like Windows when the disk is full.
 func (h *Host) write(path string, size int64) error {
 	if size > h.freeDiskBytes {
-		return fail(hyperv.KindDiskFull, "There is not enough space on the disk. (%s)", path)
+		return fail(wire.KindDiskFull, "There is not enough space on the disk. (%s)", path)
 	}
 	h.freeDiskBytes -= size
 	h.vol(path).files[strings.ToLower(path)] = size
 	return nil
 }
 
-func (h *Host) power(in hyperv.PowerInput) (any, error) {
+func (h *Host) power(in wire.PowerInput) (any, error) {
 	vm, ok := h.vms[in.ID]
 	if !ok {
-		return nil, fail(hyperv.KindNotFound, "VM %s does not exist", in.ID)
+		return nil, fail(wire.KindNotFound, "VM %s does not exist", in.ID)
 	}
-	target := map[string]string{hyperv.PowerStart: "Running", hyperv.PowerOff: "Off", hyperv.PowerShutdown: "Off"}[in.Action]
+	target := map[string]string{wire.PowerStart: "Running", wire.PowerOff: "Off", wire.PowerShutdown: "Off"}[in.Action]
 	switch {
 	case target == "":
-		return nil, fail(hyperv.KindFailed, "unknown power action %s", in.Action)
-	case in.Action == hyperv.PowerShutdown && !vm.Heartbeat:
-		return nil, fail(hyperv.KindGuestUnavailable, "the guest shutdown service is not running")
+		return nil, fail(wire.KindFailed, "unknown power action %s", in.Action)
+	case in.Action == wire.PowerShutdown && !vm.Heartbeat:
+		return nil, fail(wire.KindGuestUnavailable, "the guest shutdown service is not running")
 	case vm.State == target:
-		return hyperv.JobRef{}, nil
+		return wire.JobRef{}, nil
 	}
 	for _, j := range h.jobs {
 		if j.vm == vm.ID {
@@ -186,28 +186,28 @@ func (h *Host) power(in hyperv.PowerInput) (any, error) {
 	id := h.newID()
 	h.jobs[id] = &job{vm: vm.ID, state: target, due: time.Now().Add(h.jobDelay)}
 	vm.State = map[string]string{"Running": "Starting", "Off": "Stopping"}[target]
-	if in.Action == hyperv.PowerStart {
+	if in.Action == wire.PowerStart {
 		vm.StartNotes = append(vm.StartNotes, vm.Notes)
 	}
-	if in.Action == hyperv.PowerShutdown {
-		return hyperv.JobRef{}, nil // the guest shuts down on its own; capwin watches the state
+	if in.Action == wire.PowerShutdown {
+		return wire.JobRef{}, nil // the guest shuts down on its own; capwin watches the state
 	}
-	return hyperv.JobRef{Job: id}, nil
+	return wire.JobRef{Job: id}, nil
 }
 
-func (h *Host) jobState(in hyperv.JobRef) hyperv.JobState {
+func (h *Host) jobState(in wire.JobRef) wire.JobState {
 	j, ok := h.jobs[in.Job]
 	if !ok {
-		return hyperv.JobState{State: "unknown"}
+		return wire.JobState{State: "unknown"}
 	}
 	if time.Now().Before(j.due) {
-		return hyperv.JobState{State: "running", Message: "50%"}
+		return wire.JobState{State: "running", Message: "50%"}
 	}
-	return hyperv.JobState{State: "succeeded"}
+	return wire.JobState{State: "succeeded"}
 }
 
 // remove mirrors remove.ps1: the cluster role goes first, then the VM and its files.
-func (h *Host) remove(k hyperv.VMKey) error {
+func (h *Host) remove(k wire.VMKey) error {
 	vm := h.find(k)
 	if k.Cluster != "" {
 		if err := h.removeRole(k); err != nil {
@@ -234,7 +234,7 @@ func (h *Host) remove(k hyperv.VMKey) error {
 	return nil
 }
 
-func (h *Host) eject(k hyperv.VMKey) {
+func (h *Host) eject(k wire.VMKey) {
 	iso := strings.ToLower(isoPath(k))
 	if vm := h.find(k); vm != nil {
 		var keep []string
@@ -248,25 +248,25 @@ func (h *Host) eject(k hyperv.VMKey) {
 	h.unlink(iso)
 }
 
-func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {
+func (h *Host) guestRun(in wire.GuestInput) (any, error) {
 	vm, ok := h.vms[in.ID]
 	if !ok {
-		return nil, fail(hyperv.KindNotFound, "VM %s does not exist", in.ID)
+		return nil, fail(wire.KindNotFound, "VM %s does not exist", in.ID)
 	}
 	if vm.State != "Running" || !vm.Heartbeat {
-		return nil, fail(hyperv.KindGuestFailed, "PowerShell Direct as %s: the virtual machine is not running", in.Username)
+		return nil, fail(wire.KindGuestFailed, "PowerShell Direct as %s: the virtual machine is not running", in.Username)
 	}
 	if in.Username == "" || (h.guestPassword != "" && in.Password != h.guestPassword) {
-		return nil, fail(hyperv.KindGuestFailed, "PowerShell Direct as %s: The credential is invalid.", in.Username)
+		return nil, fail(wire.KindGuestFailed, "PowerShell Direct as %s: The credential is invalid.", in.Username)
 	}
 	if len(vm.GuestPIDs) > 0 {
-		return hyperv.GuestStarted{PID: vm.GuestPIDs[0]}, nil
+		return wire.GuestStarted{PID: vm.GuestPIDs[0]}, nil
 	}
 	files := map[string][]byte{}
 	for _, f := range in.Files {
 		data, err := base64.StdEncoding.DecodeString(f.Data)
 		if err != nil {
-			return nil, fail(hyperv.KindGuestFailed, "file %s: %v", f.Path, err)
+			return nil, fail(wire.KindGuestFailed, "file %s: %v", f.Path, err)
 		}
 		vm.GuestFiles[f.Path], files[f.Path] = data, data
 	}
@@ -277,16 +277,16 @@ func (h *Host) guestRun(in hyperv.GuestInput) (any, error) {
 	if cb := h.OnGuestRun; cb != nil {
 		go cb(h, vm.ID, files)
 	}
-	return hyperv.GuestStarted{PID: pid}, nil
+	return wire.GuestStarted{PID: pid}, nil
 }
 
 // view mirrors Get-CapwinView.
-func view(vm *VM) *hyperv.View {
-	v := &hyperv.View{ID: vm.ID, Name: vm.Name, State: vm.State, Notes: vm.Notes, Heartbeat: vm.Heartbeat,
+func view(vm *VM) *wire.View {
+	v := &wire.View{ID: vm.ID, Name: vm.Name, State: vm.State, Notes: vm.Notes, Heartbeat: vm.Heartbeat,
 		DVDs: append([]string{}, vm.DVDs...), Disks: diskViews(vm), KVP: map[string]string{},
 		SecureBoot: vm.SecureBoot, TPM: vm.TPM}
 	for _, n := range vm.NICs {
-		v.NICs = append(v.NICs, hyperv.NICView{MAC: n.MAC, Switch: n.Switch, IPs: append([]string{}, n.IPs...)})
+		v.NICs = append(v.NICs, wire.NICView{MAC: n.MAC, Switch: n.Switch, IPs: append([]string{}, n.IPs...)})
 	}
 	for k, val := range vm.KVP {
 		if strings.HasPrefix(k, "capwin.") {
@@ -297,11 +297,11 @@ func view(vm *VM) *hyperv.View {
 }
 
 // peek mirrors peek.ps1: the guest state of the VMs of in that exist.
-func (h *Host) peek(in hyperv.PeekInput) hyperv.Peeked {
-	out := hyperv.Peeked{VMs: []hyperv.Peek{}}
+func (h *Host) peek(in wire.PeekInput) wire.Peeked {
+	out := wire.Peeked{VMs: []wire.Peek{}}
 	for _, id := range in.IDs {
 		if vm, ok := h.vms[id]; ok {
-			out.VMs = append(out.VMs, hyperv.PeekOf(view(vm)))
+			out.VMs = append(out.VMs, wire.PeekOf(view(vm)))
 		}
 	}
 	return out
@@ -309,7 +309,7 @@ func (h *Host) peek(in hyperv.PeekInput) hyperv.Peeked {
 
 // enableTPM is create.ps1's Enable-CapwinTpm: a VM whose TPM is on is left as it is; otherwise it
 // gets a local key protector unless it has one, then its TPM.
-func enableTPM(vm *VM, in hyperv.CreateInput) {
+func enableTPM(vm *VM, in wire.CreateInput) {
 	if !in.VTPM || vm.TPM {
 		return
 	}

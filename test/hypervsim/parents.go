@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // parents models parent.ps1's copies of parent disk sources: the shares the host's computer
@@ -22,7 +22,7 @@ type parents struct {
 	delay   time.Duration
 	hold    chan struct{}         // while not nil, copies wait for it to close before they fetch
 	tasks   map[string]*fetchTask // by hash
-	markers map[string]hyperv.ParentState
+	markers map[string]wire.ParentState
 	// started counts the copies started (Start-ScheduledTask), by hash.
 	started map[string]int
 }
@@ -38,7 +38,7 @@ type fetchTask struct {
 func (h *Host) parentModel() *parents {
 	if h.parents == nil {
 		h.parents = &parents{shares: map[string][]byte{}, client: http.DefaultClient, tasks: map[string]*fetchTask{},
-			markers: map[string]hyperv.ParentState{}, started: map[string]int{}}
+			markers: map[string]wire.ParentState{}, started: map[string]int{}}
 	}
 	return h.parents
 }
@@ -102,13 +102,13 @@ func (h *Host) ParentCopies(sha string) int {
 
 // parent mirrors parent.ps1: a verified copy is ready; a running task is copying; a failure
 // marker is reported once; otherwise a new copy starts (its work folder emptied first).
-func (h *Host) parent(in hyperv.ParentInput) (any, error) {
+func (h *Host) parent(in wire.ParentInput) (any, error) {
 	if !sha256Hex(in.SHA256) {
-		return nil, fail(hyperv.KindInvalidSpec, "sha256 %s is not 64 hexadecimal digits", in.SHA256)
+		return nil, fail(wire.KindInvalidSpec, "sha256 %s is not 64 hexadecimal digits", in.SHA256)
 	}
 	p := h.parentModel()
 	sha := strings.ToLower(in.SHA256)
-	file := hyperv.ParentCachePath(in.DiskPath, sha)
+	file := wire.ParentCachePath(in.DiskPath, sha)
 	cache := strings.TrimSuffix(file, sha+".vhdx")
 	work, failed := cache+sha+".partial", cache+sha+".failed"
 	task := p.tasks[sha]
@@ -117,17 +117,17 @@ func (h *Host) parent(in hyperv.ParentInput) (any, error) {
 			delete(p.tasks, sha)
 			h.removeTree(work)
 		}
-		return hyperv.ParentState{State: hyperv.ParentReady, Path: file}, nil
+		return wire.ParentState{State: wire.ParentReady, Path: file}, nil
 	}
 	if task != nil && task.running {
-		return hyperv.ParentState{State: hyperv.ParentCopying, Path: file}, nil
+		return wire.ParentState{State: wire.ParentCopying, Path: file}, nil
 	}
 	delete(p.tasks, sha)
 	if m, ok := p.markers[strings.ToLower(failed)]; ok {
 		delete(p.markers, strings.ToLower(failed))
 		h.unlink(failed)
 		h.removeTree(work)
-		m.State, m.Path = hyperv.ParentFailed, file
+		m.State, m.Path = wire.ParentFailed, file
 		return m, nil
 	}
 	h.removeTree(work)
@@ -138,7 +138,7 @@ func (h *Host) parent(in hyperv.ParentInput) (any, error) {
 	p.tasks[sha] = task
 	p.started[sha]++
 	go h.runFetch(task, in.URL, sha, work, file, failed, p.delay, p.hold)
-	return hyperv.ParentState{State: hyperv.ParentCopying, Path: file}, nil
+	return wire.ParentState{State: wire.ParentCopying, Path: file}, nil
 }
 
 // runFetch is the scheduled task (Invoke-CapwinFetch): download or copy to a temporary name,
@@ -156,23 +156,23 @@ func (h *Host) runFetch(task *fetchTask, url, sha, work, file, failed string, de
 	}
 	defer func() { task.running = false }()
 	mark := func(kind, message string) {
-		h.parentModel().markers[strings.ToLower(failed)] = hyperv.ParentState{Kind: kind, Message: message}
+		h.parentModel().markers[strings.ToLower(failed)] = wire.ParentState{Kind: kind, Message: message}
 		h.vol(failed).files[strings.ToLower(failed)] = int64(len(message))
 	}
 	if err != nil {
-		mark(hyperv.KindFailed, fmt.Sprintf("copy %s as the host computer account: %v", url, err))
+		mark(wire.KindFailed, fmt.Sprintf("copy %s as the host computer account: %v", url, err))
 		return
 	}
 	temp := fmt.Sprintf(`%s\%s.vhdx`, work, h.newID())
 	if err := h.write(temp, int64(len(data))); err != nil {
-		mark(hyperv.KindFailed, fmt.Sprintf("copy %s as the host computer account: %v", url, err))
+		mark(wire.KindFailed, fmt.Sprintf("copy %s as the host computer account: %v", url, err))
 		return
 	}
 	sum := sha256.Sum256(data)
 	switch got := hex.EncodeToString(sum[:]); {
 	case got != sha:
 		h.unlink(temp)
-		mark(hyperv.KindInvalidSpec, fmt.Sprintf("%s does not match the pinned SHA-256 %s (parentDiskSource.sha256); the copy was deleted", url, sha))
+		mark(wire.KindInvalidSpec, fmt.Sprintf("%s does not match the pinned SHA-256 %s (parentDiskSource.sha256); the copy was deleted", url, sha))
 	case h.vol(file).files[strings.ToLower(file)] > 0:
 		h.unlink(temp)
 	default:

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 func hashOf(data []byte) string {
@@ -21,15 +22,15 @@ func hashOf(data []byte) string {
 }
 
 // waitParent asks parent.ps1 until the copy is no longer copying.
-func waitParent(t *testing.T, conn *hyperv.Conn, in hyperv.ParentInput) hyperv.ParentState {
+func waitParent(t *testing.T, conn *hyperv.Conn, in wire.ParentInput) wire.ParentState {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		var st hyperv.ParentState
-		if err := conn.Run(context.Background(), hyperv.OpParent, in, &st); err != nil {
+		var st wire.ParentState
+		if err := conn.Run(context.Background(), wire.OpParent, in, &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.State != hyperv.ParentCopying || time.Now().After(deadline) {
+		if st.State != wire.ParentCopying || time.Now().After(deadline) {
 			return st
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -60,16 +61,16 @@ func TestParentDiskFromHTTPS(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	h.SetHTTPClient(srv.Client())
-	in := hyperv.ParentInput{DiskPath: folders.DiskPath, URL: srv.URL + "/win2022.vhdx", SHA256: hashOf(image)}
-	var st hyperv.ParentState
-	if err := conn.Run(context.Background(), hyperv.OpParent, in, &st); err != nil || st.State != hyperv.ParentCopying {
+	in := wire.ParentInput{DiskPath: folders.DiskPath, URL: srv.URL + "/win2022.vhdx", SHA256: hashOf(image)}
+	var st wire.ParentState
+	if err := conn.Run(context.Background(), wire.OpParent, in, &st); err != nil || st.State != wire.ParentCopying {
 		t.Fatalf("first ask: %v %+v, want copying", err, st)
 	}
-	want := hyperv.ParentCachePath(folders.DiskPath, in.SHA256)
-	if st = waitParent(t, conn, in); st.State != hyperv.ParentReady || st.Path != want {
+	want := wire.ParentCachePath(folders.DiskPath, in.SHA256)
+	if st = waitParent(t, conn, in); st.State != wire.ParentReady || st.Path != want {
 		t.Fatalf("copy: %+v, want ready at %s", st, want)
 	}
-	if st = waitParent(t, conn, in); st.State != hyperv.ParentReady || h.ParentCopies(in.SHA256) != 1 || gets.Load() != 1 {
+	if st = waitParent(t, conn, in); st.State != wire.ParentReady || h.ParentCopies(in.SHA256) != 1 || gets.Load() != 1 {
 		t.Fatalf("second ask: %+v after %d copies and %d downloads, want ready after 1", st, h.ParentCopies(in.SHA256), gets.Load())
 	}
 	if files := parentFiles(h); len(files) != 1 || files[0] != strings.ToLower(want) {
@@ -77,8 +78,8 @@ func TestParentDiskFromHTTPS(t *testing.T) {
 	}
 	ci := createInput("u7", []byte("iso"))
 	ci.ParentDisk = st.Path
-	var v hyperv.View
-	if err := conn.Run(context.Background(), hyperv.OpCreate, ci, &v); err != nil {
+	var v wire.View
+	if err := conn.Run(context.Background(), wire.OpCreate, ci, &v); err != nil {
 		t.Fatal(err)
 	}
 	if vm := h.VMs()[0]; vm.Parent != want {
@@ -93,9 +94,9 @@ func TestParentDiskHashMismatch(t *testing.T) {
 	h, _, conn := simHost(t, false)
 	unc := `\\fs01\images\win2022.vhdx`
 	h.AddShareFile(unc, []byte("tampered image"))
-	in := hyperv.ParentInput{DiskPath: folders.DiskPath, URL: unc, SHA256: strings.ToUpper(hashOf([]byte("golden image")))}
+	in := wire.ParentInput{DiskPath: folders.DiskPath, URL: unc, SHA256: strings.ToUpper(hashOf([]byte("golden image")))}
 	st := waitParent(t, conn, in)
-	if st.State != hyperv.ParentFailed || st.Kind != hyperv.KindInvalidSpec || !strings.Contains(st.Message, "does not match the pinned SHA-256") ||
+	if st.State != wire.ParentFailed || st.Kind != wire.KindInvalidSpec || !strings.Contains(st.Message, "does not match the pinned SHA-256") ||
 		strings.Contains(st.Message, hashOf([]byte("tampered image"))) {
 		t.Fatalf("mismatch: %+v, want failed InvalidSpec without the file's own hash (a hash oracle)", st)
 	}
@@ -103,12 +104,12 @@ func TestParentDiskHashMismatch(t *testing.T) {
 		t.Fatalf("parents folder holds %v after a mismatch, want nothing", files)
 	}
 	h.AddShareFile(unc, []byte("golden image"))
-	if st = waitParent(t, conn, in); st.State != hyperv.ParentReady || h.ParentCopies(in.SHA256) != 2 {
+	if st = waitParent(t, conn, in); st.State != wire.ParentReady || h.ParentCopies(in.SHA256) != 2 {
 		t.Fatalf("after the share was fixed: %+v after %d copies, want ready after 2", st, h.ParentCopies(in.SHA256))
 	}
 	in.URL = `\\fs01\images\missing.vhdx`
 	in.SHA256 = hashOf([]byte("other"))
-	if st = waitParent(t, conn, in); st.State != hyperv.ParentFailed || st.Kind != hyperv.KindFailed || !strings.Contains(st.Message, "does not exist") {
+	if st = waitParent(t, conn, in); st.State != wire.ParentFailed || st.Kind != wire.KindFailed || !strings.Contains(st.Message, "does not exist") {
 		t.Fatalf("missing share file: %+v, want failed Failed", st)
 	}
 }
@@ -125,13 +126,13 @@ func TestParentDiskConcurrentAsks(t *testing.T) {
 	}
 	unc := `\\fs01\images\win2025.vhdx`
 	h.AddShareFile(unc, []byte("image 2025"))
-	in := hyperv.ParentInput{DiskPath: folders.DiskPath, URL: unc, SHA256: hashOf([]byte("image 2025"))}
+	in := wire.ParentInput{DiskPath: folders.DiskPath, URL: unc, SHA256: hashOf([]byte("image 2025"))}
 	var wg sync.WaitGroup
 	for _, c := range []*hyperv.Conn{conn, other, conn, other} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if st := waitParent(t, c, in); st.State != hyperv.ParentReady {
+			if st := waitParent(t, c, in); st.State != wire.ParentReady {
 				t.Errorf("concurrent ask: %+v, want ready", st)
 			}
 		}()
@@ -147,13 +148,13 @@ func TestParentDiskConcurrentAsks(t *testing.T) {
 func TestVMSettingsThroughWinRM(t *testing.T) {
 	h, _, conn := simHost(t, false)
 	ctx := context.Background()
-	var v hyperv.View
-	if err := conn.Run(ctx, hyperv.OpCreate, createInput("d1", []byte("iso")), &v); err != nil {
+	var v wire.View
+	if err := conn.Run(ctx, wire.OpCreate, createInput("d1", []byte("iso")), &v); err != nil {
 		t.Fatal(err)
 	}
 	in := createInput("s1", []byte("iso"))
-	in.Settings = hyperv.VMSettings{CheckpointType: "Standard", AutomaticCheckpoints: true, AutomaticStartAction: "Start", AutomaticStartDelay: 90, AutomaticStopAction: "ShutDown"}
-	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
+	in.Settings = wire.VMSettings{CheckpointType: "Standard", AutomaticCheckpoints: true, AutomaticStartAction: "Start", AutomaticStartDelay: 90, AutomaticStopAction: "ShutDown"}
+	if err := conn.Run(ctx, wire.OpCreate, in, &v); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]VMSettings{}
@@ -167,7 +168,7 @@ func TestVMSettingsThroughWinRM(t *testing.T) {
 	}
 	in = createInput("s2", []byte("iso"))
 	in.Settings.AutomaticStopAction = ""
-	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err == nil || !strings.Contains(err.Error(), "AutomaticStopAction") {
+	if err := conn.Run(ctx, wire.OpCreate, in, &v); err == nil || !strings.Contains(err.Error(), "AutomaticStopAction") {
 		t.Fatalf("create without a stop action: %v, want Set-VM's binding error", err)
 	}
 }
@@ -180,9 +181,9 @@ func TestParentDiskCopyInterrupted(t *testing.T) {
 	h.SetCopyDelay(500 * time.Millisecond)
 	unc := `\\fs01\images\win-restart.vhdx`
 	h.AddShareFile(unc, []byte("image across a restart"))
-	in := hyperv.ParentInput{DiskPath: folders.DiskPath, URL: unc, SHA256: hashOf([]byte("image across a restart"))}
-	var st hyperv.ParentState
-	if err := conn.Run(context.Background(), hyperv.OpParent, in, &st); err != nil || st.State != hyperv.ParentCopying {
+	in := wire.ParentInput{DiskPath: folders.DiskPath, URL: unc, SHA256: hashOf([]byte("image across a restart"))}
+	var st wire.ParentState
+	if err := conn.Run(context.Background(), wire.OpParent, in, &st); err != nil || st.State != wire.ParentCopying {
 		t.Fatalf("first ask: %v %+v", err, st)
 	}
 	h.RestartDuringCopies()
@@ -190,7 +191,7 @@ func TestParentDiskCopyInterrupted(t *testing.T) {
 		t.Fatalf("after the restart the parents folder holds %v, want the request and a partial file", files)
 	}
 	h.SetCopyDelay(0)
-	if st = waitParent(t, conn, in); st.State != hyperv.ParentReady || h.ParentCopies(in.SHA256) != 2 {
+	if st = waitParent(t, conn, in); st.State != wire.ParentReady || h.ParentCopies(in.SHA256) != 2 {
 		t.Fatalf("after the restart: %+v after %d copies, want ready after 2", st, h.ParentCopies(in.SHA256))
 	}
 	time.Sleep(600 * time.Millisecond) // the stopped copy wakes up and must change nothing

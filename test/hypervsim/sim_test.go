@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/test/hypervsim/wsman"
 	"github.com/capwin/capwin/test/metrics"
 )
 
 const parent = `C:\golden\win2022.vhdx`
 
-var folders = hyperv.Placement{VMPath: `C:\capwin\vms`, DiskPath: `C:\capwin\disks`}
+var folders = wire.Placement{VMPath: `C:\capwin\vms`, DiskPath: `C:\capwin\disks`}
 
 // simHost starts one simulated host and a real WinRM connection to it.
 func simHost(t *testing.T, basic bool) (*Host, *wsman.Server, *hyperv.Conn) {
@@ -35,10 +36,10 @@ func simHost(t *testing.T, basic bool) (*Host, *wsman.Server, *hyperv.Conn) {
 	return h, srv, conn
 }
 
-func createInput(uid string, iso []byte) hyperv.CreateInput {
-	return hyperv.CreateInput{VMKey: hyperv.VMKey{Placement: folders, UID: uid}, Name: "m-" + uid, ParentDisk: parent,
-		Processors: 2, MemoryBytes: 4 << 30, SecureBoot: hyperv.SecureBoot{Enabled: true, Template: "MicrosoftWindows"},
-		NICs:        []hyperv.NICInput{{Switch: "external", MAC: "02AABBCCDD01", VLANID: 12}},
+func createInput(uid string, iso []byte) wire.CreateInput {
+	return wire.CreateInput{VMKey: wire.VMKey{Placement: folders, UID: uid}, Name: "m-" + uid, ParentDisk: parent,
+		Processors: 2, MemoryBytes: 4 << 30, SecureBoot: wire.SecureBoot{Enabled: true, Template: "MicrosoftWindows"},
+		NICs:        []wire.NICInput{{Switch: "external", MAC: "02AABBCCDD01", VLANID: 12}},
 		ConfigDrive: base64.StdEncoding.EncodeToString(iso), Settings: hyperv.DefaultVMSettings()}
 }
 
@@ -48,22 +49,22 @@ func TestOperationsThroughWinRM(t *testing.T) {
 	h, _, conn := simHost(t, false)
 	opsBefore, tripsBefore := winrmCounts(t)
 	ctx := context.Background()
-	var info hyperv.HostInfo
-	if err := conn.Run(ctx, hyperv.OpHost, folders, &info); err != nil {
+	var info wire.HostInfo
+	if err := conn.Run(ctx, wire.OpHost, folders, &info); err != nil {
 		t.Fatal(err)
 	}
 	if info.Name != "hv1" || strings.Join(info.Switches, ",") != "external" || info.FreeMemoryMiB != 65536 {
 		t.Fatalf("host info %+v", info)
 	}
-	iso, err := hyperv.ConfigDrive(map[string][]byte{"meta-data": []byte("instance-id: u1\n"), "user-data": []byte("#ps1_sysnative\n")})
+	iso, err := wire.ConfigDrive(map[string][]byte{"meta-data": []byte("instance-id: u1\n"), "user-data": []byte("#ps1_sysnative\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v, again hyperv.View
-	if err := conn.Run(ctx, hyperv.OpCreate, createInput("u1", iso), &v); err != nil {
+	var v, again wire.View
+	if err := conn.Run(ctx, wire.OpCreate, createInput("u1", iso), &v); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.Run(ctx, hyperv.OpCreate, createInput("u1", iso), &again); err != nil || again.ID != v.ID || len(h.VMs()) != 1 {
+	if err := conn.Run(ctx, wire.OpCreate, createInput("u1", iso), &again); err != nil || again.ID != v.ID || len(h.VMs()) != 1 {
 		t.Fatalf("second create: %v, id %s vs %s, %d VMs", err, again.ID, v.ID, len(h.VMs()))
 	}
 	if !strings.Contains(v.Notes, "capwin-uid:u1") || v.State != "Off" || len(v.DVDs) != 1 || v.NICs[0].MAC != "02AABBCCDD01" {
@@ -72,12 +73,12 @@ func TestOperationsThroughWinRM(t *testing.T) {
 	if !bytes.Equal(h.File(v.DVDs[0]), iso) {
 		t.Fatal("the config drive on the host is not the one sent")
 	}
-	var found hyperv.Found
-	if err := conn.Run(ctx, hyperv.OpFind, hyperv.VMKey{Placement: folders, UID: "u1"}, &found); err != nil || !found.Found || found.VM.ID != v.ID {
+	var found wire.Found
+	if err := conn.Run(ctx, wire.OpFind, wire.VMKey{Placement: folders, UID: "u1"}, &found); err != nil || !found.Found || found.VM.ID != v.ID {
 		t.Fatalf("find by UID: %v %+v", err, found)
 	}
-	var job hyperv.JobRef
-	if err := conn.Run(ctx, hyperv.OpPower, hyperv.PowerInput{ID: v.ID, Action: hyperv.PowerStart}, &job); err != nil || job.Job == "" {
+	var job wire.JobRef
+	if err := conn.Run(ctx, wire.OpPower, wire.PowerInput{ID: v.ID, Action: wire.PowerStart}, &job); err != nil || job.Job == "" {
 		t.Fatalf("power on: %v %+v", err, job)
 	}
 	waitJob(t, conn, job.Job)
@@ -86,7 +87,7 @@ func TestOperationsThroughWinRM(t *testing.T) {
 	}
 	// Power off: the VM stays off, however often the host settles its jobs (the power-on job
 	// that ended before must not apply again).
-	if err := conn.Run(ctx, hyperv.OpPower, hyperv.PowerInput{ID: v.ID, Action: hyperv.PowerOff}, &job); err != nil || job.Job == "" {
+	if err := conn.Run(ctx, wire.OpPower, wire.PowerInput{ID: v.ID, Action: wire.PowerOff}, &job); err != nil || job.Job == "" {
 		t.Fatalf("power off: %v %+v", err, job)
 	}
 	waitJob(t, conn, job.Job)
@@ -95,13 +96,13 @@ func TestOperationsThroughWinRM(t *testing.T) {
 			t.Fatalf("state %s after the power-off job", st)
 		}
 	}
-	if err := conn.Run(ctx, hyperv.OpEject, hyperv.VMKey{Placement: folders, ID: v.ID, UID: "u1"}, nil); err != nil {
+	if err := conn.Run(ctx, wire.OpEject, wire.VMKey{Placement: folders, ID: v.ID, UID: "u1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if vm := h.VMs()[0]; len(vm.DVDs) != 0 || h.File(v.DVDs[0]) != nil {
 		t.Fatalf("config drive still there: %+v", vm.DVDs)
 	}
-	if err := conn.Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: folders, ID: v.ID, UID: "u1"}, nil); err != nil {
+	if err := conn.Run(ctx, wire.OpRemove, wire.VMKey{Placement: folders, ID: v.ID, UID: "u1"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.VMs()) != 0 || strings.Join(h.Files(), ",") != strings.ToLower(parent) {
@@ -131,8 +132,8 @@ func waitJob(t *testing.T, conn *hyperv.Conn, id string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		var st hyperv.JobState
-		if err := conn.Run(context.Background(), hyperv.OpJob, hyperv.JobRef{Job: id}, &st); err != nil {
+		var st wire.JobState
+		if err := conn.Run(context.Background(), wire.OpJob, wire.JobRef{Job: id}, &st); err != nil {
 			t.Fatal(err)
 		}
 		if st.State == "succeeded" {
@@ -149,23 +150,23 @@ func TestErrorsAreTyped(t *testing.T) {
 	ctx := context.Background()
 	in := createInput("u2", nil)
 	in.ParentDisk = `C:\golden\missing.vhdx`
-	expectKind(t, conn.Run(ctx, hyperv.OpCreate, in, nil), hyperv.KindInvalidSpec)
+	expectKind(t, conn.Run(ctx, wire.OpCreate, in, nil), wire.KindInvalidSpec)
 	h.SetFreeDisk(0)
-	expectKind(t, conn.Run(ctx, hyperv.OpCreate, createInput("u2", nil), nil), hyperv.KindDiskFull)
+	expectKind(t, conn.Run(ctx, wire.OpCreate, createInput("u2", nil), nil), wire.KindDiskFull)
 	h.SetFreeDisk(1 << 40)
-	evil := hyperv.Script{Name: "evil", Text: "param($In)\nRemove-Item -Recurse C:\\\n"}
+	evil := wire.Script{Name: "evil", Text: "param($In)\nRemove-Item -Recurse C:\\\n"}
 	if err := conn.Run(ctx, evil, nil, nil); err == nil || !strings.Contains(err.Error(), "not one of capwin's static scripts") {
 		t.Fatalf("a foreign script was not refused: %v", err)
 	}
 	wrong, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "nope",
 		CABundle: srv.CACertPEM()}, 5*time.Second)
-	expectKind(t, wrong.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindAuth)
+	expectKind(t, wrong.Run(ctx, wire.OpHost, folders, nil), wire.KindAuth)
 	untrusted, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: srv.Host, Port: srv.Port, Username: "capwin", Password: "Host-pw1"}, 5*time.Second)
-	expectKind(t, untrusted.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindTLS)
+	expectKind(t, untrusted.Run(ctx, wire.OpHost, folders, nil), wire.KindTLS)
 	srv.SetDown(true)
-	expectKind(t, conn.Run(ctx, hyperv.OpHost, folders, nil), hyperv.KindUnreachable)
+	expectKind(t, conn.Run(ctx, wire.OpHost, folders, nil), wire.KindUnreachable)
 	srv.SetDown(false)
-	if err := conn.Run(ctx, hyperv.OpHost, folders, nil); err != nil {
+	if err := conn.Run(ctx, wire.OpHost, folders, nil); err != nil {
 		t.Fatalf("after the host came back: %v", err)
 	}
 }
@@ -183,7 +184,7 @@ func TestConcurrentNTLM(t *testing.T) {
 	_, _, conn := simHost(t, false)
 	errs := make(chan error, 12)
 	for range 12 {
-		go func() { errs <- conn.Run(context.Background(), hyperv.OpHost, folders, nil) }()
+		go func() { errs <- conn.Run(context.Background(), wire.OpHost, folders, nil) }()
 	}
 	for range 12 {
 		if err := <-errs; err != nil {
@@ -207,19 +208,19 @@ func TestLostChallengeIsNotAnAuthFailure(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		return conn.Run(ctx, hyperv.OpHost, folders, nil)
+		return conn.Run(ctx, wire.OpHost, folders, nil)
 	}
 	srv.LoseNextChallenges(1)
 	if err := run("Host-pw1"); err != nil {
 		t.Fatalf("a lost challenge failed the operation: %v", err)
 	}
 	srv.LoseNextChallenges(2)
-	expectKind(t, run("Host-pw1"), hyperv.KindAuth) // lost twice: no third try
+	expectKind(t, run("Host-pw1"), wire.KindAuth) // lost twice: no third try
 	if err := run("Host-pw1"); err != nil {
 		t.Fatalf("after two lost challenges: %v", err)
 	}
 	before := srv.Stats().AuthFailures
-	expectKind(t, run("nope"), hyperv.KindAuth)
+	expectKind(t, run("nope"), wire.KindAuth)
 	if n := srv.Stats().AuthFailures - before; n != 1 {
 		t.Fatalf("a wrong password cost %d failed logons, want 1", n)
 	}
@@ -230,12 +231,12 @@ func TestLostChallengeIsNotAnAuthFailure(t *testing.T) {
 // operation of the same name.
 func TestAcceptScriptsOfAnotherRelease(t *testing.T) {
 	_, _, conn := simHost(t, false)
-	older := hyperv.Script{Name: hyperv.OpHost.Name, Text: hyperv.OpHost.Text + "\n# as an older release wrote it\n"}
-	var info hyperv.HostInfo
+	older := wire.Script{Name: wire.OpHost.Name, Text: wire.OpHost.Text + "\n# as an older release wrote it\n"}
+	var info wire.HostInfo
 	if err := conn.Run(context.Background(), older, folders, &info); err == nil || !strings.Contains(err.Error(), "not one of capwin's static scripts") {
 		t.Fatalf("an unknown release's script was run: %v", err)
 	}
-	AcceptScripts(Release{Scripts: map[string]string{older.Name: older.Text, hyperv.Runner.Name: hyperv.Runner.Text}})
+	AcceptScripts(Release{Scripts: map[string]string{older.Name: older.Text, wire.Runner.Name: wire.Runner.Text}})
 	if err := conn.Run(context.Background(), older, folders, &info); err != nil {
 		t.Fatal(err)
 	}

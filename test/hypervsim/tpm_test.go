@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // TestVTPMThroughWinRM: create with vtpm gives the VM a local key protector and its TPM, and the
@@ -16,8 +16,8 @@ func TestVTPMThroughWinRM(t *testing.T) {
 	ctx := context.Background()
 	in := createInput("u4", []byte("iso"))
 	in.VTPM = true
-	var v hyperv.View
-	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
+	var v wire.View
+	if err := conn.Run(ctx, wire.OpCreate, in, &v); err != nil {
 		t.Fatal(err)
 	}
 	if vm := h.VMs()[0]; !v.TPM || !v.SecureBoot || !vm.TPM || vm.KeyProtectors != 1 {
@@ -27,7 +27,7 @@ func TestVTPMThroughWinRM(t *testing.T) {
 		vm.Notes, vm.TPM = strings.TrimSuffix(vm.Notes, "\ncapwin-complete:u4"), false
 	})
 	for range 2 {
-		if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
+		if err := conn.Run(ctx, wire.OpCreate, in, &v); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,7 +3,7 @@ package hypervsim
 import (
 	"slices"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // VMSettings are a VM's Set-VM checkpoint and automatic start and stop settings, as Get-VM
@@ -25,7 +25,7 @@ func newVMSettings() VMSettings {
 // setVMSettings mirrors create.ps1's Set-CapwinVMSettings: one Set-VM, whose enum parameters
 // refuse a value outside their enum (an empty stop action too: it is always passed); a checkpoint
 // type, start action or delay left out is not changed.
-func setVMSettings(vm *VM, in hyperv.VMSettings) error {
+func setVMSettings(vm *VM, in wire.VMSettings) error {
 	enums := []struct {
 		param, value string
 		values       []string
@@ -37,7 +37,7 @@ func setVMSettings(vm *VM, in hyperv.VMSettings) error {
 	}
 	for _, e := range enums {
 		if (e.value != "" || !e.optional) && !slices.Contains(e.values, e.value) {
-			return fail(hyperv.KindFailed, "Cannot bind parameter '%s'. Cannot convert value %q to type: the value is not one of %v", e.param, e.value, e.values)
+			return fail(wire.KindFailed, "Cannot bind parameter '%s'. Cannot convert value %q to type: the value is not one of %v", e.param, e.value, e.values)
 		}
 	}
 	s := &vm.Settings

@@ -9,6 +9,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
@@ -25,7 +26,7 @@ type backend struct {
 	cluster *infrav1.HyperVCluster
 	m       *infrav1.HyperVMachine
 	hosts   map[string]HostConfig
-	folders Placement
+	folders wire.Placement
 	// resume is the host where Find saw a VM whose create was interrupted: Create finishes it
 	// there instead of placing a new one.
 	resume string
@@ -45,12 +46,12 @@ func parseProviderID(pid string) (host, id string) {
 	return host, id
 }
 
-func (b *backend) key(s *hypervisor.Scope, id string) VMKey {
+func (b *backend) key(s *hypervisor.Scope, id string) wire.VMKey {
 	uid := s.InfraMachine.GetMachineStatus().VM.InstanceUUID
 	if uid == "" {
 		uid = string(s.InfraMachine.GetUID())
 	}
-	return VMKey{Placement: b.folders, ID: id, UID: uid}
+	return wire.VMKey{Placement: b.folders, ID: id, UID: uid}
 }
 
 // Find reads the VM on its recorded host: status (written before a create is sent, so a lost
@@ -93,8 +94,8 @@ func (b *backend) findOn(ctx context.Context, s *hypervisor.Scope, host, id stri
 	if err != nil {
 		return nil, err
 	}
-	var found Found
-	if err := c.Run(ctx, OpFind, b.key(s, id), &found); err != nil {
+	var found wire.Found
+	if err := c.Run(ctx, wire.OpFind, b.key(s, id), &found); err != nil {
 		return nil, err
 	}
 	if !found.Found || found.VM == nil {
@@ -148,11 +149,11 @@ func (b *backend) hostConn(host string) *Conn {
 
 // observe turns a VM view into the lifecycle's view of it; pidHost is the providerID's host part.
 // Only a VM whose create finished has its bootstrap data in place.
-func observe(host, pidHost string, v *View, m mark, disks []infrav1.HyperVDataDisk) *hypervisor.VM {
+func observe(host, pidHost string, v *wire.View, m mark, disks []infrav1.HyperVDataDisk) *hypervisor.VM {
 	vm := &hypervisor.VM{
 		Ref:        infrav1.VMReference{ID: v.ID, Host: host, InstanceUUID: m.uid},
 		ProviderID: ProviderID(pidHost, v.ID), Power: power(v.State), Delivered: m.complete,
-		Report: v.KVP[StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, noteGuestRun) != "",
+		Report: v.KVP[wire.StatusKVPValue], ToolsRunning: v.Heartbeat, GuestRunStarted: noteValue(v.Notes, noteGuestRun) != "",
 		DataDisks: observeDataDisks(disks, v),
 		// A generation 2 VM always boots with UEFI firmware.
 		Security: infrav1.SecurityStatus{Firmware: infrav1.FirmwareEFI, SecureBoot: v.SecureBoot, TPM: v.TPM},
@@ -168,9 +169,6 @@ func observe(host, pidHost string, v *View, m mark, disks []infrav1.HyperVDataDi
 	}
 	return vm
 }
-
-// StatusKVPValue is the KVP guest item the bootstrap script reports in.
-const StatusKVPValue = "capwin.bootstrap.status"
 
 func power(state string) hypervisor.PowerState {
 	switch state {
@@ -196,9 +194,9 @@ func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hy
 	if err != nil {
 		return hypervisor.Task{}, doing("read job "+job, err)
 	}
-	var js JobState
-	if err := c.Run(ctx, OpJob, JobRef{Job: job}, &js); err != nil {
-		if b.folders.Cluster != "" && KindOf(err) != KindInvalidSpec {
+	var js wire.JobState
+	if err := c.Run(ctx, wire.OpJob, wire.JobRef{Job: job}, &js); err != nil {
+		if b.folders.Cluster != "" && KindOf(err) != wire.KindInvalidSpec {
 			// The node may have failed and the cluster moved the VM: its job is not read again,
 			// the VM's state (found through the cluster) tells what happened.
 			return hypervisor.Task{State: hypervisor.TaskUnknown, Message: err.Error()}, nil
@@ -218,7 +216,7 @@ func (b *backend) Task(ctx context.Context, _ *hypervisor.Scope, ref string) (hy
 }
 
 // jobRef stores a job reference with its host ("" when the operation finished at once).
-func jobRef(host string, r JobRef) string {
+func jobRef(host string, r wire.JobRef) string {
 	if r.Job == "" {
 		return ""
 	}
@@ -230,8 +228,8 @@ func (b *backend) powerAction(ctx context.Context, vm *hypervisor.VM, action str
 	if err != nil {
 		return "", doing(powerWords[action]+" VM "+vm.Ref.ID, err)
 	}
-	var r JobRef
-	if err := c.Run(ctx, OpPower, PowerInput{ID: vm.Ref.ID, Action: action}, &r); err != nil {
+	var r wire.JobRef
+	if err := c.Run(ctx, wire.OpPower, wire.PowerInput{ID: vm.Ref.ID, Action: action}, &r); err != nil {
 		return "", err
 	}
 	return jobRef(vm.Ref.Host, r), nil
@@ -239,15 +237,15 @@ func (b *backend) powerAction(ctx context.Context, vm *hypervisor.VM, action str
 
 // PowerOn starts the VM (a host job).
 func (b *backend) PowerOn(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
-	return b.powerAction(ctx, vm, PowerStart)
+	return b.powerAction(ctx, vm, wire.PowerStart)
 }
 
 // PowerOff turns the VM off (hard) or asks the guest to shut down.
 func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM, hard bool) (string, error) {
 	if hard {
-		return b.powerAction(ctx, vm, PowerOff)
+		return b.powerAction(ctx, vm, wire.PowerOff)
 	}
-	return b.powerAction(ctx, vm, PowerShutdown)
+	return b.powerAction(ctx, vm, wire.PowerShutdown)
 }
 
 // Destroy removes the VM, its differencing disk and its folder.
@@ -256,7 +254,7 @@ func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervis
 	if err != nil {
 		return "", doing("delete VM "+vm.Ref.ID, err)
 	}
-	return "", c.Run(ctx, OpRemove, b.key(s, vm.Ref.ID), nil)
+	return "", c.Run(ctx, wire.OpRemove, b.key(s, vm.Ref.ID), nil)
 }
 
 // DestroyStops: remove.ps1 turns a running VM off (Stop-VM -TurnOff) before it removes it.
@@ -268,7 +266,7 @@ func (b *backend) ClearUserData(ctx context.Context, s *hypervisor.Scope, vm *hy
 	if err != nil {
 		return "", doing("eject the config drive of VM "+vm.Ref.ID, err)
 	}
-	return "", c.Run(ctx, OpEject, b.key(s, vm.Ref.ID), nil)
+	return "", c.Run(ctx, wire.OpEject, b.key(s, vm.Ref.ID), nil)
 }
 
 // Deliver has nothing to do: every NIC gets its MAC at create, so the config drive is complete.

@@ -9,12 +9,13 @@ import (
 	"sync"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // HostCheck is the outcome of probing one host.
 type HostCheck struct {
 	Name string
-	Info HostInfo
+	Info wire.HostInfo
 	Err  error
 }
 
@@ -44,21 +45,21 @@ func (p *Provider) CheckHosts(ctx context.Context, hc *infrav1.HyperVCluster) []
 	return out
 }
 
-func (p *Provider) checkHost(ctx context.Context, holder string, cfg HostConfig, folders Placement, vswitch string) (HostInfo, error) {
+func (p *Provider) checkHost(ctx context.Context, holder string, cfg HostConfig, folders wire.Placement, vswitch string) (wire.HostInfo, error) {
 	c, err := p.Conns.Get(holder, cfg)
 	if err != nil {
-		return HostInfo{}, err
+		return wire.HostInfo{}, err
 	}
-	var info HostInfo
-	if err := c.Run(ctx, OpHost, folders, &info); err != nil {
+	var info wire.HostInfo
+	if err := c.Run(ctx, wire.OpHost, folders, &info); err != nil {
 		return info, err
 	}
 	if folders.Cluster != "" && !strings.EqualFold(info.Cluster, folders.Cluster) {
-		return info, &HostError{Kind: KindInvalidSpec, Host: cfg.Name, Op: OpHost.Name, Action: "check the failover cluster",
+		return info, &HostError{Kind: wire.KindInvalidSpec, Host: cfg.Name, Op: wire.OpHost.Name, Action: "check the failover cluster",
 			Message: fmt.Sprintf("host is not a node of failover cluster %q (its cluster: %q)", folders.Cluster, info.Cluster)}
 	}
 	if !slices.Contains(info.Switches, vswitch) {
-		return info, &HostError{Kind: KindInvalidSpec, Host: cfg.Name, Op: OpHost.Name, Action: fmt.Sprintf("check virtual switch %q", vswitch),
+		return info, &HostError{Kind: wire.KindInvalidSpec, Host: cfg.Name, Op: wire.OpHost.Name, Action: fmt.Sprintf("check virtual switch %q", vswitch),
 			Message: fmt.Sprintf("virtual switch %q does not exist (switches: %v)", vswitch, info.Switches)}
 	}
 	return info, nil

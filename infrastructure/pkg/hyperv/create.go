@@ -9,6 +9,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/internal/guestos"
 )
@@ -22,9 +23,9 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	}
 	ref, err := b.create(ctx, s)
 	switch KindOf(err) {
-	case KindInvalidSpec:
+	case wire.KindInvalidSpec:
 		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
-	case KindNoGPU:
+	case wire.KindNoGPU:
 		// Checked before New-VM: the host has nothing of this machine, the next Create places it again.
 		return "", hypervisor.Errorf(infrav1.NoGPUAvailableReason, "%s", err.Error())
 	}
@@ -59,8 +60,8 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 		b.p.Placements.Unchoose(s.InfraMachine.GetUID())
 		return "", err
 	}
-	var v View
-	if err := c.Run(ctx, OpCreate, in, &v); err != nil {
+	var v wire.View
+	if err := c.Run(ctx, wire.OpCreate, in, &v); err != nil {
 		return "", err
 	}
 	return host + "/" + vmPrefix + v.ID, nil
@@ -68,11 +69,11 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 
 // createInput renders the create operation on host: hardware, NICs with MACs (a NIC naming no
 // switch connects to the host's: its failure domain's, else the cluster's), and the config drive.
-func (b *backend) createInput(s *hypervisor.Scope, host string) (CreateInput, error) {
+func (b *backend) createInput(s *hypervisor.Scope, host string) (wire.CreateInput, error) {
 	spec := &b.m.Spec
 	uid := string(s.InfraMachine.GetUID())
 	nics := append([]guest.NIC(nil), s.NICs...)
-	in := CreateInput{VMKey: VMKey{Placement: b.folders, UID: uid}, Owner: ownerOf(s.InfraMachine),
+	in := wire.CreateInput{VMKey: wire.VMKey{Placement: b.folders, UID: uid}, Owner: ownerOf(s.InfraMachine),
 		Name:      s.InfraMachine.GetName(),
 		DiskBytes: int64(spec.DiskGiB) << 30, Processors: spec.Processors, MemoryBytes: spec.MemoryMiB << 20,
 		NestedVirtualization: spec.NestedVirtualization, VTPM: spec.VTPM, GPU: gpuInput(spec.GPU)}
@@ -83,13 +84,13 @@ func (b *backend) createInput(s *hypervisor.Scope, host string) (CreateInput, er
 		in.MemoryBytes = 4096 << 20
 	}
 	if dm := spec.DynamicMemory; dm != nil {
-		in.DynamicMemory = &DynamicMemory{MinimumBytes: dm.MinimumMiB << 20, MaximumBytes: dm.MaximumMiB << 20, BufferPercent: max(dm.BufferPercent, 5)}
+		in.DynamicMemory = &wire.DynamicMemory{MinimumBytes: dm.MinimumMiB << 20, MaximumBytes: dm.MaximumMiB << 20, BufferPercent: max(dm.BufferPercent, 5)}
 	}
 	in.Settings = vmSettings(spec)
 	in.DataDisks, in.ConfigDriveLocation = dataDiskInputs(spec.DataDisks)
 	in.AntiAffinityClass, in.EnforceAntiAffinity = b.antiAffinityClass(s)
 	enabled, template := spec.SecureBootSettings()
-	in.SecureBoot = SecureBoot{Enabled: enabled, Template: string(template)}
+	in.SecureBoot = wire.SecureBoot{Enabled: enabled, Template: string(template)}
 	for i, d := range spec.Network {
 		if nics[i].MAC == "" {
 			nics[i].MAC = MAC(uid, i)
@@ -98,13 +99,13 @@ func (b *backend) createInput(s *hypervisor.Scope, host string) (CreateInput, er
 		if sw == "" {
 			sw = b.cluster.Spec.SwitchFor(host)
 		}
-		in.NICs = append(in.NICs, NICInput{Switch: sw, MAC: strings.ToUpper(strings.NewReplacer(":", "", "-", "").Replace(nics[i].MAC)), VLANID: ptrValue(d.VLANID)})
+		in.NICs = append(in.NICs, wire.NICInput{Switch: sw, MAC: strings.ToUpper(strings.NewReplacer(":", "", "-", "").Replace(nics[i].MAC)), VLANID: ptrValue(d.VLANID)})
 	}
 	files, err := configDriveFiles(s, uid, nics)
 	if err != nil {
 		return in, err
 	}
-	iso, err := ConfigDrive(files)
+	iso, err := wire.ConfigDrive(files)
 	if err != nil {
 		return in, err // names the config drive
 	}

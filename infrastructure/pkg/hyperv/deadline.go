@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
@@ -21,9 +22,9 @@ type Deadlines struct {
 }
 
 // For returns the deadline of an operation.
-func (d Deadlines) For(op Script) time.Duration {
+func (d Deadlines) For(op wire.Script) time.Duration {
 	switch op.Name {
-	case OpCreate.Name, OpRemove.Name, OpGuest.Name:
+	case wire.OpCreate.Name, wire.OpRemove.Name, wire.OpGuest.Name:
 		return defaultDuration(d.Long, 2*time.Minute)
 	}
 	return defaultDuration(d.Short, 30*time.Second)
@@ -40,7 +41,7 @@ func defaultDuration(d, def time.Duration) time.Duration {
 // does not answer in time costs the caller the deadline, never more: the call goes on in the
 // background and holds the host's turn until the WinRM client gives up, so the next operation
 // never shares the NTLM connection pool with it.
-func (c *Conn) bounded(ctx context.Context, op Script, act string, env []byte, nonce string) (json.RawMessage, error) {
+func (c *Conn) bounded(ctx context.Context, op wire.Script, act string, env []byte, nonce string) (json.RawMessage, error) {
 	limit := c.deadlines.For(op)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -77,11 +78,11 @@ func (c *Conn) bounded(ctx context.Context, op Script, act string, env []byte, n
 
 // late is the error of an operation whose context ended: the caller's own cancellation as is,
 // the deadline as an unreachable host.
-func (c *Conn) late(ctx context.Context, op Script, act string, limit time.Duration, what string) error {
+func (c *Conn) late(ctx context.Context, op wire.Script, act string, limit time.Duration, what string) error {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%s on Hyper-V host %s: %w", act, c.cfg.Name, ctx.Err())
 	}
-	return &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Op: op.Name, Action: act,
+	return &HostError{Kind: wire.KindUnreachable, Host: c.cfg.Name, Op: op.Name, Action: act,
 		Message: fmt.Sprintf("no answer within %s (%s); the host may be hung or overloaded", limit, what)}
 }
 

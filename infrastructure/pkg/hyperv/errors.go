@@ -5,26 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
-)
-
-// Error kinds. The first ones come from the operation scripts (Stop-Capwin, or a classified
-// PowerShell error); the last three from the connection.
-const (
-	KindNotFound         = "NotFound"
-	KindInvalidSpec      = "InvalidSpec"
-	KindDiskFull         = "DiskFull"
-	KindAccessDenied     = "AccessDenied"
-	KindGuestUnavailable = "GuestUnavailable"
-	KindGuestFailed      = "GuestFailed"
-	// KindNoGPU: the host has no free GPU of the kind the machine asks for.
-	KindNoGPU       = "NoGPU"
-	KindFailed      = "Failed"
-	KindUnreachable = "Unreachable"
-	KindAuth        = "AuthFailed"
-	KindTLS         = "TLSVerificationFailed"
-	// KindCredentials: the host's credentials Secret is missing or incomplete.
-	KindCredentials = "CredentialsNotFound"
 )
 
 // HostError is a failed host operation. Its message says what capwin did on which host, what
@@ -39,7 +21,7 @@ type HostError struct {
 func (e *HostError) Error() string {
 	w, ok := kindWords[e.Kind]
 	if !ok {
-		w = kindWords[KindFailed]
+		w = kindWords[wire.KindFailed]
 	}
 	msg := "Hyper-V host " + e.Host
 	switch {
@@ -55,33 +37,33 @@ func (e *HostError) Error() string {
 	if w.todo != "" {
 		msg += "; " + w.todo
 	}
-	return msg + " (Hyper-V error " + cmp.Or(e.Kind, KindFailed) + ")"
+	return msg + " (Hyper-V error " + cmp.Or(e.Kind, wire.KindFailed) + ")"
 }
 
 // kindWords say what each error kind means and what the operator can do about it.
 var kindWords = map[string]struct{ what, todo string }{
-	KindNotFound: {"the VM or file does not exist on the host",
+	wire.KindNotFound: {"the VM or file does not exist on the host",
 		"it was removed outside capwin; capwin looks at the VM again"},
-	KindInvalidSpec: {"the host cannot do what the spec asks",
+	wire.KindInvalidSpec: {"the host cannot do what the spec asks",
 		"fix the HyperVMachine or HyperVCluster spec, or prepare the host (parent disk, virtual switch)"},
-	KindDiskFull: {"the host's disk is full",
+	wire.KindDiskFull: {"the host's disk is full",
 		"free space in the cluster's vmPath and diskPath folders on the host, or place the machine on another host"},
-	KindAccessDenied: {"the WinRM user may not do this on the host",
+	wire.KindAccessDenied: {"the WinRM user may not do this on the host",
 		"make the user of the host's credentials a Hyper-V Administrator with write access to the VM and disk folders"},
-	KindGuestUnavailable: {"the guest does not answer through its integration services",
+	wire.KindGuestUnavailable: {"the guest does not answer through its integration services",
 		"wait for the guest to boot, or enable its shutdown integration service; powerOffMode trySoft cuts the power after its timeout"},
-	KindGuestFailed: {"PowerShell Direct into the guest failed",
+	wire.KindGuestFailed: {"PowerShell Direct into the guest failed",
 		"check the user and password of spec.guestCredentialsRef and that the guest runs"},
-	KindNoGPU: {"the host has no free GPU of the kind spec.gpu asks for",
+	wire.KindNoGPU: {"the host has no free GPU of the kind spec.gpu asks for",
 		"capwin tries again, for a machine without spec.host on a host whose status.hosts[].gpu shows a free one; free a GPU or add one to a host (docs/hyperv.md, GPUs)"},
-	KindFailed: {"the operation failed", "capwin tries again; the host's message says why"},
-	KindUnreachable: {"the host did not answer",
+	wire.KindFailed: {"the operation failed", "capwin tries again; the host's message says why"},
+	wire.KindUnreachable: {"the host did not answer",
 		"check that the host runs and that its WinRM HTTPS listener is reachable from the manager; capwin tries again after a pause"},
-	KindAuth: {"the host refused the credentials",
+	wire.KindAuth: {"the host refused the credentials",
 		"fix the username and password in the host's credentials Secret"},
-	KindTLS: {"the host's WinRM certificate is not trusted",
+	wire.KindTLS: {"the host's WinRM certificate is not trusted",
 		"set the host's caBundle to the CA that signed it, or fix the certificate's host name"},
-	KindCredentials: {"the host's credentials are missing",
+	wire.KindCredentials: {"the host's credentials are missing",
 		"create the Secret the HyperVCluster names, with the keys username and password"},
 }
 
@@ -100,11 +82,11 @@ func doing(action string, err error) error {
 // failure means it was accepted.
 func (e *HostError) LoginOutcome() logingate.Outcome {
 	switch e.Kind {
-	case KindAuth:
+	case wire.KindAuth:
 		return logingate.Refused
-	case KindUnreachable:
+	case wire.KindUnreachable:
 		return logingate.Unreachable
-	case KindTLS, KindCredentials:
+	case wire.KindTLS, wire.KindCredentials:
 		return logingate.Untried
 	}
 	return logingate.Accepted
@@ -122,7 +104,7 @@ func KindOf(err error) string {
 // Connection reports whether the error is about reaching the host (down, TLS, credentials).
 func Connection(err error) bool {
 	switch KindOf(err) {
-	case KindUnreachable, KindAuth, KindTLS:
+	case wire.KindUnreachable, wire.KindAuth, wire.KindTLS:
 		return true
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
@@ -20,17 +21,17 @@ func TestHostErrorWords(t *testing.T) {
 		words                 []string
 		outcome               logingate.Outcome
 	}{
-		{KindNotFound, "power on VM 6f1c", "VM 6f1c does not exist", []string{"does not exist on the host", "removed outside capwin"}, logingate.Accepted},
-		{KindInvalidSpec, "create VM win-md-0-x", "parent disk D:\\w2022.vhdx does not exist on host hv1", []string{"cannot do what the spec asks", "parent disk, virtual switch"}, logingate.Accepted},
-		{KindDiskFull, "create VM win-md-0-x", "There is not enough space on the disk.", []string{"disk is full", "free space in the cluster's vmPath and diskPath"}, logingate.Accepted},
-		{KindAccessDenied, "delete VM 6f1c", "Access is denied.", []string{"WinRM user may not do this", "Hyper-V Administrator"}, logingate.Accepted},
-		{KindGuestUnavailable, "shut down the guest of VM 6f1c", "the guest shutdown service is not running", []string{"does not answer through its integration services", "trySoft"}, logingate.Accepted},
-		{KindGuestFailed, "start the bootstrap script in VM 6f1c", "PowerShell Direct as Administrator: The credential is invalid.", []string{"PowerShell Direct into the guest failed", "spec.guestCredentialsRef"}, logingate.Accepted},
-		{KindFailed, "eject the config drive of VM 6f1c", "RequestStateChange returned 32775", []string{"the operation failed", "tries again"}, logingate.Accepted},
-		{KindUnreachable, "find VM 6f1c", "no answer within 30s (the operation); the host may be hung or overloaded", []string{"did not answer", "WinRM HTTPS listener"}, logingate.Unreachable},
-		{KindAuth, "check the VM and disk folders and virtual switches", `user "capwin", HTTP 401`, []string{"refused the credentials", "fix the username and password in the host's credentials Secret"}, logingate.Refused},
-		{KindTLS, "read job 12", "x509: certificate signed by unknown authority", []string{"certificate is not trusted", "caBundle"}, logingate.Untried},
-		{KindCredentials, "", `login Secret ns/hosts: secrets "hosts" not found`, []string{"credentials are missing", "keys username and password"}, logingate.Untried},
+		{wire.KindNotFound, "power on VM 6f1c", "VM 6f1c does not exist", []string{"does not exist on the host", "removed outside capwin"}, logingate.Accepted},
+		{wire.KindInvalidSpec, "create VM win-md-0-x", "parent disk D:\\w2022.vhdx does not exist on host hv1", []string{"cannot do what the spec asks", "parent disk, virtual switch"}, logingate.Accepted},
+		{wire.KindDiskFull, "create VM win-md-0-x", "There is not enough space on the disk.", []string{"disk is full", "free space in the cluster's vmPath and diskPath"}, logingate.Accepted},
+		{wire.KindAccessDenied, "delete VM 6f1c", "Access is denied.", []string{"WinRM user may not do this", "Hyper-V Administrator"}, logingate.Accepted},
+		{wire.KindGuestUnavailable, "shut down the guest of VM 6f1c", "the guest shutdown service is not running", []string{"does not answer through its integration services", "trySoft"}, logingate.Accepted},
+		{wire.KindGuestFailed, "start the bootstrap script in VM 6f1c", "PowerShell Direct as Administrator: The credential is invalid.", []string{"PowerShell Direct into the guest failed", "spec.guestCredentialsRef"}, logingate.Accepted},
+		{wire.KindFailed, "eject the config drive of VM 6f1c", "RequestStateChange returned 32775", []string{"the operation failed", "tries again"}, logingate.Accepted},
+		{wire.KindUnreachable, "find VM 6f1c", "no answer within 30s (the operation); the host may be hung or overloaded", []string{"did not answer", "WinRM HTTPS listener"}, logingate.Unreachable},
+		{wire.KindAuth, "check the VM and disk folders and virtual switches", `user "capwin", HTTP 401`, []string{"refused the credentials", "fix the username and password in the host's credentials Secret"}, logingate.Refused},
+		{wire.KindTLS, "read job 12", "x509: certificate signed by unknown authority", []string{"certificate is not trusted", "caBundle"}, logingate.Untried},
+		{wire.KindCredentials, "", `login Secret ns/hosts: secrets "hosts" not found`, []string{"credentials are missing", "keys username and password"}, logingate.Untried},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			err := &HostError{Kind: tc.kind, Host: "hv1", Op: "op", Action: tc.action, Message: tc.message}
@@ -87,20 +88,20 @@ func TestDoing(t *testing.T) {
 // TestActions: each operation names what it does to which VM.
 func TestActions(t *testing.T) {
 	for _, tc := range []struct {
-		op   Script
+		op   wire.Script
 		in   any
 		want string
 	}{
-		{OpCreate, CreateInput{Name: "win-md-0-x"}, "create VM win-md-0-x"},
-		{OpFind, VMKey{UID: "u1"}, "find VM of UID u1"},
-		{OpFind, VMKey{ID: "6f1c", UID: "u1"}, "find VM 6f1c"},
-		{OpPower, PowerInput{ID: "6f1c", Action: PowerStart}, "power on VM 6f1c"},
-		{OpPower, PowerInput{ID: "6f1c", Action: PowerShutdown}, "shut down the guest of VM 6f1c"},
-		{OpRemove, VMKey{ID: "6f1c"}, "delete VM 6f1c"},
-		{OpEject, VMKey{ID: "6f1c"}, "eject the config drive of VM 6f1c"},
-		{OpGuest, GuestInput{ID: "6f1c"}, "start the bootstrap script in VM 6f1c"},
-		{OpJob, JobRef{Job: "12"}, "read job 12"},
-		{OpHost, Placement{}, "check the VM and disk folders and virtual switches"},
+		{wire.OpCreate, wire.CreateInput{Name: "win-md-0-x"}, "create VM win-md-0-x"},
+		{wire.OpFind, wire.VMKey{UID: "u1"}, "find VM of UID u1"},
+		{wire.OpFind, wire.VMKey{ID: "6f1c", UID: "u1"}, "find VM 6f1c"},
+		{wire.OpPower, wire.PowerInput{ID: "6f1c", Action: wire.PowerStart}, "power on VM 6f1c"},
+		{wire.OpPower, wire.PowerInput{ID: "6f1c", Action: wire.PowerShutdown}, "shut down the guest of VM 6f1c"},
+		{wire.OpRemove, wire.VMKey{ID: "6f1c"}, "delete VM 6f1c"},
+		{wire.OpEject, wire.VMKey{ID: "6f1c"}, "eject the config drive of VM 6f1c"},
+		{wire.OpGuest, wire.GuestInput{ID: "6f1c"}, "start the bootstrap script in VM 6f1c"},
+		{wire.OpJob, wire.JobRef{Job: "12"}, "read job 12"},
+		{wire.OpHost, wire.Placement{}, "check the VM and disk folders and virtual switches"},
 	} {
 		if got := action(tc.op, tc.in); got != tc.want {
 			t.Errorf("action(%s) = %q, want %q", tc.op.Name, got, tc.want)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
@@ -69,9 +70,9 @@ func (b *backend) locate(ctx context.Context, s *hypervisor.Scope, skip string) 
 			lastErr = err
 			continue
 		}
-		var at Located
-		if err := c.Run(ctx, OpLocate, b.key(s, ""), &at); err != nil {
-			if KindOf(err) == KindInvalidSpec {
+		var at wire.Located
+		if err := c.Run(ctx, wire.OpLocate, b.key(s, ""), &at); err != nil {
+			if KindOf(err) == wire.KindInvalidSpec {
 				return "", err // not a node of the cluster: every answer would be wrong
 			}
 			lastErr = err

@@ -9,6 +9,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
@@ -27,7 +28,7 @@ func clusteredBackend(mode infrav1.AntiAffinityMode) *backend {
 // CSV and names itself in every operation; the providerID names the cluster, not the node.
 func TestFailoverFolders(t *testing.T) {
 	b := clusteredBackend("")
-	want := Placement{VMPath: `C:\ClusterStorage\Volume1\capwin\vms`, DiskPath: `C:\ClusterStorage\Volume1\capwin\disks`, Cluster: "HVCLU1"}
+	want := wire.Placement{VMPath: `C:\ClusterStorage\Volume1\capwin\vms`, DiskPath: `C:\ClusterStorage\Volume1\capwin\disks`, Cluster: "HVCLU1"}
 	if b.folders != want {
 		t.Errorf("folders %+v, want %+v", b.folders, want)
 	}
@@ -90,7 +91,7 @@ func TestAntiAffinityClass(t *testing.T) {
 // answer: a node is mapped to one of the HyperVCluster's hosts or refused, never invented.
 func FuzzLocateOutput(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
+		return []byte(wire.ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	f.Add(line(`{"ok":true,"result":{"found":true,"node":"HV-A","state":"Online"}}`))
 	f.Add(line(`{"ok":true,"result":{"found":true,"node":"","state":"Failed"}}`))
@@ -102,7 +103,7 @@ func FuzzLocateOutput(f *testing.F) {
 		if err != nil || !found || !o.OK {
 			return
 		}
-		var at Located
+		var at wire.Located
 		if json.Unmarshal(o.Result, &at) != nil || !at.Found {
 			return
 		}

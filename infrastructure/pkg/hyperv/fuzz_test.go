@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // fuzzDisks is the spec the fuzzed views are read against.
@@ -15,7 +16,7 @@ var fuzzDisks = []infrav1.HyperVDataDisk{{Name: "data", SizeGiB: 1}, {Name: "log
 // find.ps1: the result line, the outcome document, the VM view, its mark and the lifecycle's view.
 func FuzzHostOutput(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
+		return []byte(wire.ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	view := `{"id":"0b1c2d3e-0000-4000-8000-000000000001","name":"win-md-0-x","state":"Running",` +
 		`"notes":"capwin-uid:u1\ncapwin-owner:ns/m\ncapwin-complete:u1\ncapwin-guest-run:pid=4012","heartbeat":true,` +
@@ -29,14 +30,14 @@ func FuzzHostOutput(f *testing.F) {
 	f.Add(append([]byte("WARNING: the module was loaded\r\n"), line(`{"ok":true,"result":{"found":false}}`)...))
 	f.Add(line(`{"ok":false,"error":{"kind":"AccessDenied","message":"Access is denied."}}`))
 	f.Add(line(`{"ok":true,"result":{"found":true,"vm":{"id":"x","notes":"","nics":null,"dvds":null,"disks":[{"path":"D:\\u1.vhdx"},{"path":"logs.vhdx","controller":"scsi","location":7}],"kvp":{}}}}`))
-	f.Add([]byte("#< CLIXML\r\n" + ResultPrefix + "n:not base64\r\n"))
+	f.Add([]byte("#< CLIXML\r\n" + wire.ResultPrefix + "n:not base64\r\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, stdout []byte) {
 		o, found, err := parseOutcome(stdout, "n")
 		if err != nil || !found || !o.OK {
 			return
 		}
-		var fd Found
+		var fd wire.Found
 		if json.Unmarshal(o.Result, &fd) != nil || !fd.Found || fd.VM == nil {
 			return
 		}
@@ -54,7 +55,7 @@ func FuzzHostOutput(f *testing.F) {
 
 // checkDataDisks: every reported data disk is a spec disk, once, in spec order, with the location
 // of a drive of that file on SCSI controller 0 as its LUN and target 0.
-func checkDataDisks(t *testing.T, got []infrav1.DataDiskStatus, v *View) {
+func checkDataDisks(t *testing.T, got []infrav1.DataDiskStatus, v *wire.View) {
 	next := 0
 	for _, d := range got {
 		i := next

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // The MMIO space of a VM with an assigned GPU when the spec sets none: the values Microsoft's DDA
@@ -17,26 +18,12 @@ const (
 	ddaHighMMIOMiB = 33280
 )
 
-// GPUInput is create.ps1's GPU: a partition (mode Partition, with optional resource bounds) or
-// Count assigned devices (mode Assign, LocationPath to name the one). A partition's bounds are the
-// spec's as they are (each resource's min, max and optimal become Add-VMGpuPartitionAdapter's
-// -MinPartition<Resource>, -MaxPartition<Resource> and -OptimalPartition<Resource>). The MMIO sizes
-// are in bytes, 0 for Hyper-V's own.
-type GPUInput struct {
-	Mode          string                      `json:"mode"`
-	Count         int32                       `json:"count"`
-	LocationPath  string                      `json:"locationPath,omitempty"`
-	Partition     *infrav1.HyperVGPUPartition `json:"partition,omitempty"`
-	LowMMIOBytes  int64                       `json:"lowMmioBytes"`
-	HighMMIOBytes int64                       `json:"highMmioBytes"`
-}
-
 // gpuInput renders spec.gpu for create.ps1 (nil: no GPU).
-func gpuInput(g *infrav1.HyperVGPU) *GPUInput {
+func gpuInput(g *infrav1.HyperVGPU) *wire.GPUInput {
 	if g == nil {
 		return nil
 	}
-	in := &GPUInput{Mode: string(g.Mode), Count: max(g.Count, 1), LocationPath: g.LocationPath,
+	in := &wire.GPUInput{Mode: string(g.Mode), Count: max(g.Count, 1), LocationPath: g.LocationPath,
 		LowMMIOBytes: int64(g.LowMMIOSpaceMiB) << 20, HighMMIOBytes: g.HighMMIOSpaceMiB << 20}
 	if g.Mode == infrav1.GPUAssign {
 		in.LowMMIOBytes = cmp.Or(in.LowMMIOBytes, ddaLowMMIOMiB<<20)
@@ -58,7 +45,7 @@ const (
 // below zero, location paths trimmed, non-empty, unique, sorted and within the CRD's limits (a path
 // too long to keep could not be asked for by spec.gpu.locationPath either). nil when the host has
 // no free GPU.
-func GPUStatus(info HostInfo) *infrav1.HyperVHostGPUStatus {
+func GPUStatus(info wire.HostInfo) *infrav1.HyperVHostGPUStatus {
 	free := min(max(info.GPUPartitions-info.GPUPartitionsInUse, 0), 1<<20)
 	var paths []string
 	for _, p := range info.AssignableDevices {

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // TestGPUInput: a partition keeps the bounds set and Hyper-V's MMIO space unless the spec sets one;
@@ -17,12 +18,12 @@ func TestGPUInput(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(gpuInput(nil)).To(BeNil())
 	g.Expect(gpuInput(&infrav1.HyperVGPU{Mode: infrav1.GPUPartition, Partition: &infrav1.HyperVGPUPartition{
-		Compute: &infrav1.HyperVGPUResource{Min: 1, Optimal: 2, Max: 3}}})).To(Equal(&GPUInput{Mode: "Partition", Count: 1,
+		Compute: &infrav1.HyperVGPUResource{Min: 1, Optimal: 2, Max: 3}}})).To(Equal(&wire.GPUInput{Mode: "Partition", Count: 1,
 		Partition: &infrav1.HyperVGPUPartition{Compute: &infrav1.HyperVGPUResource{Min: 1, Max: 3, Optimal: 2}}}))
-	g.Expect(gpuInput(&infrav1.HyperVGPU{Mode: infrav1.GPUAssign, Count: 2})).To(Equal(&GPUInput{Mode: "Assign", Count: 2,
+	g.Expect(gpuInput(&infrav1.HyperVGPU{Mode: infrav1.GPUAssign, Count: 2})).To(Equal(&wire.GPUInput{Mode: "Assign", Count: 2,
 		LowMMIOBytes: 3 << 30, HighMMIOBytes: 33280 << 20}))
 	g.Expect(gpuInput(&infrav1.HyperVGPU{Mode: infrav1.GPUAssign, LocationPath: "P", LowMMIOSpaceMiB: 512, HighMMIOSpaceMiB: 65536})).To(Equal(
-		&GPUInput{Mode: "Assign", Count: 1, LocationPath: "P", LowMMIOBytes: 512 << 20, HighMMIOBytes: 65536 << 20}))
+		&wire.GPUInput{Mode: "Assign", Count: 1, LocationPath: "P", LowMMIOBytes: 512 << 20, HighMMIOBytes: 65536 << 20}))
 }
 
 // TestHasFreeGPU: a partition needs a free partition, assigned GPUs enough free devices or the one
@@ -56,7 +57,7 @@ func TestHasFreeGPU(t *testing.T) {
 // and be nil exactly when the host has nothing free.
 func FuzzHostGPUs(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
+		return []byte(wire.ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	f.Add(line(`{"ok":true,"result":{"name":"HV1","freeMemoryMiB":1024,"switches":["external"],"gpuPartitions":4,"gpuPartitionsInUse":1,` +
 		`"assignableDevices":["PCIROOT(0)#PCI(0300)#PCI(0000)","PCIROOT(0)#PCI(0100)"]}}`))
@@ -69,7 +70,7 @@ func FuzzHostGPUs(f *testing.F) {
 		if err != nil || !found || !o.OK {
 			return
 		}
-		var info HostInfo
+		var info wire.HostInfo
 		if json.Unmarshal(o.Result, &info) != nil {
 			return
 		}

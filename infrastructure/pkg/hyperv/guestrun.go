@@ -7,6 +7,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
@@ -14,14 +15,14 @@ import (
 // and starts the launcher once; guest.ps1 records its process id in the VM's notes.
 func (b *backend) RunInGuest(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {
 	err := b.runInGuest(ctx, s, vm)
-	if KindOf(err) == KindGuestFailed {
+	if KindOf(err) == wire.KindGuestFailed {
 		return "", hypervisor.Errorf(infrav1.GuestScriptNotStartedReason, "%s", err.Error())
 	}
 	return "", doing("start the bootstrap script in VM "+vm.Ref.ID, err)
 }
 
 func (b *backend) runInGuest(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) error {
-	launch, err := guest.NewLaunch(s.ComputerName, guest.WithMACs(s.NICs, vm.MACs), guest.LaunchStatus{KVPKey: guest.KVPKey, KVPValue: StatusKVPValue})
+	launch, err := guest.NewLaunch(s.ComputerName, guest.WithMACs(s.NICs, vm.MACs), guest.LaunchStatus{KVPKey: guest.KVPKey, KVPValue: wire.StatusKVPValue})
 	if err != nil {
 		return hypervisor.Errorf(infrav1.InvalidSpecReason, "launcher: %v", err)
 	}
@@ -33,11 +34,11 @@ func (b *backend) runInGuest(ctx context.Context, s *hypervisor.Scope, vm *hyper
 	if err != nil {
 		return err
 	}
-	in := GuestInput{ID: vm.Ref.ID, Username: s.GuestCredentials.Username, Password: s.GuestCredentials.Password,
+	in := wire.GuestInput{ID: vm.Ref.ID, Username: s.GuestCredentials.Username, Password: s.GuestCredentials.Password,
 		Directory: guest.GuestDir, LaunchPath: guest.GuestLaunchPath, CommandLine: `"` + guest.GuestPowerShell + `" ` + guest.GuestLaunchArgs,
-		Files: []GuestFile{
+		Files: []wire.GuestFile{
 			{Path: guest.GuestBootstrapPath, Data: base64.StdEncoding.EncodeToString(s.UserData)},
 			{Path: guest.GuestLaunchPath, Data: base64.StdEncoding.EncodeToString(script)},
 		}}
-	return c.Run(ctx, OpGuest, in, nil)
+	return c.Run(ctx, wire.OpGuest, in, nil)
 }

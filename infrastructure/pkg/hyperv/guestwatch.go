@@ -7,6 +7,8 @@ import (
 	"time"
 
 	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // guestWatch follows, on one host connection, the VMs of the machines that wait for their guest
@@ -37,7 +39,7 @@ type followed struct {
 
 // Follow makes the host's guest watch follow the machine's VM from v, what the machine's
 // reconcile just read of it, so only later changes wake the machine (nothing when it is off).
-func (c *Conn) Follow(machine k8stypes.NamespacedName, v *View) {
+func (c *Conn) Follow(machine k8stypes.NamespacedName, v *wire.View) {
 	if c.watch != nil {
 		c.watch.follow(machine, v)
 	}
@@ -62,8 +64,8 @@ func newGuestWatch(conn *Conn, every time.Duration, wake func(k8stypes.Namespace
 
 // follow makes the watch follow the machine's VM from what the machine's reconcile just read of
 // it (v), so only later changes wake it.
-func (w *guestWatch) follow(machine k8stypes.NamespacedName, v *View) {
-	seen := digest(PeekOf(v))
+func (w *guestWatch) follow(machine k8stypes.NamespacedName, v *wire.View) {
+	seen := digest(wire.PeekOf(v))
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -134,8 +136,8 @@ func (w *guestWatch) loop() {
 		if ids == nil {
 			return
 		}
-		var out Peeked
-		if err := w.conn.Run(ctx, OpPeek, PeekInput{IDs: ids}, &out); err != nil {
+		var out wire.Peeked
+		if err := w.conn.Run(ctx, wire.OpPeek, wire.PeekInput{IDs: ids}, &out); err != nil {
 			w.failed()
 			continue
 		}
@@ -178,7 +180,7 @@ func (w *guestWatch) failed() {
 }
 
 // seen takes a peek's answer for ids: each followed VM that changed (or is gone) wakes its machine.
-func (w *guestWatch) seen(ids []string, vms []Peek) {
+func (w *guestWatch) seen(ids []string, vms []wire.Peek) {
 	now := map[string]string{}
 	for _, p := range vms {
 		now[p.ID] = digest(p)
@@ -211,7 +213,7 @@ func (w *guestWatch) seen(ids []string, vms []Peek) {
 }
 
 // digest is what a machine waits on in one string (encoding/json sorts the KVP keys).
-func digest(p Peek) string {
+func digest(p wire.Peek) string {
 	p.ID = ""
 	if len(p.IPs) == 0 {
 		p.IPs = nil

@@ -5,6 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // WinRM operations (one PowerShell operation script on a host) by operation and outcome,
@@ -40,9 +42,9 @@ func outcome(err error) string {
 		return "ok"
 	}
 	switch k := KindOf(err); k {
-	case KindNotFound, KindInvalidSpec, KindDiskFull, KindAccessDenied, KindGuestUnavailable, KindGuestFailed,
-		KindUnreachable, KindAuth, KindTLS, KindCredentials:
+	case wire.KindNotFound, wire.KindInvalidSpec, wire.KindDiskFull, wire.KindAccessDenied, wire.KindGuestUnavailable, wire.KindGuestFailed,
+		wire.KindUnreachable, wire.KindAuth, wire.KindTLS, wire.KindCredentials:
 		return k
 	}
-	return KindFailed
+	return wire.KindFailed
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // TestMalformedNTLMChallengeIsAnError: a WinRM endpoint (or whoever answers in its place) that
@@ -60,8 +62,8 @@ func TestLostHandshakeLegIsNotAnAuthFailure(t *testing.T) {
 			t.Fatalf("leg %d lost: Post = %v, want the lost connection", leg, err)
 		}
 		c := &Conn{cfg: HostConfig{Name: "hv1", Username: "capwin"}}
-		if got := KindOf(c.transportError(Script{Name: "op"}, "act", err)); got != KindUnreachable {
-			t.Fatalf("leg %d lost: kind %q, want %q (%v)", leg, got, KindUnreachable, err)
+		if got := KindOf(c.transportError(wire.Script{Name: "op"}, "act", err)); got != wire.KindUnreachable {
+			t.Fatalf("leg %d lost: kind %q, want %q (%v)", leg, got, wire.KindUnreachable, err)
 		}
 	}
 }
@@ -72,13 +74,13 @@ func TestLostHandshakeLegIsNotAnAuthFailure(t *testing.T) {
 func TestOnlyAnHTTP401IsAnAuthFailure(t *testing.T) {
 	c := &Conn{cfg: HostConfig{Name: "hv1", Username: "capwin"}}
 	for msg, want := range map[string]string{
-		"unknown error Post \"https://127.0.0.1:40157/wsman\": read tcp 127.0.0.1:52144->127.0.0.1:40157: read: connection reset by peer": KindUnreachable,
-		"unknown error Post \"https://10.0.0.4:5986/wsman\": dial tcp 10.0.0.4:5986: connect: connection refused":                         KindUnreachable,
-		"http response error: 401 - invalid content type":                                                                                 KindAuth,
-		"http error 401: ":                       KindAuth,
-		"http error 500: <s:Fault>401</s:Fault>": KindUnreachable,
+		"unknown error Post \"https://127.0.0.1:40157/wsman\": read tcp 127.0.0.1:52144->127.0.0.1:40157: read: connection reset by peer": wire.KindUnreachable,
+		"unknown error Post \"https://10.0.0.4:5986/wsman\": dial tcp 10.0.0.4:5986: connect: connection refused":                         wire.KindUnreachable,
+		"http response error: 401 - invalid content type":                                                                                 wire.KindAuth,
+		"http error 401: ":                       wire.KindAuth,
+		"http error 500: <s:Fault>401</s:Fault>": wire.KindUnreachable,
 	} {
-		if got := KindOf(c.transportError(Script{Name: "op"}, "act", errors.New(msg))); got != want {
+		if got := KindOf(c.transportError(wire.Script{Name: "op"}, "act", errors.New(msg))); got != want {
 			t.Errorf("%q: kind %q, want %q", msg, got, want)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 // Lines of a VM's notes that create.ps1 writes: the uid and owner lines right after New-VM, the
@@ -34,7 +36,7 @@ func readMark(notes string) mark {
 // owner line the object's namespace/name (clusterctl move gives the object a new UID). A VM
 // without a uid line is an interrupted create of the object's when its disk is named after the
 // object's UID (notes are set right after New-VM, the disk is made before).
-func claim(v *View, uids []string, owner string) (mark, string) {
+func claim(v *wire.View, uids []string, owner string) (mark, string) {
 	m := readMark(v.Notes)
 	for _, uid := range uids {
 		if uid == "" {
@@ -60,7 +62,7 @@ func claim(v *View, uids []string, owner string) (mark, string) {
 func ownerOf(obj client.Object) string { return obj.GetNamespace() + "/" + obj.GetName() }
 
 // hasDisk reports whether one of the VM's disks is the differencing disk capwin names after uid.
-func hasDisk(v *View, uid string) bool {
+func hasDisk(v *wire.View, uid string) bool {
 	for _, d := range v.Disks {
 		if strings.EqualFold(fileName(d.Path), uid+".vhdx") {
 			return true

@@ -6,39 +6,9 @@ import (
 	"strings"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
-
-// ParentInput is parent.ps1's input: the host's disk folder (the copy goes to its parents
-// subfolder) and the source with its SHA-256.
-type ParentInput struct {
-	DiskPath string `json:"diskPath"`
-	URL      string `json:"url"`
-	SHA256   string `json:"sha256"`
-}
-
-// States of a parent disk copy on a host (ParentState.State).
-const (
-	ParentReady   = "ready"
-	ParentCopying = "copying"
-	ParentFailed  = "failed"
-)
-
-// ParentState is parent.ps1's result. A failed copy has the kind InvalidSpec when the file's hash
-// differed from the spec's, Failed when the copy itself failed; it is reported once, and the next
-// ask starts a new copy.
-type ParentState struct {
-	State   string `json:"state"`
-	Path    string `json:"path"`
-	Kind    string `json:"kind,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-// ParentCachePath is where a host keeps the verified copy of a parent disk source: named by its
-// content hash, so a copy is never changed and every machine with that hash shares it.
-func ParentCachePath(diskPath, sha256 string) string {
-	return strings.TrimRight(diskPath, `\`) + `\parents\` + strings.ToLower(sha256) + ".vhdx"
-}
 
 // parentDisk returns the path of the machine's parent disk on host: spec.parentDisk, or the
 // verified copy of spec.parentDiskSource. While the host copies it, the error is a
@@ -49,8 +19,8 @@ func (b *backend) parentDisk(ctx context.Context, c *Conn, host string) (string,
 	if src == nil {
 		return b.m.Spec.ParentDisk, nil
 	}
-	var st ParentState
-	if err := c.Run(ctx, OpParent, ParentInput{DiskPath: b.folders.DiskPath, URL: src.URL, SHA256: strings.ToLower(src.SHA256)}, &st); err != nil {
+	var st wire.ParentState
+	if err := c.Run(ctx, wire.OpParent, wire.ParentInput{DiskPath: b.folders.DiskPath, URL: src.URL, SHA256: strings.ToLower(src.SHA256)}, &st); err != nil {
 		return "", err
 	}
 	return parentPath(st, host, b.folders.DiskPath, src)
@@ -58,18 +28,18 @@ func (b *backend) parentDisk(ctx context.Context, c *Conn, host string) (string,
 
 // parentPath reads parent.ps1's answer: the path of a ready copy, which must be the cache path of
 // the source's hash, or the error that says why there is none yet.
-func parentPath(st ParentState, host, diskPath string, src *infrav1.HyperVParentDiskSource) (string, error) {
-	want := ParentCachePath(diskPath, src.SHA256)
+func parentPath(st wire.ParentState, host, diskPath string, src *infrav1.HyperVParentDiskSource) (string, error) {
+	want := wire.ParentCachePath(diskPath, src.SHA256)
 	switch st.State {
-	case ParentReady:
+	case wire.ParentReady:
 		if !strings.EqualFold(st.Path, want) {
 			return "", fmt.Errorf("copy parent disk %s to host %s: the host reports %q, want %s", src.URL, host, st.Path, want)
 		}
 		return want, nil
-	case ParentCopying:
+	case wire.ParentCopying:
 		return "", &hypervisor.CreatePending{Err: fmt.Errorf("host %s is copying the parent disk %s to %s; the VM is created once the copy is verified", host, src.URL, want)}
-	case ParentFailed:
-		if st.Kind == KindInvalidSpec {
+	case wire.ParentFailed:
+		if st.Kind == wire.KindInvalidSpec {
 			return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "parent disk on host %s: %s", host, st.Message)
 		}
 		return "", fmt.Errorf("copy parent disk %s to host %s (tried again on the next create): %s", src.URL, host, st.Message)

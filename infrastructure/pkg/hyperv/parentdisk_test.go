@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
@@ -17,16 +18,16 @@ func TestParentPath(t *testing.T) {
 	want := `D:\disks\parents\` + strings.Repeat("ab", 32) + ".vhdx"
 	cases := []struct {
 		name   string
-		st     ParentState
+		st     wire.ParentState
 		path   string
 		reason string // hypervisor.Reason of the error; "" = none
 	}{
-		{"ready", ParentState{State: ParentReady, Path: strings.ToUpper(want)}, want, ""},
-		{"ready elsewhere", ParentState{State: ParentReady, Path: `D:\disks\other.vhdx`}, "", infrav1.HypervisorErrorReason},
-		{"copying", ParentState{State: ParentCopying, Path: want}, "", infrav1.HypervisorErrorReason},
-		{"mismatch", ParentState{State: ParentFailed, Kind: KindInvalidSpec, Message: "does not match the pinned SHA-256 x"}, "", infrav1.InvalidSpecReason},
-		{"copy failed", ParentState{State: ParentFailed, Kind: KindFailed, Message: "access denied"}, "", infrav1.HypervisorErrorReason},
-		{"unknown", ParentState{State: "paused"}, "", infrav1.HypervisorErrorReason},
+		{"ready", wire.ParentState{State: wire.ParentReady, Path: strings.ToUpper(want)}, want, ""},
+		{"ready elsewhere", wire.ParentState{State: wire.ParentReady, Path: `D:\disks\other.vhdx`}, "", infrav1.HypervisorErrorReason},
+		{"copying", wire.ParentState{State: wire.ParentCopying, Path: want}, "", infrav1.HypervisorErrorReason},
+		{"mismatch", wire.ParentState{State: wire.ParentFailed, Kind: wire.KindInvalidSpec, Message: "does not match the pinned SHA-256 x"}, "", infrav1.InvalidSpecReason},
+		{"copy failed", wire.ParentState{State: wire.ParentFailed, Kind: wire.KindFailed, Message: "access denied"}, "", infrav1.HypervisorErrorReason},
+		{"unknown", wire.ParentState{State: "paused"}, "", infrav1.HypervisorErrorReason},
 	}
 	for _, c := range cases {
 		path, err := parentPath(c.st, "hv1", `D:\disks\`, fuzzSource)
@@ -34,7 +35,7 @@ func TestParentPath(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q with reason %q", c.name, path, err, c.path, c.reason)
 		}
 		var pending *hypervisor.CreatePending
-		if errors.As(err, &pending) != (c.st.State == ParentCopying) {
+		if errors.As(err, &pending) != (c.st.State == wire.ParentCopying) {
 			t.Errorf("%s: %v is a CreatePending only while copying", c.name, err)
 		}
 	}
@@ -42,7 +43,7 @@ func TestParentPath(t *testing.T) {
 
 // TestVMSettingsDefaults: a spec without settings keeps what create.ps1 always set.
 func TestVMSettingsDefaults(t *testing.T) {
-	if got, want := DefaultVMSettings(), (VMSettings{AutomaticStartDelay: -1, AutomaticStopAction: "TurnOff"}); got != want {
+	if got, want := DefaultVMSettings(), (wire.VMSettings{AutomaticStartDelay: -1, AutomaticStopAction: "TurnOff"}); got != want {
 		t.Fatalf("defaults %+v, want %+v", got, want)
 	}
 	doc, err := json.Marshal(DefaultVMSettings())
@@ -55,7 +56,7 @@ func TestVMSettingsDefaults(t *testing.T) {
 // answer: a path only when ready and only the cache path of the source's hash; otherwise an error.
 func FuzzParentOutput(f *testing.F) {
 	line := func(doc string) []byte {
-		return []byte(ResultLine("n", []byte(doc)) + "\r\n")
+		return []byte(wire.ResultLine("n", []byte(doc)) + "\r\n")
 	}
 	f.Add(line(`{"ok":true,"result":{"state":"ready","path":"C:\\disks\\parents\\` + strings.Repeat("ab", 32) + `.vhdx"}}`))
 	f.Add(line(`{"ok":true,"result":{"state":"copying","path":"x"}}`))
@@ -67,7 +68,7 @@ func FuzzParentOutput(f *testing.F) {
 		if err != nil || !found || !o.OK {
 			return
 		}
-		var st ParentState
+		var st wire.ParentState
 		if json.Unmarshal(o.Result, &st) != nil {
 			return
 		}
@@ -75,7 +76,7 @@ func FuzzParentOutput(f *testing.F) {
 		if (path == "") == (err == nil) {
 			t.Fatalf("%+v: path %q with error %v", st, path, err)
 		}
-		if err == nil && (st.State != ParentReady || path != ParentCachePath(`C:\disks`, fuzzSource.SHA256)) {
+		if err == nil && (st.State != wire.ParentReady || path != wire.ParentCachePath(`C:\disks`, fuzzSource.SHA256)) {
 			t.Fatalf("%+v: path %q", st, path)
 		}
 	})

@@ -1,3 +1,7 @@
+// Package hyperv drives Windows Server Hyper-V hosts over WinRM: the backend of HyperVMachines
+// (placement, create, power, delete, guest watch) and the connection to each host. Every host
+// operation is one of the static PowerShell files of package wire, which takes one JSON document
+// and returns one, so no value is ever spliced into script text.
 package hyperv
 
 import (
@@ -14,6 +18,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/holders"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/lend"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
@@ -165,11 +170,11 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 		return HostConfig{}, err // the cluster may not use it (CredentialsInUse, NamespaceNotAllowed)
 	}
 	if err != nil {
-		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: err.Error()}
+		return HostConfig{}, &HostError{Kind: wire.KindCredentials, Host: h.Name, Message: err.Error()}
 	}
 	user, pw := string(secret.Data["username"]), string(secret.Data["password"])
 	if user == "" || pw == "" {
-		return HostConfig{}, &HostError{Kind: KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s/%s needs the keys username and password", secret.Namespace, secret.Name)}
+		return HostConfig{}, &HostError{Kind: wire.KindCredentials, Host: h.Name, Message: fmt.Sprintf("credentials Secret %s/%s needs the keys username and password", secret.Namespace, secret.Name)}
 	}
 	return HostConfig{Name: h.Name, Address: h.Address, Port: int(h.Port), Username: user, Password: pw,
 		Basic: h.AuthType == infrav1.WinRMAuthBasic, CABundle: caBundle, Insecure: h.InsecureSkipTLSVerify,
@@ -179,12 +184,12 @@ func (p *Provider) HostConfig(ctx context.Context, hc *infrav1.HyperVCluster, h 
 
 // Folders returns the cluster's VM and disk folders: on a failover cluster, vms and disks below
 // its storage path on a Cluster Shared Volume.
-func Folders(hc *infrav1.HyperVCluster) Placement {
+func Folders(hc *infrav1.HyperVCluster) wire.Placement {
 	if fc := hc.Spec.FailoverCluster; fc != nil {
 		root := strings.TrimRight(fc.StoragePath, `\/`)
-		return Placement{VMPath: root + `\vms`, DiskPath: root + `\disks`, Cluster: fc.Name}
+		return wire.Placement{VMPath: root + `\vms`, DiskPath: root + `\disks`, Cluster: fc.Name}
 	}
-	p := Placement{VMPath: hc.Spec.VMPath, DiskPath: hc.Spec.DiskPath}
+	p := wire.Placement{VMPath: hc.Spec.VMPath, DiskPath: hc.Spec.DiskPath}
 	if p.VMPath == "" {
 		p.VMPath = DefaultVMPath
 	}

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,12 +15,12 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf16"
 
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 )
 
@@ -60,59 +59,11 @@ type Conn struct {
 	watch *guestWatch
 }
 
-// ResultPrefix marks the result line on stdout: capwin-result:<nonce>:<base64 of the document>.
-// The nonce is new for every operation and known only to the runner, so output that reached
-// stdout from elsewhere (a guest's answer, a module's chatter) cannot pass for the result.
-const ResultPrefix = "capwin-result:"
-
-// ResultLine is the result line of an operation run with nonce.
-func ResultLine(nonce string, doc []byte) string {
-	return ResultPrefix + nonce + ":" + base64.StdEncoding.EncodeToString(doc)
-}
-
 // newNonce returns a random operation nonce.
 func newNonce() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// RunnerCommand is the command line of every operation: Windows PowerShell running the runner,
-// which reads the operation from stdin.
-var RunnerCommand = RunnerCommandFor(Runner.Text)
-
-// RunnerCommandFor is the command line that runs a runner script.
-func RunnerCommandFor(runner string) string {
-	return "powershell.exe -NoProfile -NonInteractive -ExecutionPolicy Bypass -EncodedCommand " + EncodeCommand(runner)
-}
-
-// EncodeCommand encodes a script for powershell.exe -EncodedCommand (base64 of UTF-16LE).
-func EncodeCommand(script string) string {
-	u := utf16.Encode([]rune(script))
-	b := make([]byte, 2*len(u))
-	for i, r := range u {
-		binary.LittleEndian.PutUint16(b[2*i:], r)
-	}
-	return base64.StdEncoding.EncodeToString(b)
-}
-
-// Envelope is what the runner reads from stdin (base64 of this JSON).
-type Envelope struct {
-	Lib    string          `json:"lib"`
-	Script string          `json:"script"`
-	Input  json.RawMessage `json:"input"`
-	// Nonce marks this operation's result line (ResultLine).
-	Nonce string `json:"nonce"`
-}
-
-// Outcome is the document on the result line.
-type Outcome struct {
-	OK     bool            `json:"ok"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Kind    string `json:"kind"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
 }
 
 // Dial prepares a connection (nothing is sent until the first operation).
@@ -132,7 +83,7 @@ func Dial(cfg HostConfig, timeout time.Duration) (*Conn, error) {
 	}
 	c, err := winrm.NewClientWithParameters(ep, cfg.Username, cfg.Password, params)
 	if err != nil {
-		return nil, &HostError{Kind: KindTLS, Host: cfg.Name, Message: err.Error()}
+		return nil, &HostError{Kind: wire.KindTLS, Host: cfg.Name, Message: err.Error()}
 	}
 	return &Conn{cfg: cfg, client: c, ntlm: make(chan struct{}, 1), socks: socks}, nil
 }
@@ -147,14 +98,14 @@ func (c *Conn) Close() {
 
 // Run runs one operation with its input and decodes its result into out (may be nil). Its
 // errors name the operation's action and object (Action) and the host.
-func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
+func (c *Conn) Run(ctx context.Context, op wire.Script, in, out any) error {
 	act := action(op, in)
 	raw, err := json.Marshal(in)
 	if err != nil {
 		return fmt.Errorf("%s: encode the input: %w", act, err)
 	}
 	nonce := newNonce()
-	env, err := json.Marshal(Envelope{Lib: Common.Text, Script: op.Text, Input: raw, Nonce: nonce})
+	env, err := json.Marshal(wire.Envelope{Lib: wire.Common.Text, Script: op.Text, Input: raw, Nonce: nonce})
 	if err != nil {
 		return fmt.Errorf("%s: encode the operation: %w", act, err)
 	}
@@ -165,25 +116,25 @@ func (c *Conn) Run(ctx context.Context, op Script, in, out any) error {
 		return err
 	}
 	if err := json.Unmarshal(res, out); err != nil {
-		return &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act, Message: "bad result: " + err.Error()}
+		return &HostError{Kind: wire.KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act, Message: "bad result: " + err.Error()}
 	}
 	return nil
 }
 
 // run sends one operation envelope and returns its result document.
-func (c *Conn) run(ctx context.Context, op Script, act string, env []byte, nonce string) (json.RawMessage, error) {
+func (c *Conn) run(ctx context.Context, op wire.Script, act string, env []byte, nonce string) (json.RawMessage, error) {
 	var stdout, stderr bytes.Buffer
-	code, err := c.client.RunWithContextWithInput(ctx, RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))
+	code, err := c.client.RunWithContextWithInput(ctx, wire.RunnerCommand, &stdout, &stderr, strings.NewReader(base64.StdEncoding.EncodeToString(env)))
 	if err != nil {
 		return nil, c.transportError(op, act, err)
 	}
 	res, found, err := parseOutcome(stdout.Bytes(), nonce)
 	if err != nil || !found {
-		return nil, &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act,
+		return nil, &HostError{Kind: wire.KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act,
 			Message: fmt.Sprintf("no result (exit code %d): %s", code, tail(stderr.String(), 400))}
 	}
 	if !res.OK {
-		e := &HostError{Kind: KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act}
+		e := &HostError{Kind: wire.KindFailed, Host: c.cfg.Name, Op: op.Name, Action: act}
 		if res.Error != nil {
 			e.Kind, e.Message = res.Error.Kind, res.Error.Message
 		}
@@ -194,12 +145,12 @@ func (c *Conn) run(ctx context.Context, op Script, act string, env []byte, nonce
 
 // parseOutcome finds the result line of the operation run with nonce in the runner's output: a
 // whole line, capwin-result:<nonce>:<base64>.
-func parseOutcome(stdout []byte, nonce string) (Outcome, bool, error) {
-	var o Outcome
+func parseOutcome(stdout []byte, nonce string) (wire.Outcome, bool, error) {
+	var o wire.Outcome
 	sc := bufio.NewScanner(bytes.NewReader(stdout))
 	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(strings.TrimRight(sc.Text(), "\r"), ResultPrefix+nonce+":")
+		line, ok := strings.CutPrefix(strings.TrimRight(sc.Text(), "\r"), wire.ResultPrefix+nonce+":")
 		if !ok {
 			continue
 		}
@@ -217,17 +168,17 @@ func parseOutcome(stdout []byte, nonce string) (Outcome, bool, error) {
 // port of "read tcp 127.0.0.1:52144->127.0.0.1:40157: connection reset by peer".
 var httpUnauthorized = regexp.MustCompile(`\bhttp (?:response )?error:? 401\b`)
 
-func (c *Conn) transportError(op Script, act string, err error) error {
-	e := &HostError{Kind: KindUnreachable, Host: c.cfg.Name, Op: op.Name, Action: act, Message: err.Error()}
+func (c *Conn) transportError(op wire.Script, act string, err error) error {
+	e := &HostError{Kind: wire.KindUnreachable, Host: c.cfg.Name, Op: op.Name, Action: act, Message: err.Error()}
 	var unknownAuthority x509.UnknownAuthorityError
 	var hostname x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	switch {
 	case errors.As(err, &unknownAuthority), errors.As(err, &hostname), errors.As(err, &invalid),
 		strings.Contains(err.Error(), "tls: "), strings.Contains(err.Error(), "x509: "):
-		e.Kind = KindTLS
+		e.Kind = wire.KindTLS
 	case httpUnauthorized.MatchString(err.Error()):
-		e.Kind, e.Message = KindAuth, fmt.Sprintf("user %q, HTTP 401", c.cfg.Username)
+		e.Kind, e.Message = wire.KindAuth, fmt.Sprintf("user %q, HTTP 401", c.cfg.Username)
 	}
 	return e
 }

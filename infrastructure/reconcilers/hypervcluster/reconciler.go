@@ -23,6 +23,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/credentials"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusterbase"
 	"github.com/capwin/capwin/infrastructure/webhooks"
@@ -145,13 +146,13 @@ func reason(err error) string {
 		return terminal.Reason
 	}
 	switch hyperv.KindOf(err) {
-	case hyperv.KindCredentials:
+	case wire.KindCredentials:
 		return infrav1.CredentialsNotFoundReason
-	case hyperv.KindTLS:
+	case wire.KindTLS:
 		return infrav1.TLSVerificationFailedReason
-	case hyperv.KindAuth:
+	case wire.KindAuth:
 		return infrav1.AuthenticationFailedReason
-	case hyperv.KindInvalidSpec:
+	case wire.KindInvalidSpec:
 		return infrav1.PlacementNotFoundReason
 	}
 	return infrav1.LoginFailedReason

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 )
 
 const isoSector = 2048
@@ -27,8 +27,8 @@ func readCidata(iso []byte) (map[string][]byte, error) {
 		if vd[0] != 2 || string(vd[1:6]) != "CD001" || vd[88] != '%' || vd[89] != '/' || !strings.ContainsRune("@CE", rune(vd[90])) {
 			continue
 		}
-		if label := strings.TrimRight(ucs2(vd[40:72]), " \x00"); !strings.EqualFold(label, hyperv.ConfigDriveLabel) {
-			return nil, fmt.Errorf("the volume is labelled %q, not %s: cloudbase-init does not read it", label, hyperv.ConfigDriveLabel)
+		if label := strings.TrimRight(ucs2(vd[40:72]), " \x00"); !strings.EqualFold(label, wire.ConfigDriveLabel) {
+			return nil, fmt.Errorf("the volume is labelled %q, not %s: cloudbase-init does not read it", label, wire.ConfigDriveLabel)
 		}
 		dir, err := isoExtent(iso, vd[156:156+34])
 		if err != nil {

@@ -27,7 +27,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/internal/guestos"
 	simguest "github.com/capwin/capwin/test/harness/guest"
 	"github.com/capwin/capwin/test/hypervsim"
@@ -191,7 +191,7 @@ func acceptScripts(dir string, log logr.Logger) error {
 // v01Settings gives a create the VM settings v0.1's create.ps1 hard-coded (Set-VM
 // -AutomaticStopAction TurnOff -AutomaticCheckpointsEnabled $false): its input has none.
 func v01Settings(op string, input json.RawMessage) (json.RawMessage, error) {
-	if op != hyperv.OpCreate.Name {
+	if op != wire.OpCreate.Name {
 		return input, nil
 	}
 	var in map[string]any
@@ -199,7 +199,7 @@ func v01Settings(op string, input json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	if _, ok := in["settings"]; !ok {
-		in["settings"] = hyperv.VMSettings{AutomaticStopAction: "TurnOff", AutomaticStartDelay: -1}
+		in["settings"] = wire.VMSettings{AutomaticStopAction: "TurnOff", AutomaticStartDelay: -1}
 	}
 	return json.Marshal(in)
 }

@@ -40,6 +40,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/internal/guestos"
 	simguest "github.com/capwin/capwin/test/harness/guest"
 )
@@ -104,8 +105,8 @@ func TestSimulatorHyperV(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var info hyperv.HostInfo
-		if err := conns[h.Name].Run(ctx, hyperv.OpHost, hvFolders, &info); err != nil {
+		var info wire.HostInfo
+		if err := conns[h.Name].Run(ctx, wire.OpHost, hvFolders, &info); err != nil {
 			t.Fatalf("host %s over WinRM, certificate pinned by caBundle: %v", h.Name, err)
 		}
 		if info.Name != h.Name || strings.Join(info.Switches, ",") != o.hypervSwitch {
@@ -114,7 +115,7 @@ func TestSimulatorHyperV(t *testing.T) {
 	}
 	unpinned, _ := hyperv.Dial(hyperv.HostConfig{Name: "hv1", Address: "localhost", Port: int(specs[0].Port),
 		Username: o.hypervUser, Password: o.hypervPassword}, 10*time.Second)
-	if err := unpinned.Run(ctx, hyperv.OpHost, hvFolders, nil); hyperv.KindOf(err) != hyperv.KindTLS {
+	if err := unpinned.Run(ctx, wire.OpHost, hvFolders, nil); hyperv.KindOf(err) != wire.KindTLS {
 		t.Errorf("a client without the caBundle: %v, want a TLS error", err)
 	}
 	endpoint := net.JoinHostPort(o.endpointHost, fmt.Sprint(port))
@@ -199,7 +200,7 @@ func TestSimulatorHyperV(t *testing.T) {
 
 	// Removing the Windows VM deletes its Node; turning the control plane VM off stops its API
 	// server, and so the endpoint.
-	if err := conns["hv2"].Run(ctx, hyperv.OpRemove, hyperv.VMKey{Placement: hvFolders, ID: win.id, UID: win.uid}, nil); err != nil {
+	if err := conns["hv2"].Run(ctx, wire.OpRemove, wire.VMKey{Placement: hvFolders, ID: win.id, UID: win.uid}, nil); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, step, func() error {
@@ -208,7 +209,7 @@ func TestSimulatorHyperV(t *testing.T) {
 		}
 		return nil
 	})
-	power(ctx, t, conns["hv1"], cp.id, hyperv.PowerOff)
+	power(ctx, t, conns["hv1"], cp.id, wire.PowerOff)
 	eventually(t, step, func() error {
 		if _, err := wl.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 			return fmt.Errorf("the endpoint still answers without a running control plane")
@@ -226,7 +227,7 @@ func TestSimulatorHyperV(t *testing.T) {
 	}
 }
 
-var hvFolders = hyperv.Placement{VMPath: `C:\ProgramData\capwin\vms`, DiskPath: `C:\ProgramData\capwin\disks`}
+var hvFolders = wire.Placement{VMPath: `C:\ProgramData\capwin\vms`, DiskPath: `C:\ProgramData\capwin\disks`}
 
 // hvMachine is a HyperVMachine's VM as the test created it.
 type hvMachine struct {
@@ -267,32 +268,32 @@ func addHyperVMachine(ctx context.Context, t *testing.T, mgmt client.Client, con
 	if err != nil {
 		t.Fatal(err)
 	}
-	iso, err := hyperv.ConfigDrive(map[string][]byte{"meta-data": meta, "network-config": network, "user-data": data})
+	iso, err := wire.ConfigDrive(map[string][]byte{"meta-data": meta, "network-config": network, "user-data": data})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := hyperv.CreateInput{VMKey: hyperv.VMKey{Placement: hvFolders, UID: uid}, Name: name, ParentDisk: parentDisk,
-		Processors: 2, MemoryBytes: 4 << 30, SecureBoot: hyperv.SecureBoot{Enabled: true, Template: "MicrosoftWindows"},
-		NICs:        []hyperv.NICInput{{Switch: "capwin-e2e", MAC: strings.ToUpper(strings.ReplaceAll(mac, ":", ""))}},
+	in := wire.CreateInput{VMKey: wire.VMKey{Placement: hvFolders, UID: uid}, Name: name, ParentDisk: parentDisk,
+		Processors: 2, MemoryBytes: 4 << 30, SecureBoot: wire.SecureBoot{Enabled: true, Template: "MicrosoftWindows"},
+		NICs:        []wire.NICInput{{Switch: "capwin-e2e", MAC: strings.ToUpper(strings.ReplaceAll(mac, ":", ""))}},
 		ConfigDrive: base64.StdEncoding.EncodeToString(iso), Settings: hyperv.DefaultVMSettings()}
-	var v hyperv.View
-	if err := conn.Run(ctx, hyperv.OpCreate, in, &v); err != nil {
+	var v wire.View
+	if err := conn.Run(ctx, wire.OpCreate, in, &v); err != nil {
 		t.Fatal(err)
 	}
-	power(ctx, t, conn, v.ID, hyperv.PowerStart)
+	power(ctx, t, conn, v.ID, wire.PowerStart)
 	return hvMachine{id: v.ID, uid: uid}
 }
 
 // power runs a power action and waits for its host job.
 func power(ctx context.Context, t *testing.T, conn *hyperv.Conn, id, action string) {
 	t.Helper()
-	var job hyperv.JobRef
-	if err := conn.Run(ctx, hyperv.OpPower, hyperv.PowerInput{ID: id, Action: action}, &job); err != nil {
+	var job wire.JobRef
+	if err := conn.Run(ctx, wire.OpPower, wire.PowerInput{ID: id, Action: action}, &job); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); job.Job != ""; time.Sleep(50 * time.Millisecond) {
-		var st hyperv.JobState
-		if err := conn.Run(ctx, hyperv.OpJob, job, &st); err != nil {
+		var st wire.JobState
+		if err := conn.Run(ctx, wire.OpJob, job, &st); err != nil {
 			t.Fatal(err)
 		}
 		if st.State == "succeeded" {
@@ -304,10 +305,10 @@ func power(ctx context.Context, t *testing.T, conn *hyperv.Conn, id, action stri
 	}
 }
 
-func findVM(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine) *hyperv.View {
+func findVM(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine) *wire.View {
 	t.Helper()
-	var found hyperv.Found
-	if err := conn.Run(ctx, hyperv.OpFind, hyperv.VMKey{Placement: hvFolders, ID: m.id, UID: m.uid}, &found); err != nil || !found.Found {
+	var found wire.Found
+	if err := conn.Run(ctx, wire.OpFind, wire.VMKey{Placement: hvFolders, ID: m.id, UID: m.uid}, &found); err != nil || !found.Found {
 		t.Fatalf("find VM %s: %v (found %v)", m.id, err, found.Found)
 	}
 	return found.VM
@@ -317,7 +318,7 @@ func findVM(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine) *
 // view, parsed by the provider's parser.
 func kvpReport(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine) infrav1.BootstrapStatus {
 	t.Helper()
-	raw := findVM(ctx, t, conn, m).KVP[hyperv.StatusKVPValue]
+	raw := findVM(ctx, t, conn, m).KVP[wire.StatusKVPValue]
 	r, err := guestos.ParseReport(raw)
 	if err != nil {
 		t.Fatalf("report of %s: %v (%q)", m.id, err, raw)
@@ -364,7 +365,7 @@ func testCertificate(t *testing.T, names ...string) (certFile, keyFile string, c
 // would not read: another volume label, no Joliet volume.
 func TestReadCidata(t *testing.T) {
 	want := map[string][]byte{"meta-data": []byte("instance-id: u1\nlocal-hostname: WIN-1\n"), "user-data": []byte("#ps1_sysnative\n")}
-	iso, err := hyperv.ConfigDrive(want)
+	iso, err := wire.ConfigDrive(want)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +499,7 @@ func TestHyperVConfig(t *testing.T) {
 // TestDisksAsPaths: a found VM's disks come out as v0.1's library wrote them, paths only; the rest
 // of the result is left as it is.
 func TestDisksAsPaths(t *testing.T) {
-	in := hyperv.Found{Found: true, VM: &hyperv.View{ID: "vm1", Disks: []hyperv.DiskView{
+	in := wire.Found{Found: true, VM: &wire.View{ID: "vm1", Disks: []wire.DiskView{
 		{Path: `C:\vms\vm1\os.vhdx`, Controller: "SCSI", Location: 0}, {Path: `C:\vms\vm1\data.vhdx`, Controller: "SCSI", Location: 1}}}}
 	out, err := disksAsPaths(in)
 	if err != nil {
@@ -524,23 +525,23 @@ func TestDisksAsPaths(t *testing.T) {
 // create.ps1 hard-coded; this tree's input and other operations pass as they are.
 func TestV01Settings(t *testing.T) {
 	in, _ := json.Marshal(map[string]any{"uid": "u1", "name": "vm1"})
-	out, err := v01Settings(hyperv.OpCreate.Name, in)
+	out, err := v01Settings(wire.OpCreate.Name, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got hyperv.CreateInput
+	var got wire.CreateInput
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Settings.AutomaticStopAction != "TurnOff" || got.Settings.AutomaticCheckpoints || got.UID != "u1" {
 		t.Fatalf("%+v", got)
 	}
-	current, _ := json.Marshal(hyperv.CreateInput{Settings: hyperv.VMSettings{AutomaticStopAction: "Save"}})
-	out, _ = v01Settings(hyperv.OpCreate.Name, current)
+	current, _ := json.Marshal(wire.CreateInput{Settings: wire.VMSettings{AutomaticStopAction: "Save"}})
+	out, _ = v01Settings(wire.OpCreate.Name, current)
 	if err := json.Unmarshal(out, &got); err != nil || got.Settings.AutomaticStopAction != "Save" {
 		t.Fatalf("this tree's settings were replaced: %s", out)
 	}
-	if out, _ := v01Settings(hyperv.OpPower.Name, in); string(out) != string(in) {
+	if out, _ := v01Settings(wire.OpPower.Name, in); string(out) != string(in) {
 		t.Fatalf("power input changed: %s", out)
 	}
 }

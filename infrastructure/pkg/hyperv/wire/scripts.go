@@ -1,7 +1,10 @@
-// Package hyperv drives Windows Server Hyper-V hosts over WinRM. Every host operation is one of
-// the static PowerShell files in ps/; its only input is one JSON document and its only output one
-// JSON document, so no value is ever spliced into script text.
-package hyperv
+// Package wire is the contract between capwin's Hyper-V client (package hyperv) and a Hyper-V
+// host: the static PowerShell files in ps/ that are the host operations, the one JSON document
+// each takes and the one each returns, the envelope and result line of the runner, the error
+// kinds the scripts report, and the NoCloud config drive the guest reads. No value is ever
+// spliced into script text. The host simulator of the tests speaks this contract too, so it
+// depends on this package, not on the client.
+package wire
 
 import (
 	"crypto/sha256"

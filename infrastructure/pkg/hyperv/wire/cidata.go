@@ -1,4 +1,4 @@
-package hyperv
+package wire
 
 import (
 	"fmt"
