@@ -1,7 +1,8 @@
-// The doc test: the shell and YAML blocks of README.md, docs/quickstart.md and docs/upgrades.md
-// that can run offline run here, in order, in one shell, as a reader would type them, with the
-// real clusterctl, kubectl and render against a real management API server (CAPI's and capwin's
-// CRDs and webhooks); the commands of every page are checked against the tools' --help.
+// The doc test: the shell and YAML blocks of README.md, docs/install.md, docs/quickstart.md,
+// docs/upgrades.md and docs/version-upgrades.md that can run offline run here, in order, in one
+// shell, as a reader would type them, with the real clusterctl, kubectl and render against a real
+// management API server (CAPI's and capwin's CRDs and webhooks); the commands of every page are
+// checked against the tools' --help.
 package doctest_test
 
 import (
@@ -24,8 +25,11 @@ var (
 	root       = repo.Root()
 )
 
-// runPages are the pages whose blocks are marked and run, in reading order.
-var runPages = []string{"README.md", "docs/quickstart.md", "docs/upgrades.md"}
+// runPages are the pages whose blocks are marked and run, in reading order. Each page goes on
+// from what the pages before it left in the shell: install.md's clusterctl repository and render
+// serve the quick start, whose exported variables and win1.kubeconfig serve the upgrade pages;
+// version-upgrades.md goes on with the cluster win1 of upgrades.md.
+var runPages = []string{"README.md", "docs/install.md", "docs/quickstart.md", "docs/upgrades.md", "docs/version-upgrades.md"}
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 

@@ -17,15 +17,17 @@ import (
 
 // before runs before a page's first block: what the reader has at that point and the docs before
 // it do not leave behind. upgrades.md starts from a running cluster win1, which the quickstart
-// generated into win1.yaml and deleted at its end.
+// generated into win1.yaml and deleted at its end. version-upgrades.md needs nothing: it follows
+// upgrades.md, whose cluster win1 is still there.
 var before = map[string]string{
 	"docs/upgrades.md": "kubectl apply -f win1.yaml\n",
 }
 
 // after runs after a page's last block. After the quickstart: every flavor, generated with the
-// values it exported (vCenter's, then Hyper-V's), is admitted by the API server; the windows
-// flavor was applied by the quickstart itself. The topology flavor's Cluster is applied as the
-// quickstart says, again until Cluster API has read the new ClusterClass.
+// values exported so far (install.md's, then the quickstart's vCenter and Hyper-V values), is
+// admitted by the API server; the windows flavor was applied by the quickstart itself. The
+// topology flavor's Cluster is applied as the quickstart says, again until Cluster API has read
+// the new ClusterClass.
 var after = map[string]string{
 	"docs/quickstart.md": `generate() { clusterctl generate cluster win1 --kubernetes-version v1.36.3 \
   --control-plane-machine-count 1 --worker-machine-count 2 "$@"; }

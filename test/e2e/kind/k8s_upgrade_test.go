@@ -28,7 +28,7 @@ import (
 const kubernetesVersionUpgradeFrom = "KUBERNETES_VERSION_UPGRADE_FROM"
 
 // KubernetesUpgradeSpec upgrades a cluster of the windows flavor from the previous Kubernetes
-// minor to KUBERNETES_VERSION as docs/upgrades.md says: the kube-proxy DaemonSet of the new
+// minor to KUBERNETES_VERSION as docs/version-upgrades.md says: the kube-proxy DaemonSet of the new
 // version is added first (the flavor regenerated with the new version, its kube-proxy-windows addon
 // applied), then the control plane, then the Windows MachineDeployment. Throughout, no Node is
 // newer than the control plane or more than three minors older (Kubernetes' kubelet skew, which
@@ -96,7 +96,7 @@ func KubernetesUpgradeSpec(ctx context.Context, inputGetter func() SpecInput) {
 }
 
 // addonOnly keeps the objects of a rendered flavor that carry capwin.io/addon=name (what
-// `kubectl apply -l capwin.io/addon=name` applies in docs/upgrades.md).
+// `kubectl apply -l capwin.io/addon=name` applies in docs/version-upgrades.md).
 func addonOnly(rendered []byte, name string) []byte {
 	objs, err := yaml.ToUnstructured(rendered)
 	Expect(err).ToNot(HaveOccurred())

@@ -30,7 +30,7 @@ const (
 	operatorVersionLabel = "provider.cluster.x-k8s.io/version"    // a ConfigMap's provider version
 	operatorCompressed   = "provider.cluster.x-k8s.io/compressed" // "true": components gzipped in binaryData
 	// operatorProviderLabel is the label the provider objects select their ConfigMaps by (as in
-	// docs/quickstart.md: the provider's clusterctl label, such as infrastructure-capwin).
+	// docs/install.md: the provider's clusterctl label, such as infrastructure-capwin).
 	operatorProviderLabel = "capwin.io/provider"
 	// operatorVariables is the Secret of clusterctl variables the provider objects name (configSecret).
 	operatorVariables = "capwin-e2e-operator-variables"

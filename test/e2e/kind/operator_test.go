@@ -162,7 +162,7 @@ func providerVersion(providers []operatorProvider, kind, name string) string {
 	return ""
 }
 
-// expectNoInventory checks what docs/quickstart.md says of the operator: it keeps no clusterctl
+// expectNoInventory checks what docs/install.md says of the operator: it keeps no clusterctl
 // inventory (its provider objects take that role; v0.29.0 answers clusterctl's inventory reads
 // from them inside its own process), so clusterctl itself finds no installed provider.
 func expectNoInventory(ctx context.Context, c client.Client) {
