@@ -55,7 +55,7 @@ var kindWords = map[string]struct{ what, todo string }{
 	wire.KindGuestFailed: {"PowerShell Direct into the guest failed",
 		"check the user and password of spec.guestCredentialsRef and that the guest runs"},
 	wire.KindNoGPU: {"the host has no free GPU of the kind spec.gpu asks for",
-		"capwin tries again, for a machine without spec.host on a host whose status.hosts[].gpu shows a free one; free a GPU or add one to a host (docs/hyperv.md, GPUs)"},
+		"capwin tries again, for a machine without spec.host on a host whose status.hosts[].gpu shows a free one; free a GPU or add one to a host (docs/gpus.md, Hyper-V)"},
 	wire.KindFailed: {"the operation failed", "capwin tries again; the host's message says why"},
 	wire.KindUnreachable: {"the host did not answer",
 		"check that the host runs and that its WinRM HTTPS listener is reachable from the manager; capwin tries again after a pause"},

@@ -77,7 +77,7 @@ func (b *backend) place(ctx context.Context, s *hypervisor.Scope) (string, error
 	}
 	if len(candidates) == 0 && noGPU > 0 {
 		return "", hypervisor.Errorf(infrav1.NoGPUAvailableReason,
-			"none of the %d available hosts (failure domain %q) has %s (see the HyperVCluster's status.hosts[].gpu): capwin places the machine once a host has one; free a GPU or add one (docs/hyperv.md, GPUs)",
+			"none of the %d available hosts (failure domain %q) has %s (see the HyperVCluster's status.hosts[].gpu): capwin places the machine once a host has one; free a GPU or add one (docs/gpus.md, Hyper-V)",
 			noGPU, fd, gpuWords(gpu))
 	}
 	if len(candidates) == 0 {
