@@ -3,7 +3,7 @@ package v1beta1
 // NetworkDeviceOptions are the per-NIC settings both machine kinds share beyond addresses:
 // static routes, the MTU and the DNS search domains. They reach the guest in the network config
 // (netplan v2) and, on Windows, in capwin's network document, which the launcher or the
-// bootstrap's network step applies; docs/vcenter.md says who applies what.
+// bootstrap's network step applies; docs/vcenter/networking.md says who applies what.
 type NetworkDeviceOptions struct {
 	// routes are static routes through this NIC, beside the default routes of gateway4 and
 	// gateway6. Each next hop (via) must be in the subnet of one of the NIC's static addresses of

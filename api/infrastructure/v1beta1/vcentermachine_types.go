@@ -111,7 +111,7 @@ type VCenterMachineSpec struct {
 	VTPM bool `json:"vTPM,omitempty"`
 
 	// pciDevices are PCI devices (GPUs) the clone gets through DirectPath I/O or NVIDIA GRID vGPU
-	// (docs/vcenter.md, GPUs). The clone's memory is then fully reserved, as vSphere requires, and
+	// (docs/gpus.md, vCenter). The clone's memory is then fully reserved, as vSphere requires, and
 	// the VM runs only on a host that has such a device free.
 	// +optional
 	// +listType=atomic
@@ -140,7 +140,7 @@ type VCenterMachineSpec struct {
 	GuestSoftPowerOffTimeout *metav1.Duration `json:"guestSoftPowerOffTimeout,omitempty"`
 
 	// antiAffinity spreads the VMs of this machine's MachineDeployment (or control plane) over
-	// the hosts of their DRS cluster (docs/vcenter.md, Anti-affinity).
+	// the hosts of their DRS cluster (docs/vcenter/placement.md, Anti-affinity).
 	// +optional
 	AntiAffinity *VCenterAntiAffinity `json:"antiAffinity,omitempty"`
 

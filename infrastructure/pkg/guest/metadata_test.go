@@ -73,7 +73,7 @@ func TestBuildMetadataRefusesBadInput(t *testing.T) {
 }
 
 // TestNetworkConfigOptions: routes with their metric, the MTU and the search domains are netplan
-// v2 keys (cloud-init applies them all; docs/vcenter.md says which cloudbase-init applies), on a
+// v2 keys (cloud-init applies them all; docs/vcenter/networking.md says which cloudbase-init applies), on a
 // DHCP NIC too, which then needs its MAC.
 func TestNetworkConfigOptions(t *testing.T) {
 	g := NewWithT(t)

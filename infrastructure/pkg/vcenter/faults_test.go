@@ -35,7 +35,7 @@ var faultCases = []struct {
 	{&types.CannotAccessFile{FileFault: types.FileFault{File: "[ds1] a.iso"}}, []string{"file [ds1] a.iso cannot be used"}},
 	{&types.NotAuthenticated{}, []string{"vCenter session ended", "logs in again"}},
 	{&types.NoPermission{Object: &types.ManagedObjectReference{Type: "VirtualMachine", Value: "vm-10"}, PrivilegeId: "VirtualMachine.Provisioning.Clone"},
-		[]string{"lacks privilege VirtualMachine.Provisioning.Clone on VirtualMachine vm-10", "docs/vcenter.md"}},
+		[]string{"lacks privilege VirtualMachine.Provisioning.Clone on VirtualMachine vm-10", "docs/vcenter/install.md"}},
 	{&types.NoPermission{MissingPrivileges: []types.NoPermissionEntityPrivileges{{Entity: types.ManagedObjectReference{Type: "Folder", Value: "group-v3"},
 		PrivilegeIds: []string{"VirtualMachine.Inventory.CreateFromExisting"}}}}, []string{"VirtualMachine.Inventory.CreateFromExisting on Folder group-v3"}},
 	{&types.InvalidLogin{}, []string{"refused the user name or password", "identity Secret"}},

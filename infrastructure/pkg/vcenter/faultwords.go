@@ -66,7 +66,7 @@ func accessWords(on subject, f types.BaseMethodFault) string {
 		return "the vCenter session ended (vCenter restarted, or the session timed out or was closed): capwin logs in again and retries"
 	case types.BaseNoPermission:
 		return "the vCenter user lacks " + privileges(f.GetNoPermission()) +
-			": grant it in the user's role (docs/vcenter.md lists the privileges capwin needs)"
+			": grant it in the user's role (docs/vcenter/install.md, vCenter permissions, lists the privileges capwin needs)"
 	case types.BaseInvalidLogin:
 		return "vCenter refused the user name or password: fix them in the identity Secret"
 	case *types.InvalidGuestLogin:

@@ -68,6 +68,6 @@ func TestNoCompatibleHostForPCIDevices(t *testing.T) {
 	on := clone
 	on.pci = true
 	g.Expect(taskMessage(on, failure)).To(And(ContainSubstring("with its PCI devices (spec.pciDevices)"),
-		ContainSubstring("full memory reservation"), HaveSuffix("(vSphere fault NoCompatibleHost)")))
+		ContainSubstring("full memory reservation"), ContainSubstring("docs/gpus.md, vCenter"), HaveSuffix("(vSphere fault NoCompatibleHost)")))
 	g.Expect(taskMessage(clone, failure)).NotTo(ContainSubstring("pciDevices"))
 }

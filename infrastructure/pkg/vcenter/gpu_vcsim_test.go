@@ -16,7 +16,7 @@ import (
 // backings. vcsim has no GPU: it neither checks that a host has the device or profile nor that the
 // memory is reserved when the VM powers on, and its CloneVM_Task keeps only the NICs, disks and
 // devices of the config spec, not memoryReservationLockedToMax (TestCloneSpecPCIDevices checks the
-// spec sets it; docs/vcenter.md says what an operator verifies on a real host).
+// spec sets it; docs/gpus.md, vCenter, says what an operator verifies on a real host).
 func TestPCIDevicesVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

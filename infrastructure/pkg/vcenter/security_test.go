@@ -96,6 +96,7 @@ func TestVTPMKeyProviderFault(t *testing.T) {
 		HavePrefix(clone.action+": VM win-md-0-x has a vTPM (spec.vTPM)"),
 		ContainSubstring("add a Native or Standard key provider, make it the default"),
 		ContainSubstring("Cryptographer privileges"),
+		ContainSubstring("docs/vcenter/templates.md"),
 		ContainSubstring("[vCenter: "+says+"]"),
 		HaveSuffix("(vSphere fault InvalidVmConfig)")))
 	g.Expect(taskMessage(clone, failure)).To(ContainSubstring("the configuration of VM win-md-0-x is not valid"))

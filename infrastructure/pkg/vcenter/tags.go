@@ -97,7 +97,7 @@ func forbidden(err error) string {
 	if !rest.IsStatusError(err, http.StatusForbidden) {
 		return ""
 	}
-	return " (the identity lacks InventoryService.Tagging.AttachTag on the tags or ObjectAttachable on the VM: see docs/vcenter.md, section 2)"
+	return " (the identity lacks InventoryService.Tagging.AttachTag on the tags or ObjectAttachable on the VM: see docs/vcenter/install.md, vCenter permissions)"
 }
 
 // resolveTags finds each tag's id by its category's name and its own name: one listing of the

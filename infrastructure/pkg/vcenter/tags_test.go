@@ -26,7 +26,8 @@ func TestForbiddenAttach(t *testing.T) {
 	rc := rest.NewClient(&vim25.Client{Client: soap.NewClient(u, true)})
 	err = tags.NewManager(rc).AttachMultipleTagsToObject(context.Background(), []string{"urn:vmomi:InventoryServiceTag:x:GLOBAL"}, vmRef("vm-1"))
 	g.Expect(err).To(HaveOccurred())
-	g.Expect(forbidden(err)).To(ContainSubstring("lacks InventoryService.Tagging.AttachTag on the tags or ObjectAttachable on the VM"))
+	g.Expect(forbidden(err)).To(And(ContainSubstring("lacks InventoryService.Tagging.AttachTag on the tags or ObjectAttachable on the VM"),
+		ContainSubstring("docs/vcenter/install.md")))
 	g.Expect(forbidden(errors.New("500 Internal Server Error"))).To(BeEmpty())
 }
 

@@ -71,7 +71,7 @@ func configWords(on subject, f types.BaseMethodFault) string {
 		return fmt.Sprintf("vSphere refused the configuration of %s: check the machine's spec and the template", on.vmName())
 	case *types.NoCompatibleHost:
 		if on.pci {
-			return fmt.Sprintf("no host of the cluster can run %s with its PCI devices (spec.pciDevices): it needs a host with such a device free (a DirectPath I/O device of that vendor and device id, or an NVIDIA vGPU manager offering the profile) and room for its full memory reservation (docs/vcenter.md, GPUs)", on.vmName())
+			return fmt.Sprintf("no host of the cluster can run %s with its PCI devices (spec.pciDevices): it needs a host with such a device free (a DirectPath I/O device of that vendor and device id, or an NVIDIA vGPU manager offering the profile) and room for its full memory reservation (docs/gpus.md, vCenter)", on.vmName())
 		}
 		return fmt.Sprintf("no host of the cluster can run %s: check that its networks, datastore and hardware version are available on the hosts", on.vmName())
 	case types.BaseInvalidFolder:
@@ -104,6 +104,6 @@ func keyProviderWords(on subject, detail string) string {
 	if !on.vtpm || !(strings.Contains(d, "key provider") || strings.Contains(d, "encrypt") || strings.Contains(d, "kms")) {
 		return ""
 	}
-	return fmt.Sprintf("%s has a vTPM (spec.vTPM), which vSphere encrypts with a key provider, and vCenter has no usable one: add a Native or Standard key provider, make it the default and give capwin's user the Cryptographer privileges (docs/vcenter.md, Firmware, Secure Boot and vTPM), or remove spec.vTPM",
+	return fmt.Sprintf("%s has a vTPM (spec.vTPM), which vSphere encrypts with a key provider, and vCenter has no usable one: add a Native or Standard key provider, make it the default and give capwin's user the Cryptographer privileges (docs/vcenter/templates.md, Firmware, Secure Boot and vTPM), or remove spec.vTPM",
 		on.vmName())
 }
