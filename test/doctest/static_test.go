@@ -11,23 +11,23 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/capwin/capwin/test/docpages"
 	"github.com/capwin/capwin/test/doctest"
 )
 
-// allPages are every page whose shell blocks are checked: the run pages and the rest of docs/.
+// allPages are every page whose shell blocks are checked: the run pages, every other page of
+// docs/ (sub-folders included) and the top-level pages.
 func allPages(t *testing.T) []doctest.Block {
 	t.Helper()
 	var blocks []doctest.Block
-	others, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	others, err := docpages.Pages(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	others = append(others, filepath.Join(root, "RELEASE.md"), filepath.Join(root, "CONTRIBUTING.md"))
 	for _, page := range runPages {
 		blocks = append(blocks, readPage(t, page, true)...)
 	}
-	for _, abs := range others {
-		page, _ := filepath.Rel(root, abs)
+	for _, page := range others {
 		if !slices.Contains(runPages, page) {
 			blocks = append(blocks, readPage(t, page, false)...)
 		}

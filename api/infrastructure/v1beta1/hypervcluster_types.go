@@ -53,7 +53,7 @@ type HyperVClusterSpec struct {
 
 	// failoverCluster names the Windows failover cluster whose nodes are the hosts: VMs are then
 	// created on its Cluster Shared Volume (failoverCluster.storagePath, instead of vmPath and
-	// diskPath) and registered as highly available roles (docs/hyperv.md, Failover clusters). It
+	// diskPath) and registered as highly available roles (docs/hyperv/placement.md, Failover clusters). It
 	// cannot be added or removed later.
 	// +optional
 	FailoverCluster *HyperVFailoverCluster `json:"failoverCluster,omitempty"`

@@ -98,13 +98,13 @@ type HyperVMachineSpec struct {
 	// +optional
 	VTPM bool `json:"vTPM,omitempty"`
 
-	// gpu gives the VM a GPU partition or whole GPUs of its host (docs/hyperv.md, GPUs); the VM is
+	// gpu gives the VM a GPU partition or whole GPUs of its host (docs/gpus.md, Hyper-V); the VM is
 	// placed only on a host with a free one.
 	// +optional
 	GPU *HyperVGPU `json:"gpu,omitempty"`
 
 	// antiAffinity keeps the VMs of this machine's MachineDeployment (or control plane) on
-	// different nodes of the HyperVCluster's failover cluster (docs/hyperv.md, Failover clusters).
+	// different nodes of the HyperVCluster's failover cluster (docs/hyperv/placement.md, Failover clusters).
 	// +optional
 	AntiAffinity *HyperVAntiAffinity `json:"antiAffinity,omitempty"`
 

@@ -8,7 +8,7 @@ package v1beta1
 type HyperVParentDiskSource struct {
 	// url is an https:// address, or a UNC path \\server\share\path\file.vhdx. The host fetches it
 	// as its computer account (LocalSystem), not as capwin's WinRM user: the share must grant the
-	// host's computer account read access (see docs/hyperv.md).
+	// host's computer account read access (see docs/hyperv/disks.md, Parent disk from a share or URL).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
