@@ -327,7 +327,8 @@ type HyperVNetworkDevice struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
 	AddressesFromPools []corev1.TypedLocalObjectReference `json:"addressesFromPools,omitempty"`
-	// macAddr pins the adapter's static MAC address; empty lets Hyper-V assign a dynamic one.
+	// macAddr pins the adapter's static MAC address; empty gives it a static, locally administered
+	// address derived from the machine's UID (known before the VM exists, the same on every retry).
 	// +optional
 	// +kubebuilder:validation:Pattern=`^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$`
 	MACAddr string `json:"macAddr,omitempty"`

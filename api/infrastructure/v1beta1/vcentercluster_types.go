@@ -130,7 +130,7 @@ type Placement struct {
 
 // VCenterClusterStatus is the observed state of a VCenterCluster.
 type VCenterClusterStatus struct {
-	// conditions are Ready, VCenterAvailable and Paused.
+	// conditions are Ready, HypervisorAvailable and Paused.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

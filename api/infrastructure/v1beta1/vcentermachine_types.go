@@ -35,7 +35,8 @@ type VCenterMachineSpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	Template string `json:"template"`
 
-	// contentLibrary makes template the name of an OVF/VM template item of this library.
+	// contentLibrary makes template the name of a VM template item of this library (an OVF
+	// item is refused: convert it to a VM template item).
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	ContentLibrary string `json:"contentLibrary,omitempty"`
