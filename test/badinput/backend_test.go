@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/test/badinput"
 )
 
@@ -30,7 +31,7 @@ type backend struct {
 // machine is a VCenterMachine or a HyperVMachine.
 type machine interface {
 	badinput.Object
-	GetMachineSpec() infrav1.MachineSpec
+	hypervisor.Object
 }
 
 // machineObjects are a template and a machine of one spec, and their webhooks' answers.

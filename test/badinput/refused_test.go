@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/test/badinput"
 )
 
@@ -56,7 +57,7 @@ func TestMachineWithoutWebhookDefaults(t *testing.T) {
 			g := NewWithT(t)
 			g.Eventually(func() int { return b.vms(string(m.GetUID())) }, 30*time.Second, 100*time.Millisecond).Should(Equal(1))
 			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(m), m)).To(Succeed())
-			g.Expect(m.GetMachineSpec().GuestSoftPowerOffTimeout).To(BeNil(), "webhook defaults are used, not written")
+			g.Expect(hypervisor.SpecOf(m).GuestSoftPowerOffTimeout).To(BeNil(), "webhook defaults are used, not written")
 			unwritten(g)
 		})
 	}

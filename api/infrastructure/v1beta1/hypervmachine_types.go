@@ -234,14 +234,9 @@ func (m *HyperVMachine) GetMachineStatus() *MachineStatus { return &m.Status }
 // GetProviderID returns a pointer to spec.providerID.
 func (m *HyperVMachine) GetProviderID() *string { return &m.Spec.ProviderID }
 
-// GetMachineSpec returns the spec fields every machine kind shares. A network device's
-// NetworkName is its virtual switch; empty means the HyperVCluster's virtualSwitch.
-func (m *HyperVMachine) GetMachineSpec() MachineSpec {
-	return MachineSpec{
-		OS: m.Spec.OS, Network: m.Spec.NetworkDevices(), PowerOffMode: m.Spec.PowerOffMode,
-		GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef,
-	}
-}
+// GetNetworkDevices returns spec.network as the network devices every machine kind shares. A
+// device's NetworkName is its virtual switch; empty means the HyperVCluster's virtualSwitch.
+func (m *HyperVMachine) GetNetworkDevices() []NetworkDevice { return m.Spec.NetworkDevices() }
 
 // SecureBootSettings returns whether the VM boots with Secure Boot and with which template,
 // applying the defaults (on; the template that fits os) to what the spec leaves unset.

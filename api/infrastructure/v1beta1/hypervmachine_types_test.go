@@ -17,7 +17,7 @@ type machineObject interface {
 	SetConditions([]metav1.Condition)
 	GetMachineStatus() *MachineStatus
 	GetProviderID() *string
-	GetMachineSpec() MachineSpec
+	GetNetworkDevices() []NetworkDevice
 }
 
 var _ = []machineObject{&VCenterMachine{}, &HyperVMachine{}}
@@ -84,22 +84,16 @@ func TestHyperVNetworkDeviceConversionCopiesEveryField(t *testing.T) {
 	}
 }
 
-func TestHyperVMachineGetMachineSpec(t *testing.T) {
+func TestHyperVMachineGetNetworkDevices(t *testing.T) {
 	m := &HyperVMachine{Spec: HyperVMachineSpec{
-		OS: OSLinux, PowerOffMode: PowerOffTrySoft, GuestSoftPowerOffTimeout: &metav1.Duration{},
-		GuestCredentialsRef: &SecretReference{Name: "admin"},
-		Network:             []HyperVNetworkDevice{{DHCP4: true}, {NetworkName: "Internal", MACAddr: "00:15:5d:00:00:01"}},
+		Network: []HyperVNetworkDevice{{DHCP4: true}, {NetworkName: "Internal", MACAddr: "00:15:5d:00:00:01"}},
 	}}
-	got := m.GetMachineSpec()
-	want := MachineSpec{
-		OS: OSLinux, PowerOffMode: PowerOffTrySoft, GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout,
-		GuestCredentialsRef: m.Spec.GuestCredentialsRef,
-		Network:             []NetworkDevice{{DHCP4: true}, {NetworkName: "Internal", MACAddr: "00:15:5d:00:00:01"}},
-	}
+	got := m.GetNetworkDevices()
+	want := []NetworkDevice{{DHCP4: true}, {NetworkName: "Internal", MACAddr: "00:15:5d:00:00:01"}}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("GetMachineSpec() = %+v, want %+v", got, want)
+		t.Errorf("GetNetworkDevices() = %+v, want %+v", got, want)
 	}
-	if (&HyperVMachine{}).GetMachineSpec().Network != nil {
+	if (&HyperVMachine{}).GetNetworkDevices() != nil {
 		t.Error("no devices must stay nil")
 	}
 }

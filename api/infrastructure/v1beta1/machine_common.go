@@ -244,14 +244,3 @@ type VMReference struct {
 	// +kubebuilder:validation:MaxLength=63
 	Host string `json:"host,omitempty"`
 }
-
-// +kubebuilder:object:generate=false
-
-// MachineSpec is the part of a machine spec that the lifecycle reconciler reads, whatever the kind.
-type MachineSpec struct {
-	OS                       OperatingSystem  //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
-	Network                  []NetworkDevice  //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
-	PowerOffMode             PowerOffMode     //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
-	GuestSoftPowerOffTimeout *metav1.Duration //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
-	GuestCredentialsRef      *SecretReference //nolint:kubeapilinter // not an API field: an in-memory view, never serialized
-}

@@ -195,13 +195,8 @@ func (m *VCenterMachine) GetMachineStatus() *MachineStatus { return &m.Status }
 // GetProviderID returns a pointer to spec.providerID.
 func (m *VCenterMachine) GetProviderID() *string { return &m.Spec.ProviderID }
 
-// GetMachineSpec returns the spec fields every machine kind shares.
-func (m *VCenterMachine) GetMachineSpec() MachineSpec {
-	return MachineSpec{
-		OS: m.Spec.OS, Network: m.Spec.Network, PowerOffMode: m.Spec.PowerOffMode,
-		GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef,
-	}
-}
+// GetNetworkDevices returns spec.network.
+func (m *VCenterMachine) GetNetworkDevices() []NetworkDevice { return m.Spec.Network }
 
 // +kubebuilder:object:root=true
 

@@ -119,7 +119,11 @@ func (b *backend) findOn(ctx context.Context, s *hypervisor.Scope, host, id stri
 	return observe(host, b.providerHost(host), found.VM, m, b.m.Spec.DataDisks), nil
 }
 
-var _ hypervisor.GuestWatcher = (*backend)(nil)
+// Capabilities: the per-host peek wakes machines on their guests' news, and remove.ps1 turns a
+// running VM off (Stop-VM -TurnOff) before it removes it.
+func (b *backend) Capabilities() hypervisor.Capabilities {
+	return hypervisor.Capabilities{GuestWatch: b, DestroyStops: true}
+}
 
 // GuestWatched reports whether the guest watch of the VM's host follows the machine's VM and
 // its host answers (see guestWatch).
@@ -256,9 +260,6 @@ func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervis
 	}
 	return "", c.Run(ctx, wire.OpRemove, b.key(s, vm.Ref.ID), nil)
 }
-
-// DestroyStops: remove.ps1 turns a running VM off (Stop-VM -TurnOff) before it removes it.
-func (b *backend) DestroyStops() bool { return true }
 
 // ClearUserData ejects and deletes the config drive (it holds the join token).
 func (b *backend) ClearUserData(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.VM) (string, error) {

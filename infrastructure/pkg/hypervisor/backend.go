@@ -9,6 +9,7 @@ package hypervisor
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -24,7 +25,30 @@ type Object interface {
 	conditions.Setter
 	GetMachineStatus() *infrav1.MachineStatus
 	GetProviderID() *string
-	GetMachineSpec() infrav1.MachineSpec
+}
+
+// MachineSpec is the part of a machine's spec that the lifecycle reconciler reads, whatever the
+// kind: an in-memory view, never serialized.
+type MachineSpec struct {
+	OS                       infrav1.OperatingSystem
+	Network                  []infrav1.NetworkDevice
+	PowerOffMode             infrav1.PowerOffMode
+	GuestSoftPowerOffTimeout *metav1.Duration
+	GuestCredentialsRef      *infrav1.SecretReference
+}
+
+// SpecOf reads the MachineSpec of a VCenterMachine or a HyperVMachine (a zero MachineSpec for
+// another kind).
+func SpecOf(obj Object) MachineSpec {
+	switch m := obj.(type) {
+	case *infrav1.VCenterMachine:
+		return MachineSpec{OS: m.Spec.OS, Network: m.GetNetworkDevices(), PowerOffMode: m.Spec.PowerOffMode,
+			GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef}
+	case *infrav1.HyperVMachine:
+		return MachineSpec{OS: m.Spec.OS, Network: m.GetNetworkDevices(), PowerOffMode: m.Spec.PowerOffMode,
+			GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef}
+	}
+	return MachineSpec{}
 }
 
 // Scope is everything one reconcile knows about one machine; backends read it, never write the
@@ -34,7 +58,7 @@ type Scope struct {
 	Machine      *clusterv1.Machine
 	InfraCluster client.Object
 	InfraMachine Object
-	Spec         infrav1.MachineSpec
+	Spec         MachineSpec
 	// ComputerName is the guest's hostname (NetBIOS-safe for Windows).
 	ComputerName string
 	// NICs are the network devices with static and IPAM addresses resolved; MACs are filled by
@@ -146,7 +170,7 @@ type Task struct {
 
 // Backend is one hypervisor API. Methods that start long work return a task reference ("" when
 // the work finished synchronously); the reconciler stores it in status and polls it with Task.
-// A backend whose hypervisor reports changes also implements Watcher.
+// What only some hypervisors can do is in Capabilities.
 type Backend interface {
 	// Find returns the machine's VM, or nil when the hypervisor has none. It must find a VM
 	// created by an earlier Create even if status was lost (identity = object UID). A VM found
@@ -172,23 +196,32 @@ type Backend interface {
 	// starts it once (a program already started is found, not started again), then records that
 	// on the VM so GuestRunStarted turns true. A *Error means the guest refused the credentials.
 	RunInGuest(ctx context.Context, s *Scope, vm *VM) (string, error)
+	// Capabilities are the backend's optional features.
+	Capabilities() Capabilities
 }
 
-// DestroyStopper is what a backend may answer besides Backend when its Destroy turns a running VM
-// off itself (Hyper-V's remove.ps1 does): a delete that would cut the power first skips that step
-// and its task. The reconciler asks for it with a type assertion.
-type DestroyStopper interface {
-	// DestroyStops reports whether Destroy turns a running VM off before removing it.
-	DestroyStops() bool
+// Capabilities are what a backend can do besides Backend's methods, in one value the reconciler
+// reads instead of asking for optional interfaces: a nil member, or false, is a feature the
+// backend's hypervisor lacks.
+type Capabilities struct {
+	// Watch: the hypervisor reports the changes of VMs and tasks (vCenter's property collector).
+	Watch Watcher
+	// GuestWatch: the guest's news wake the machine while its tasks are polled (Hyper-V's
+	// per-host peek).
+	GuestWatch GuestWatcher
+	// Tags: the hypervisor tags VMs (vCenter's tagging service).
+	Tags Tagger
+	// DestroyStops: Destroy turns a running VM off itself (Hyper-V's remove.ps1), so a delete
+	// that would cut the power first skips that step and its task.
+	DestroyStops bool
 }
 
 // BackendFor builds the backend of one reconcile (chosen once, from the kind being reconciled).
 type BackendFor func(ctx context.Context, s *Scope) (Backend, error)
 
-// Watcher is what a backend may answer besides Backend when its hypervisor reports changes (the
-// vCenter session's property collector does; Hyper-V has no such feed: its tasks are polled, and
-// its guests are read by the host's peek, a GuestWatcher). The
-// reconciler asks for it with a type assertion.
+// Watcher is a backend whose hypervisor reports changes (Capabilities.Watch: the vCenter session's
+// property collector does; Hyper-V has no such feed: its tasks are polled, and its guests are read
+// by the host's peek, a GuestWatcher).
 type Watcher interface {
 	// Watched reports whether the hypervisor reports the changes of this machine's VM and tasks
 	// (a wake); they are then polled only as a safety net (Scope.Watched).
@@ -198,9 +231,9 @@ type Watcher interface {
 	Settled(s *Scope)
 }
 
-// GuestWatcher is what a backend may answer besides Backend when its hypervisor's guest news wake
-// the machine while its tasks are still polled (Hyper-V's per-host peek). The reconciler asks for
-// it with a type assertion, after Find.
+// GuestWatcher is a backend whose hypervisor's guest news wake the machine while its tasks are
+// still polled (Capabilities.GuestWatch: Hyper-V's per-host peek). The reconciler asks it after
+// Find.
 type GuestWatcher interface {
 	// GuestWatched reports whether the guest's news of this machine's VM wake the machine
 	// (Scope.GuestWatched).
@@ -209,9 +242,8 @@ type GuestWatcher interface {
 	Settled(s *Scope)
 }
 
-// Tagger is what a backend may answer besides Backend when its hypervisor tags VMs (vCenter's
-// tagging service; Hyper-V has none). The reconciler asks for it with a type assertion and calls
-// it on every reconcile of an existing VM, after Deliver and before PowerOn, so the VM has its
+// Tagger is a backend whose hypervisor tags VMs (Capabilities.Tags: vCenter's tagging service;
+// Hyper-V has none). The reconciler calls it on every reconcile of an existing VM, after Deliver and before PowerOn, so the VM has its
 // tags before its first boot.
 type Tagger interface {
 	// Tag attaches the machine's tags (spec) that its VM lacks and returns them with their ids,

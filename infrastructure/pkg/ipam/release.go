@@ -17,13 +17,13 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 )
 
-// machineSpecGetter is what the machine kinds offer to find their network devices.
-type machineSpecGetter interface {
-	GetMachineSpec() infrav1.MachineSpec
+// networkDevices is what the machine kinds offer to find their network devices.
+type networkDevices interface {
+	GetNetworkDevices() []infrav1.NetworkDevice
 }
 
 // ReleaseClaims removes ClaimFinalizer from and deletes every claim of owner: those named after
-// its current spec.network (ClaimName; found when owner offers GetMachineSpec) and those in its
+// its current spec.network (ClaimName; found when owner offers GetNetworkDevices) and those in its
 // namespace with an owner reference to it (so claims left by an older spec are released too). A
 // claim belongs to owner when an owner reference has owner's UID, or owner's group, kind and
 // name (a claim of an earlier object of the same name); claims of other objects are left alone.
@@ -41,8 +41,8 @@ func releaseClaims(ctx context.Context, c client.Client, owner client.Object) er
 		return fmt.Errorf("kind of the owner: %w", err)
 	}
 	claims := map[string]*ipamv1.IPAddressClaim{}
-	if s, ok := owner.(machineSpecGetter); ok {
-		for d, dev := range s.GetMachineSpec().Network {
+	if s, ok := owner.(networkDevices); ok {
+		for d, dev := range s.GetNetworkDevices() {
 			for p := range dev.AddressesFromPools {
 				key := client.ObjectKey{Namespace: owner.GetNamespace(), Name: ClaimName(owner.GetName(), d, p)}
 				claim := &ipamv1.IPAddressClaim{}

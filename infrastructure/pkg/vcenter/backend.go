@@ -219,8 +219,11 @@ func (b *backend) task(ctx context.Context, on subject, start func() (*object.Ta
 	return ref, callError(on, b.sess.check(err))
 }
 
-// The vCenter session's property collector reports VM and task changes.
-var _ hypervisor.Watcher = (*backend)(nil)
+// Capabilities: the vCenter session's property collector reports VM and task changes, and
+// vCenter's tagging service tags VMs.
+func (b *backend) Capabilities() hypervisor.Capabilities {
+	return hypervisor.Capabilities{Watch: b, Tags: b}
+}
 
 // Watched reports whether the session's watch follows this machine's VM and tasks, so the
 // lifecycle can poll them slowly.

@@ -16,9 +16,6 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 )
 
-// The vCenter backend tags VMs.
-var _ hypervisor.Tagger = (*backend)(nil)
-
 // Tag attaches spec.tags and the failure domain's zone and region to the VM through vCenter's
 // tagging service (a vAPI call, not part of the clone task), skipping those already attached,
 // and returns them with their ids. Once status reports them all it makes no call: spec.tags and

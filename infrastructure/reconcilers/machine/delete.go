@@ -140,11 +140,8 @@ func (r *Reconciler) cutsPower(s *hypervisor.Scope, vm *hypervisor.VM) bool {
 		(mode == infrav1.PowerOffTrySoft && (expired || !vm.ToolsRunning))
 }
 
-// destroyStops reports whether b's Destroy turns a running VM off itself (DestroyStopper).
-func destroyStops(b hypervisor.Backend) bool {
-	d, ok := b.(hypervisor.DestroyStopper)
-	return ok && d.DestroyStops()
-}
+// destroyStops reports whether b's Destroy turns a running VM off itself.
+func destroyStops(b hypervisor.Backend) bool { return b.Capabilities().DestroyStops }
 
 func addressList(st *infrav1.MachineStatus) []string {
 	var out []string

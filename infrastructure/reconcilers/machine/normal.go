@@ -121,13 +121,13 @@ func (r *Reconciler) start(ctx context.Context, s *hypervisor.Scope, b hyperviso
 	return r.afterTask(s, ref), false, nil
 }
 
-// tag attaches the machine's hypervisor tags when its backend has them (Tagger) and records them
+// tag attaches the machine's hypervisor tags when its backend has them (Capabilities.Tags) and records them
 // in status: before the first power-on, and again on later reconciles (the backend makes no call
 // once status reports them all). A failure keeps a VM that is off from booting without its tags; a
 // VM that runs goes on, with a warning event, and is tagged on a later reconcile.
 func (r *Reconciler) tag(ctx context.Context, s *hypervisor.Scope, b hypervisor.Backend, vm *hypervisor.VM) error {
-	t, ok := b.(hypervisor.Tagger)
-	if !ok {
+	t := b.Capabilities().Tags
+	if t == nil {
 		return nil
 	}
 	tags, err := t.Tag(ctx, s, vm)

@@ -218,7 +218,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 	}()
 
-	s := &hypervisor.Scope{Cluster: cluster, Machine: machine, InfraMachine: obj, Spec: obj.GetMachineSpec()}
+	s := &hypervisor.Scope{Cluster: cluster, Machine: machine, InfraMachine: obj, Spec: hypervisor.SpecOf(obj)}
 	defer r.tally(s)() // runs before the patch: it compares status as the reconcile leaves it
 	if s.InfraCluster, err = r.infraCluster(ctx, cluster); err != nil {
 		return ctrl.Result{}, err

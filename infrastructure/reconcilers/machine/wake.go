@@ -146,23 +146,27 @@ func (r *Reconciler) tally(s *hypervisor.Scope) func() {
 // watched reports whether the backend's hypervisor reports this machine's changes (a wake), so
 // its tasks are polled only as a safety net.
 func watched(b hypervisor.Backend) bool {
-	w, ok := b.(hypervisor.Watcher)
-	return ok && w.Watched()
+	w := b.Capabilities().Watch
+	return w != nil && w.Watched()
 }
 
 // guestWatched reports whether the backend's guest watch wakes this machine on its guest's news
 // (read after Find, which starts following the VM).
 func guestWatched(b hypervisor.Backend, s *hypervisor.Scope) bool {
-	w, ok := b.(hypervisor.GuestWatcher)
-	return ok && w.GuestWatched(s)
+	w := b.Capabilities().GuestWatch
+	return w != nil && w.GuestWatched(s)
 }
 
 // settle tells a watching backend that the machine is done: its Node is linked and its user data
 // cleared, so its VM need not be followed any more. Until then the watch follows the guest's
 // bootstrap reports, which take minutes on Windows.
 func settle(b hypervisor.Backend, s *hypervisor.Scope) {
-	if w, ok := b.(interface{ Settled(*hypervisor.Scope) }); ok {
-		w.Settled(s)
+	c := b.Capabilities()
+	if c.Watch != nil {
+		c.Watch.Settled(s)
+	}
+	if c.GuestWatch != nil {
+		c.GuestWatch.Settled(s)
 	}
 }
 
