@@ -11,13 +11,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 )
 
 func main() {
-	o := setup.Options{Sessions: &vcenter.Sessions{}, Conns: &hyperv.Conns{}}
+	o := setup.Options{Sessions: &session.Sessions{}, Conns: &hyperv.Conns{}}
 	manager.Main(setup.ControllerName, setup.Scheme(), func(fs *pflag.FlagSet) {
 		o.ClusterCache.AddFlags(fs)
 		fs.IntVar(&o.VCenterMachineConcurrency, "vcentermachine-concurrency", 10, "Number of VCenterMachines reconciled in parallel.")
@@ -43,7 +43,7 @@ func main() {
 		fs.DurationVar(&o.VCenterDeleteTaskWait, "vcenter-delete-task-wait", setup.DefaultVCenterDeleteTaskWait,
 			"How long a VCenterMachine's delete waits, in one reconcile, for its power-off and destroy tasks before it leaves them to the next reconcile. 0: no wait.")
 		fs.DurationVar(&o.Sessions.KeepAlive, "vcenter-keepalive", 5*time.Minute, "Interval of the keep-alive call on idle vCenter sessions.")
-		fs.IntVar(&o.Sessions.MaxTasks, "vcenter-max-tasks", vcenter.DefaultMaxTasks,
+		fs.IntVar(&o.Sessions.MaxTasks, "vcenter-max-tasks", session.DefaultMaxTasks,
 			"Most tasks (clone, reconfigure, power, destroy) this manager runs at once on one vCenter server, across all clusters; a machine whose task finds none free waits (WaitingForTaskSlot). 0: no limit.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue, o.Namespace = common.WatchFilterValue, common.Namespace

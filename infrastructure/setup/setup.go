@@ -23,6 +23,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/reconcilers/clusteridentity"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
@@ -70,7 +71,7 @@ type Options struct {
 	PollInterval     time.Duration
 	TaskPollInterval time.Duration
 	// Sessions is the vCenter session cache; nil makes one sized for the concurrency.
-	Sessions *vcenter.Sessions
+	Sessions *session.Sessions
 	// Conns is the Hyper-V host connection cache; nil makes one.
 	Conns *hyperv.Conns
 	// HostRecheck is how often every Hyper-V host is probed (default 1m).
@@ -162,10 +163,10 @@ func VCenterProvider(mgr ctrl.Manager, secrets client.Reader, o Options) *vcente
 
 // VCenterSessions is o's session cache (one when nil) with the manager's defaults filled in:
 // idle connections for every worker, o's login gate, the manager's user agent.
-func VCenterSessions(o Options) *vcenter.Sessions {
+func VCenterSessions(o Options) *session.Sessions {
 	sessions := o.Sessions
 	if sessions == nil {
-		sessions = &vcenter.Sessions{}
+		sessions = &session.Sessions{}
 	}
 	if sessions.MaxIdleConnsPerHost == 0 {
 		sessions.MaxIdleConnsPerHost = o.VCenterMachineConcurrency + o.VCenterClusterConcurrency

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
@@ -100,7 +100,7 @@ func run(m *testing.M) int {
 	defer func() { _ = env.Stop() }()
 	// vcsim's Close (deferred above) waits for every request in flight, and a session's
 	// WaitForUpdatesEx waits up to 5 minutes for a change: the sessions log out first.
-	sessions := &vcenter.Sessions{}
+	sessions := &session.Sessions{}
 	defer sessions.Close(context.Background())
 	opts := setup.Options{
 		WatchFilterValue: watchFilter, VCenterMachineConcurrency: 4, VCenterClusterConcurrency: 2,

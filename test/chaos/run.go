@@ -10,7 +10,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/harness"
 )
@@ -25,7 +25,7 @@ func Run(ctx context.Context, c Config, p harness.Progress) (*Report, error) {
 	}
 	vf := newVSphereFaults(c.Rates, c.Seed)
 	infra := infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond,
-		Sessions: &vcenter.Sessions{WrapTransport: vf.wrap},
+		Sessions: &session.Sessions{WrapTransport: vf.wrap},
 		// A hung host holds an operation for seconds, not the production minutes.
 		Conns: &hyperv.Conns{Deadlines: hyperv.Deadlines{Short: 5 * time.Second, Long: 20 * time.Second}}}
 	h, err := harness.Start(ctx, harness.Options{Provider: c.Provider, Log: c.Log, Heartbeat: 5 * time.Second,

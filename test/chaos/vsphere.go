@@ -15,7 +15,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// vsphereFaults sits between capwin's vCenter sessions and vcsim (vcenter.Sessions.WrapTransport): while
+// vsphereFaults sits between capwin's vCenter sessions and vcsim (session.Sessions.WrapTransport): while
 // on, each call may be delayed, dropped before it is sent, answered but its answer lost, or
 // refused as from an expired session, and a clone may be sent so that its task fails. It also counts the calls that would change a decoy VM.
 type vsphereFaults struct {
@@ -36,7 +36,7 @@ func newVSphereFaults(r Rates, seed uint64) *vsphereFaults {
 	return &vsphereFaults{rates: r, rng: rand.New(rand.NewPCG(seed, 1))}
 }
 
-// wrap is vcenter.Sessions.WrapTransport.
+// wrap is session.Sessions.WrapTransport.
 func (f *vsphereFaults) wrap(next soap.RoundTripper) soap.RoundTripper {
 	return faultyTripper{f: f, next: next}
 }

@@ -28,7 +28,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/harness"
 	"github.com/capwin/capwin/test/harness/management"
@@ -69,7 +69,7 @@ func TestMove(t *testing.T) {
 	srcCalls, dstCalls := &vcsim.Calls{}, &vcsim.Calls{}
 	infra := func(calls *vcsim.Calls) infrasetup.Options {
 		return infrasetup.Options{PollInterval: time.Second, TaskPollInterval: 200 * time.Millisecond,
-			Sessions: &vcenter.Sessions{WrapTransport: calls.Wrap}}
+			Sessions: &session.Sessions{WrapTransport: calls.Wrap}}
 	}
 	h, err := harness.Start(ctx, harness.Options{Provider: harness.VCenter, LogDir: logDir, Log: log,
 		Heartbeat: 5 * time.Second, JoinTimeout: time.Minute, Infrastructure: infra(srcCalls)})

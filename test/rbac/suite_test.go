@@ -25,7 +25,7 @@ import (
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	bootstrapsetup "github.com/capwin/capwin/bootstrap/setup"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
@@ -38,7 +38,7 @@ type suite struct {
 	boot  *running
 	infra *running
 	// sessions is the infrastructure manager's vCenter session cache.
-	sessions *vcenter.Sessions
+	sessions *session.Sessions
 }
 
 // identityNamespace is the infrastructure manager's namespace in the release (its POD_NAMESPACE).
@@ -121,7 +121,7 @@ func start(t *testing.T) *suite {
 		})
 	g.Expect(err).NotTo(HaveOccurred())
 	stopped = append(stopped, s.boot)
-	sessions := &vcenter.Sessions{}
+	sessions := &session.Sessions{}
 	s.sessions = sessions
 	t.Cleanup(func() { sessions.Close(context.Background()) })
 	s.infra, err = startManager(ctx, comps["infrastructure"], s.env.Config, infrasetup.ControllerName, infrasetup.Scheme(), certDir,

@@ -6,10 +6,10 @@ import (
 
 	"github.com/vmware/govmomi/vim25/soap"
 
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
-// Calls counts the vSphere calls of one session cache by method (vcenter.Sessions.WrapTransport,
+// Calls counts the vSphere calls of one session cache by method (session.Sessions.WrapTransport,
 // through Chain); it is safe for concurrent use, and a nil *Calls counts nothing.
 type Calls struct {
 	mu sync.Mutex
@@ -26,7 +26,7 @@ func (c *Calls) Wrap(next soap.RoundTripper) soap.RoundTripper {
 		if c.n == nil {
 			c.n = map[string]int{}
 		}
-		c.n[vcenter.Method(req)]++
+		c.n[session.Method(req)]++
 		c.mu.Unlock()
 		return next.RoundTrip(ctx, req, res)
 	})
@@ -52,7 +52,7 @@ func (c *Calls) Total() int {
 	return n
 }
 
-// Chain makes one vcenter.Sessions.WrapTransport of several: the first sees a call first.
+// Chain makes one session.Sessions.WrapTransport of several: the first sees a call first.
 func Chain(wraps ...func(soap.RoundTripper) soap.RoundTripper) func(soap.RoundTripper) soap.RoundTripper {
 	return func(rt soap.RoundTripper) soap.RoundTripper {
 		for i := len(wraps) - 1; i >= 0; i-- {

@@ -17,6 +17,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // vcsimCluster is vcsim's DRS cluster (VPX model).
@@ -30,19 +31,19 @@ type aaMachine struct {
 	vm *hypervisor.VM
 }
 
-func startGrouped(t *testing.T, sess *Session, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
+func startGrouped(t *testing.T, sess *session.Session, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
 	t.Helper()
 	return startIn(t, sess, vcsimCluster+"/Resources", name, uid, labels, mode)
 }
 
 // startStandalone is startGrouped in the pool of vcsim's standalone host.
-func startStandalone(t *testing.T, sess *Session, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
+func startStandalone(t *testing.T, sess *session.Session, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
 	t.Helper()
 	return startIn(t, sess, "", name, uid, labels, mode)
 }
 
 // startIn clones and powers on a VM of a group in pool ("": the default spec's, a standalone host).
-func startIn(t *testing.T, sess *Session, pool, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
+func startIn(t *testing.T, sess *session.Session, pool, name, uid string, labels map[string]string, mode infrav1.AntiAffinityMode) aaMachine {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -80,7 +81,7 @@ func (m aaMachine) destroy(t *testing.T) {
 }
 
 // vcsimRules are the anti-affinity rules of vcsim's DRS cluster by name.
-func vcsimRules(g Gomega, sess *Session) map[string]*types.ClusterAntiAffinityRuleSpec {
+func vcsimRules(g Gomega, sess *session.Session) map[string]*types.ClusterAntiAffinityRuleSpec {
 	ctx := context.Background()
 	cc, err := find.NewFinder(sess.Client).ClusterComputeResource(ctx, vcsimCluster)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -110,7 +111,7 @@ func vmIDs(refs []types.ManagedObjectReference) []string {
 func TestAntiAffinityVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	md := func(n string) map[string]string { return map[string]string{clusterv1.MachineDeploymentNameLabel: n} }
 
 	a1 := startGrouped(t, sess, "md-a-1", "6c1f0b6e-0000-4000-8000-0000000000a1", md("a"), infrav1.AntiAffinityHard)
@@ -168,7 +169,7 @@ func TestAntiAffinityVcsim(t *testing.T) {
 	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring("needs a DRS cluster"))
 	alone.where.Template = "gone"
-	alone.sess.forget()
+	forget(alone.sess)
 	ref, err = alone.Destroy(ctx, s, vm)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(waitTask(t, alone, s, ref).State).To(Equal(hypervisor.TaskSucceeded))
@@ -178,7 +179,7 @@ func TestAntiAffinityVcsim(t *testing.T) {
 // edits are serialized per compute cluster: none drops another's VM, none adds a second rule).
 func TestAntiAffinityConcurrent(t *testing.T) {
 	g := NewWithT(t)
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	labels := map[string]string{clusterv1.MachineDeploymentNameLabel: "p"}
 	var ms []aaMachine
 	var wg sync.WaitGroup

@@ -15,6 +15,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // ruleWait bounds the wait for a cluster reconfigure that edits a rule: it changes configuration
@@ -52,6 +53,15 @@ func remember(m *sync.Map, key string) {
 	})
 }
 
+// rulesKey keeps the pool's ruleLocks (session.Session.Shared): one manager's edits, whatever the
+// session.
+type rulesKey struct{}
+
+// rules are the rule locks of this manager's sessions.
+func rules(sess *session.Session) *ruleLocks {
+	return sess.Shared(rulesKey{}, func() any { return &ruleLocks{} }).(*ruleLocks)
+}
+
 func (l *ruleLocks) lock(key string) func() {
 	mu, _ := l.m.LoadOrStore(key, new(sync.Mutex))
 	mu.(*sync.Mutex).Lock()
@@ -86,7 +96,7 @@ func (b *backend) syncRuleOnce(ctx context.Context, name string, vm types.Manage
 		return hypervisor.Errorf(infrav1.InvalidSpecReason,
 			"spec.antiAffinity Hard needs a DRS cluster: the VM's resource pool belongs to a standalone host (%s); use Soft or None there", cluster.Value)
 	}
-	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
+	defer rules(b.sess).lock(b.sess.Host() + "/" + cluster.Value)()
 	mandatory := antiAffinity(b.spec) == infrav1.AntiAffinityHard
 	for attempt := 0; ; attempt++ {
 		vms, err := b.groupVMs(ctx, *cluster, keyGroup, name, leaving, false, vm, nil)
@@ -117,11 +127,11 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 	pc := property.DefaultCollector(b.sess.Client)
 	var v mo.VirtualMachine
 	if err := pc.RetrieveOne(ctx, vm, []string{"resourcePool"}, &v); err != nil || v.ResourcePool == nil {
-		return nil, b.sess.check(err)
+		return nil, b.sess.Check(err)
 	}
 	var pool mo.ResourcePool
 	if err := pc.RetrieveOne(ctx, *v.ResourcePool, []string{"owner"}, &pool); err != nil {
-		return nil, b.sess.check(err)
+		return nil, b.sess.Check(err)
 	}
 	return &pool.Owner, nil
 }
@@ -135,20 +145,20 @@ func (b *backend) computeCluster(ctx context.Context, vm types.ManagedObjectRefe
 func (b *backend) groupVMs(ctx context.Context, cluster types.ManagedObjectReference, key, name string, leaving, running bool, vm types.ManagedObjectReference, members []types.ManagedObjectReference) ([]types.ManagedObjectReference, error) {
 	v, err := view.NewManager(b.sess.Client).CreateContainerView(ctx, cluster, []string{"VirtualMachine"}, true)
 	if err != nil {
-		return nil, b.sess.check(err)
+		return nil, b.sess.Check(err)
 	}
 	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
 	var content []types.ObjectContent
 	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{extraConfigPath(key), "runtime.powerState"}, &content); err != nil {
-		return nil, b.sess.check(err)
+		return nil, b.sess.Check(err)
 	}
 	var vms []types.ManagedObjectReference
-	rules, at := &b.sess.pool.rules, func(ref types.ManagedObjectReference) string { return b.sess.host() + "/" + ref.Value }
+	locks, at := rules(b.sess), func(ref types.ManagedObjectReference) string { return b.sess.Host() + "/" + ref.Value }
 	if leaving {
-		rules.leave(at(vm))
+		locks.leave(at(vm))
 	}
 	for _, oc := range content {
-		if (leaving && oc.Obj == vm) || rules.gone(at(oc.Obj)) {
+		if (leaving && oc.Obj == vm) || locks.gone(at(oc.Obj)) {
 			continue
 		}
 		marked, on := false, false

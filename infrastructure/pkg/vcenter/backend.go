@@ -12,11 +12,12 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // backend is one reconcile's view of vCenter for one VCenterMachine.
 type backend struct {
-	sess  *Session
+	sess  *session.Session
 	dc    *object.Datacenter
 	where where
 	spec  *infrav1.VCenterMachineSpec
@@ -24,7 +25,7 @@ type backend struct {
 	// template's first disk).
 	devices object.VirtualDeviceList
 	// relogin returns a new session once vCenter ended this one.
-	relogin func(ctx context.Context) (*Session, error)
+	relogin func(ctx context.Context) (*session.Session, error)
 	// machine is the VCenterMachine: the session's watch wakes it when its VM or tasks change.
 	machine k8stypes.NamespacedName
 	// fd is the machine's failure domain (nil: none), as the VCenterCluster defines it.
@@ -58,7 +59,7 @@ func (b *backend) onVM(action, id string) subject {
 // on is the subject of an action of this backend: its VM, folder, template and placement.
 func (b *backend) on(action string) subject {
 	folder := b.where.Folder
-	if r := b.sess.places.cached(b.where); r != nil && r.Folder != nil && r.Folder.InventoryPath != "" {
+	if r := placements(b.sess).cached(b.where); r != nil && r.Folder != nil && r.Folder.InventoryPath != "" {
 		folder = r.Folder.InventoryPath
 	}
 	return subject{action: action, vm: b.machine.Name, folder: folder, template: b.where.Template,
@@ -95,7 +96,7 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 }
 
 func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error) {
-	place, err := b.sess.resolve(ctx, b.where)
+	place, err := resolve(ctx, b.sess, b.where)
 	if err != nil {
 		return "", err
 	}
@@ -127,17 +128,17 @@ func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error
 	}
 	tmpl := object.NewVirtualMachine(b.sess.Client, place.Template)
 	var cloneErr error
-	ref, err := b.startTask(ctx, func() error { return s.Commit(infrav1.VMReference{}) }, func() (*object.Task, error) {
+	ref, err := b.sess.StartTask(ctx, b.machine, func() error { return s.Commit(infrav1.VMReference{}) }, func() (*object.Task, error) {
 		task, err := tmpl.Clone(ctx, place.Folder, obj.GetName(), spec)
 		cloneErr = err
 		return task, err
 	})
 	if cloneErr != nil {
-		b.sess.forget()
+		forget(b.sess)
 		if maybeSent(cloneErr) {
 			return "", &hypervisor.CreatePending{Err: fmt.Errorf("no answer from vCenter: %w", cloneErr)}
 		}
-		return "", b.sess.check(cloneErr)
+		return "", b.sess.Check(cloneErr)
 	}
 	return ref, err
 }
@@ -194,7 +195,7 @@ func (b *backend) PowerOn(ctx context.Context, s *hypervisor.Scope, vm *hypervis
 func (b *backend) PowerOff(ctx context.Context, _ *hypervisor.Scope, vm *hypervisor.VM, hard bool) (string, error) {
 	v := b.object(vm)
 	if !hard {
-		return "", callError(b.onVM("shut down the guest of", vm.Ref.ID), b.sess.check(v.ShutdownGuest(ctx)))
+		return "", callError(b.onVM("shut down the guest of", vm.Ref.ID), b.sess.Check(v.ShutdownGuest(ctx)))
 	}
 	return b.task(ctx, b.onVM("power off", vm.Ref.ID), func() (*object.Task, error) { return v.PowerOff(ctx) })
 }
@@ -212,11 +213,11 @@ func (b *backend) Destroy(ctx context.Context, s *hypervisor.Scope, vm *hypervis
 	return b.task(ctx, b.onVM("delete", vm.Ref.ID), func() (*object.Task, error) { return b.object(vm).Destroy(ctx) })
 }
 
-// task starts a task in a slot of the server (startTask) and returns its reference, or the
-// call's error in words.
+// task starts a task in a slot of the server (Session.StartTask) and returns its reference, or
+// the call's error in words.
 func (b *backend) task(ctx context.Context, on subject, start func() (*object.Task, error)) (string, error) {
-	ref, err := b.startTask(ctx, nil, start)
-	return ref, callError(on, b.sess.check(err))
+	ref, err := b.sess.StartTask(ctx, b.machine, nil, start)
+	return ref, callError(on, b.sess.Check(err))
 }
 
 // Capabilities: the vCenter session's property collector reports VM and task changes, and
@@ -227,10 +228,10 @@ func (b *backend) Capabilities() hypervisor.Capabilities {
 
 // Watched reports whether the session's watch follows this machine's VM and tasks, so the
 // lifecycle can poll them slowly.
-func (b *backend) Watched() bool { return b.sess.watch.watching() }
+func (b *backend) Watched() bool { return b.sess.Watched() }
 
 // Settled stops following the VM of a machine that is done (see settled).
-func (b *backend) Settled(*hypervisor.Scope) { b.sess.watch.forget(b.machine) }
+func (b *backend) Settled(*hypervisor.Scope) { b.sess.Unfollow(b.machine) }
 
 // renewing makes a read, and makes it once more on a new session when vCenter ended this one
 // (NotAuthenticated: a vCenter restart, an idle timeout, an administrator): the poll goes on
@@ -240,7 +241,7 @@ func (b *backend) renewing(ctx context.Context, read func() error) error {
 	if !fault.Is(err, &types.NotAuthenticated{}) {
 		return err
 	}
-	_ = b.sess.check(err)
+	_ = b.sess.Check(err)
 	sess, err := b.relogin(ctx)
 	if err != nil {
 		return err

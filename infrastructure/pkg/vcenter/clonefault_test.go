@@ -8,13 +8,14 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // TestCloneDuplicateName: a clone into a folder that has a VM of the machine's name fails in
 // vcsim with DuplicateName; the failed task's message says so in words, naming the VM, the
 // template and the folder, and ends with the fault's name.
 func TestCloneDuplicateName(t *testing.T) {
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	const taken = "DC0_H0_VM1" // vcsim's own VM, in the datacenter's VM folder
 	spec := &infrav1.VCenterMachineSpec{Template: "DC0_H0_VM0", Network: []infrav1.NetworkDevice{{NetworkName: "VM Network", DHCP4: true}}}
 	b, s := vcsimMachine(t, sess, taken, "6c1f0b6e-0000-4000-8000-000000000001", spec)

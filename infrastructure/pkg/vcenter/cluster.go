@@ -9,6 +9,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // CheckCluster logs in with the VCenterCluster's identity and finds its datacenter and the
@@ -18,23 +19,23 @@ func (p *Provider) CheckCluster(ctx context.Context, vc *infrav1.VCenterCluster)
 	if err != nil {
 		return err
 	}
-	if _, err := sess.datacenter(ctx, vc.Spec.Datacenter); err != nil {
+	if _, err := datacenter(ctx, sess, vc.Spec.Datacenter); err != nil {
 		return err
 	}
 	for _, fd := range vc.Spec.FailureDomains {
-		if err := sess.checkPlacement(ctx, vc.Spec.Datacenter, fd.Placement); err != nil {
+		if err := checkPlacement(ctx, sess, vc.Spec.Datacenter, fd.Placement); err != nil {
 			return fmt.Errorf("failure domain %s: %w", fd.Name, err)
 		}
 	}
 	return nil
 }
 
-func (sess *Session) checkPlacement(ctx context.Context, defaultDC string, p infrav1.Placement) error {
+func checkPlacement(ctx context.Context, sess *session.Session, defaultDC string, p infrav1.Placement) error {
 	dcName := p.Datacenter
 	if dcName == "" {
 		dcName = defaultDC
 	}
-	dc, err := sess.datacenter(ctx, dcName)
+	dc, err := datacenter(ctx, sess, dcName)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (sess *Session) checkPlacement(ctx context.Context, defaultDC string, p inf
 			continue
 		}
 		if err := c.look(ctx, c.name); err != nil {
-			return notFound(c.what, c.name, sess.check(err))
+			return notFound(c.what, c.name, sess.Check(err))
 		}
 	}
 	return nil
@@ -60,7 +61,7 @@ func (sess *Session) checkPlacement(ctx context.Context, defaultDC string, p inf
 
 // Reason returns the condition reason of an error from this package.
 func Reason(err error) string {
-	var le *LoginError
+	var le *session.LoginError
 	var me *hypervisor.Error
 	switch {
 	case errors.As(err, &le):

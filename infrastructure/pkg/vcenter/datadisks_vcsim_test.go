@@ -14,6 +14,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
@@ -25,7 +26,7 @@ type vcsimDisk struct {
 	File        string
 }
 
-func vmDisks(g Gomega, sess *Session, id string) []vcsimDisk {
+func vmDisks(g Gomega, sess *session.Session, id string) []vcsimDisk {
 	var vm mo.VirtualMachine
 	g.Expect(object.NewVirtualMachine(sess.Client, vmRef(id)).Properties(context.Background(), vmRef(id),
 		[]string{"config.hardware.device"}, &vm)).To(Succeed())
@@ -39,7 +40,7 @@ func vmDisks(g Gomega, sess *Session, id string) []vcsimDisk {
 }
 
 // fileExists reports whether a datastore file ("[LocalDS_0] vm/vm_1.vmdk") is there.
-func fileExists(g Gomega, sess *Session, dc *object.Datacenter, file string) bool {
+func fileExists(g Gomega, sess *session.Session, dc *object.Datacenter, file string) bool {
 	var p object.DatastorePath
 	g.Expect(p.FromString(file)).To(BeTrue(), file)
 	ds, err := find.NewFinder(sess.Client).SetDatacenter(dc).Datastore(context.Background(), p.Datastore)
@@ -58,7 +59,7 @@ func fileExists(g Gomega, sess *Session, dc *object.Datacenter, file string) boo
 func TestDataDisksVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	spec := spec(twoDisks)
 	spec.Template, spec.StoragePolicy = "DC0_H0_VM0", "vSAN Default Storage Policy"
 	b, s, vm := cloneAndFind(t, sess, "win-data", "6c1f0b6e-0000-4000-8000-0000000000d1", spec)
@@ -102,8 +103,8 @@ func TestDataDisksVcsim(t *testing.T) {
 func TestDataDisksTemplateUnits(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
-	dc, err := sess.datacenter(ctx, "DC0")
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	dc, err := datacenter(ctx, sess, "DC0")
 	g.Expect(err).NotTo(HaveOccurred())
 	f := find.NewFinder(sess.Client).SetDatacenter(dc)
 	tmpl, err := f.VirtualMachine(ctx, "DC0_H0_VM1")
@@ -147,7 +148,7 @@ func TestDataDisksTemplateUnits(t *testing.T) {
 
 // cloneAndFind clones one VCenterMachine of spec in vcsim, waits for the clone and returns what
 // Find then reports.
-func cloneAndFind(t *testing.T, sess *Session, name, uid string, spec *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope, *hypervisor.VM) {
+func cloneAndFind(t *testing.T, sess *session.Session, name, uid string, spec *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope, *hypervisor.VM) {
 	t.Helper()
 	g := NewWithT(t)
 	b, s := vcsimMachine(t, sess, name, uid, spec)

@@ -17,6 +17,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // domainCluster is a VCenterCluster with one failure domain, fd, in vcsim's DRS cluster.
@@ -28,7 +29,7 @@ func domainCluster(fd infrav1.VCenterFailureDomain) *infrav1.VCenterCluster {
 
 // domainMachine is the backend and scope of a machine of vc's first failure domain, as
 // Provider.Backend builds them (placementFor, the domain).
-func domainMachine(t *testing.T, sess *Session, vc *infrav1.VCenterCluster, name, uid string, sp *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope) {
+func domainMachine(t *testing.T, sess *session.Session, vc *infrav1.VCenterCluster, name, uid string, sp *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope) {
 	t.Helper()
 	sp.Template = "DC0_H0_VM0"
 	b, s := vcsimMachine(t, sess, name, uid, sp)
@@ -69,7 +70,7 @@ func run(t *testing.T, b *backend, s *hypervisor.Scope, ref string, err error) {
 func TestFailureDomainNetworksVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", Networks: []string{"DC0_DVPG0"}})
 	sp := spec(func(s *infrav1.VCenterMachineSpec) {
 		s.Network = []infrav1.NetworkDevice{{NetworkName: "VM Network", DHCP4: true}, {NetworkName: "VM Network", DHCP4: true}}
@@ -102,7 +103,7 @@ func TestFailureDomainNetworksVcsim(t *testing.T) {
 }
 
 // vcsimHostGroup creates a DRS host group of every host of vcsim's cluster: the administrator's.
-func vcsimHostGroup(t *testing.T, sess *Session, name string) {
+func vcsimHostGroup(t *testing.T, sess *session.Session, name string) {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -123,7 +124,7 @@ func vcsimHostGroup(t *testing.T, sess *Session, name string) {
 }
 
 // vcsimGroups reads the DRS groups and rules of vcsim's cluster.
-func vcsimGroups(g Gomega, sess *Session) clusterGroups {
+func vcsimGroups(g Gomega, sess *session.Session) clusterGroups {
 	ctx := context.Background()
 	cc, err := find.NewFinder(sess.Client).ClusterComputeResource(ctx, vcsimCluster)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -135,7 +136,7 @@ func vcsimGroups(g Gomega, sess *Session) clusterGroups {
 
 // startInDomain clones a machine of vc's failure domain and powers it on (PowerOn puts it in the
 // domain's VM group first).
-func startInDomain(t *testing.T, sess *Session, vc *infrav1.VCenterCluster, name, uid string) aaMachine {
+func startInDomain(t *testing.T, sess *session.Session, vc *infrav1.VCenterCluster, name, uid string) aaMachine {
 	t.Helper()
 	b, s := domainMachine(t, sess, vc, name, uid, spec(nil))
 	vm := cloned(t, b, s)
@@ -153,7 +154,7 @@ func startInDomain(t *testing.T, sess *Session, vc *infrav1.VCenterCluster, name
 func TestFailureDomainHostGroupVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	vcsimHostGroup(t, sess, "rack-a-hosts")
 	vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", HostGroup: &infrav1.VCenterHostGroup{Name: "rack-a-hosts", Mode: infrav1.HostGroupMust}})
 
@@ -236,7 +237,7 @@ func TestFailureDomainHostGroupVcsim(t *testing.T) {
 func TestFailureDomainTagsVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	zone, region := infrav1.VCenterTag{Category: "k8s-zone", Name: "rack-a"}, infrav1.VCenterTag{Category: "k8s-region", Name: "dc-west"}
 	daily := infrav1.VCenterTag{Category: "backup", Name: "daily"}
 	ids := vcsimTags(t, sess, []string{"k8s-zone", "k8s-region"}, nil, zone, region, daily)
@@ -283,14 +284,14 @@ func TestFailureDomainJoinBeforePowerOn(t *testing.T) {
 			g := NewWithT(t)
 			ctx := context.Background()
 			server := startVcsim(t)
-			sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, server)
+			sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, server)
 			vcsimHostGroup(t, sess, "rack-a-hosts")
 			vc := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-a", HostGroup: &infrav1.VCenterHostGroup{Name: "rack-a-hosts"}})
 			b1, s1 := domainMachine(t, sess, vc, "win-fd-j1", "6c1f0b6e-0000-4000-8000-000000000301", spec(nil))
 			vm1 := cloned(t, b1, s1)
 			g.Expect(b1.syncDomain(ctx, s1, vmRef(vm1.Ref.ID), false)).To(Succeed(), "what PowerOn does before its task")
 			if restart {
-				sess = vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, server)
+				sess = vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, server)
 			}
 			m2 := startInDomain(t, sess, vc, "win-fd-j2", "6c1f0b6e-0000-4000-8000-000000000302")
 			name := domainGroup(s1, b1.fd)
@@ -308,7 +309,7 @@ func TestFailureDomainJoinBeforePowerOn(t *testing.T) {
 // and no rule.
 func TestFailureDomainHostGroupConcurrent(t *testing.T) {
 	g := NewWithT(t)
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	vcsimHostGroup(t, sess, "rack-a-hosts")
 	var ms []aaMachine
 	var wg sync.WaitGroup

@@ -49,7 +49,7 @@ func (b *backend) syncDomainOnce(ctx context.Context, hostGroup *infrav1.VCenter
 		return hypervisor.Errorf(infrav1.InvalidSpecReason,
 			"failure domain %q: hostGroup needs a DRS cluster: the VM's resource pool belongs to a standalone host (%s)", b.fd.Name, cluster.Value)
 	}
-	defer b.sess.pool.rules.lock(b.sess.host() + "/" + cluster.Value)()
+	defer rules(b.sess).lock(b.sess.Host() + "/" + cluster.Value)()
 	for attempt := 0; ; attempt++ {
 		have, err := b.clusterGroups(ctx, *cluster)
 		if err != nil {
@@ -84,7 +84,7 @@ func (b *backend) syncDomainOnce(ctx context.Context, hostGroup *infrav1.VCenter
 func (b *backend) vmMark(ctx context.Context, vm types.ManagedObjectReference, key string) (string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).Retrieve(ctx, []types.ManagedObjectReference{vm}, []string{extraConfigPath(key)}, &content); err != nil {
-		return "", b.sess.check(err)
+		return "", b.sess.Check(err)
 	}
 	for _, oc := range content {
 		for _, p := range oc.PropSet {
@@ -98,7 +98,7 @@ func (b *backend) vmMark(ctx context.Context, vm types.ManagedObjectReference, k
 func (b *backend) clusterGroups(ctx context.Context, cluster types.ManagedObjectReference) (clusterGroups, error) {
 	var cc mo.ClusterComputeResource
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, cluster, []string{"configurationEx"}, &cc); err != nil {
-		return clusterGroups{}, b.sess.check(err)
+		return clusterGroups{}, b.sess.Check(err)
 	}
 	cfg, ok := cc.ConfigurationEx.(*types.ClusterConfigInfoEx)
 	if !ok {
@@ -122,7 +122,7 @@ func (b *backend) reconfigureOnce(ctx context.Context, cluster types.ManagedObje
 	defer cancel()
 	task, err := object.NewClusterComputeResource(b.sess.Client, cluster).Reconfigure(ctx, spec, true)
 	if err != nil {
-		return b.sess.check(err)
+		return b.sess.Check(err)
 	}
-	return b.sess.check(task.Wait(ctx))
+	return b.sess.Check(task.Wait(ctx))
 }

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // faultCases has one row per vSphere fault capwin words: the fault and what its words must say
@@ -150,8 +151,13 @@ func TestCallErrorPlain(t *testing.T) {
 	if hypervisor.Reason(throttled) != infrav1.WaitingForTaskSlotReason {
 		t.Errorf("Throttled lost in %v", throttled)
 	}
-	login := &LoginError{Reason: infrav1.AuthenticationFailedReason, Err: callError(loginAction("vc:443", "capwin"), soap.WrapVimFault(&types.InvalidLogin{}))}
-	if Reason(fmt.Errorf("check: %w", login)) != infrav1.AuthenticationFailedReason || !strings.Contains(login.Error(), "log in to vCenter vc:443 as capwin: vCenter refused") {
+	login := &session.LoginError{Reason: infrav1.AuthenticationFailedReason, Err: errors.New("log in to vCenter vc:443 as capwin: vCenter refused")}
+	if Reason(fmt.Errorf("check: %w", login)) != infrav1.AuthenticationFailedReason {
 		t.Errorf("login error: %v", login)
+	}
+	worded := callError(subject{action: "read the login"}, &session.LoginError{Reason: infrav1.AuthenticationFailedReason,
+		Err: session.CallError("log in to vCenter vc:443 as capwin", soap.WrapVimFault(&types.InvalidLogin{}), clone.words)})
+	if strings.Count(worded.Error(), "(vSphere fault") != 1 {
+		t.Errorf("a login's fault worded twice: %q", worded)
 	}
 }

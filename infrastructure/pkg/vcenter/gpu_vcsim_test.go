@@ -10,6 +10,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // TestPCIDevicesVcsim: the cloned VM carries the spec's DirectPath I/O and vGPU devices with their
@@ -20,7 +21,7 @@ import (
 func TestPCIDevicesVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	s := spec(withGPUs)
 	s.Template = "DC0_H0_VM0"
 	_, _, vm := cloneAndFind(t, sess, "win-gpu", "6c1f0b6e-0000-4000-8000-0000000000f1", s)

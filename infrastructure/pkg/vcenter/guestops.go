@@ -3,7 +3,6 @@ package vcenter
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -106,7 +105,7 @@ func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *ty
 	}
 	u, err := fm.TransferURL(ctx, raw)
 	if err != nil {
-		return callError(subject{action: "read the transfer URL of " + path, vm: b.machine.Name}, b.sess.check(err))
+		return callError(subject{action: "read the transfer URL of " + path, vm: b.machine.Name}, b.sess.Check(err))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, u.String(), bytes.NewReader(data))
 	if err != nil {
@@ -114,7 +113,7 @@ func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *ty
 	}
 	req.ContentLength = int64(len(data))
 	req.Header.Set("Content-Type", "application/octet-stream")
-	res, err := b.sess.transferClient(u.Host).Do(req)
+	res, err := b.sess.TransferClient(u.Host).Do(req)
 	if err != nil {
 		return fmt.Errorf("copy %s into the guest: %w", path, err) // names the ESX host
 	}
@@ -132,17 +131,5 @@ func (b *backend) guestError(action string, err error, auth *types.NamePasswordA
 		return hypervisor.Errorf(infrav1.GuestScriptNotStartedReason,
 			"the guest refused the login of user %q from spec.guestCredentialsRef: check the Secret", auth.Username)
 	}
-	return callError(subject{action: action, vm: b.machine.Name}, b.sess.check(err))
-}
-
-// transferClient is an HTTP client for guest file transfers to an ESX host: pinned to the
-// thumbprint vCenter gave for that host, else trusting what the vCenter connection trusts.
-func (sess *Session) transferClient(host string) *http.Client {
-	thumb := sess.Client.Client.Thumbprint(host)
-	if thumb == "" {
-		return &sess.Client.Client.Client
-	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true, VerifyConnection: pinned(thumb, "ESX host "+host)} //nolint:gosec // verified by pinned
-	return &http.Client{Transport: t}
+	return callError(subject{action: action, vm: b.machine.Name}, b.sess.Check(err))
 }

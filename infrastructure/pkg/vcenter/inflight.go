@@ -44,7 +44,7 @@ func (b *backend) noCloneRunning(ctx context.Context, s *hypervisor.Scope, templ
 	uid := string(s.InfraMachine.GetUID())
 	ref, err := object.NewSearchIndex(b.sess.Client).FindByUuid(ctx, b.dc, uid, true, ptr.To(true))
 	if err != nil {
-		return callError(b.on("look up the VM with instance UUID "+uid), b.sess.check(err))
+		return callError(b.on("look up the VM with instance UUID "+uid), b.sess.Check(err))
 	}
 	if ref != nil {
 		return &hypervisor.CreatePending{Err: fmt.Errorf(
@@ -59,14 +59,14 @@ func (b *backend) clonesEnded(ctx context.Context, s *hypervisor.Scope, template
 	pc := property.DefaultCollector(b.sess.Client)
 	var tmpl mo.VirtualMachine
 	if err := pc.RetrieveOne(ctx, template, []string{"recentTask"}, &tmpl); err != nil {
-		return callError(b.on("read the recent tasks of template "+b.where.Template), b.sess.check(err))
+		return callError(b.on("read the recent tasks of template "+b.where.Template), b.sess.Check(err))
 	}
 	if len(tmpl.RecentTask) == 0 {
 		return nil
 	}
 	var tasks []mo.Task
 	if err := pc.Retrieve(ctx, tmpl.RecentTask, []string{"info"}, &tasks); err != nil {
-		return callError(b.on("read the recent tasks of template "+b.where.Template), b.sess.check(err))
+		return callError(b.on("read the recent tasks of template "+b.where.Template), b.sess.Check(err))
 	}
 	since := s.InfraMachine.GetMachineStatus().Provisioning.Since.Add(-clockSkew)
 	for _, t := range tasks {

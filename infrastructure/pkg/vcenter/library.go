@@ -14,17 +14,18 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
-// template finds the VM template to clone: an inventory path or name, or a VM template item of
+// cloneSource finds the VM template to clone: an inventory path or name, or a VM template item of
 // a content library. What it finds must be a template, and not a machine's VM: a name that
 // resolves to another VM (a running one, with another tenant's disk and keys) is refused.
-func (sess *Session) template(ctx context.Context, f *find.Finder, w where) (*object.VirtualMachine, error) {
-	tmpl, err := sess.findTemplate(ctx, f, w)
+func cloneSource(ctx context.Context, sess *session.Session, f *find.Finder, w where) (*object.VirtualMachine, error) {
+	tmpl, err := findTemplate(ctx, sess, f, w)
 	if err != nil {
 		return nil, err
 	}
-	if err := sess.isTemplate(ctx, tmpl, w.Template); err != nil {
+	if err := isTemplate(ctx, sess, tmpl, w.Template); err != nil {
 		return nil, err
 	}
 	return tmpl, nil
@@ -32,11 +33,11 @@ func (sess *Session) template(ctx context.Context, f *find.Finder, w where) (*ob
 
 // isTemplate refuses a clone source that is not marked as a template, or that carries capwin's
 // owner mark (a machine's VM).
-func (sess *Session) isTemplate(ctx context.Context, tmpl *object.VirtualMachine, name string) error {
+func isTemplate(ctx context.Context, sess *session.Session, tmpl *object.VirtualMachine, name string) error {
 	var content []types.ObjectContent
 	err := property.DefaultCollector(sess.Client).RetrieveOne(ctx, tmpl.Reference(), []string{"config.template", extraConfigPath(keyOwner)}, &content)
 	if err != nil {
-		return callError(subject{action: fmt.Sprintf("read template %q", name), template: name}, sess.check(err))
+		return callError(subject{action: fmt.Sprintf("read template %q", name), template: name}, sess.Check(err))
 	}
 	isTemplate, mark := false, ""
 	for _, oc := range content {
@@ -60,15 +61,15 @@ func (sess *Session) isTemplate(ctx context.Context, tmpl *object.VirtualMachine
 }
 
 // findTemplate resolves the clone source of w.
-func (sess *Session) findTemplate(ctx context.Context, f *find.Finder, w where) (*object.VirtualMachine, error) {
+func findTemplate(ctx context.Context, sess *session.Session, f *find.Finder, w where) (*object.VirtualMachine, error) {
 	if w.Library == "" {
 		tmpl, err := f.VirtualMachine(ctx, w.Template)
 		if err != nil {
-			return nil, notFound("template", w.Template, sess.check(err))
+			return nil, notFound("template", w.Template, sess.Check(err))
 		}
 		return tmpl, nil
 	}
-	ref, err := sess.libraryTemplate(ctx, w.Library, w.Template)
+	ref, err := libraryTemplate(ctx, sess, w.Library, w.Template)
 	if err != nil {
 		return nil, err
 	}
@@ -78,15 +79,15 @@ func (sess *Session) findTemplate(ctx context.Context, f *find.Finder, w where) 
 	// The item's VM template lives in the inventory under the item's name.
 	tmpl, err := f.VirtualMachine(ctx, w.Template)
 	if err != nil {
-		return nil, notFound("VM template of content library item", w.Template, sess.check(err))
+		return nil, notFound("VM template of content library item", w.Template, sess.Check(err))
 	}
 	return tmpl, nil
 }
 
 // libraryTemplate resolves a content library VM template item through the vAPI endpoint. It
 // returns nil when vCenter does not name the item's VM template (the caller then finds it by name).
-func (sess *Session) libraryTemplate(ctx context.Context, libraryName, itemName string) (ref *types.ManagedObjectReference, err error) {
-	err = sess.withVAPI(ctx, "content library", func(rc *rest.Client) error {
+func libraryTemplate(ctx context.Context, sess *session.Session, libraryName, itemName string) (ref *types.ManagedObjectReference, err error) {
+	err = sess.WithVAPI(ctx, "content library", func(rc *rest.Client) error {
 		ref, err = libraryItemTemplate(ctx, rc, libraryName, itemName)
 		return err
 	})

@@ -17,6 +17,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/lend"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // placementTTL bounds how long looked-up references are trusted; inventory moves are picked up
@@ -50,19 +51,26 @@ type resolved struct {
 	expires time.Time
 }
 
+// placementCache is what was looked up through one session: placements and datacenters.
 type placementCache struct {
 	mu sync.Mutex
 	m  map[where]*resolved
 	dc map[string]*object.Datacenter
 }
 
-func newPlacementCache() *placementCache {
-	return &placementCache{m: map[where]*resolved{}, dc: map[string]*object.Datacenter{}}
+// placementKey keeps a session's placementCache (session.Session.Value).
+type placementKey struct{}
+
+// placements is the session's placementCache.
+func placements(sess *session.Session) *placementCache {
+	return sess.Value(placementKey{}, func() any {
+		return &placementCache{m: map[where]*resolved{}, dc: map[string]*object.Datacenter{}}
+	}).(*placementCache)
 }
 
 // datacenter resolves (and caches) a datacenter by name or path.
-func (sess *Session) datacenter(ctx context.Context, name string) (*object.Datacenter, error) {
-	c := sess.places
+func datacenter(ctx context.Context, sess *session.Session, name string) (*object.Datacenter, error) {
+	c := placements(sess)
 	c.mu.Lock()
 	dc := c.dc[name]
 	c.mu.Unlock()
@@ -71,7 +79,7 @@ func (sess *Session) datacenter(ctx context.Context, name string) (*object.Datac
 	}
 	dc, err := find.NewFinder(sess.Client, false).Datacenter(ctx, name)
 	if err != nil {
-		return nil, notFound("datacenter", name, sess.check(err))
+		return nil, notFound("datacenter", name, sess.Check(err))
 	}
 	c.mu.Lock()
 	c.dc[name] = dc
@@ -87,23 +95,23 @@ func (c *placementCache) cached(w where) *resolved {
 }
 
 // forget drops cached references after vCenter said one of them no longer exists.
-func (sess *Session) forget() {
-	c := sess.places
+func forget(sess *session.Session) {
+	c := placements(sess)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.m, c.dc = map[where]*resolved{}, map[string]*object.Datacenter{}
 }
 
 // resolve looks a placement up once per TTL; all machines of one template share the result.
-func (sess *Session) resolve(ctx context.Context, w where) (*resolved, error) {
-	c := sess.places
+func resolve(ctx context.Context, sess *session.Session, w where) (*resolved, error) {
+	c := placements(sess)
 	c.mu.Lock()
 	r := c.m[w]
 	c.mu.Unlock()
 	if r != nil && time.Now().Before(r.expires) {
 		return r, nil
 	}
-	r, err := sess.lookup(ctx, w)
+	r, err := lookup(ctx, sess, w)
 	if err != nil {
 		return nil, err
 	}
@@ -113,14 +121,14 @@ func (sess *Session) resolve(ctx context.Context, w where) (*resolved, error) {
 	return r, nil
 }
 
-func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
-	dc, err := sess.datacenter(ctx, w.Datacenter)
+func lookup(ctx context.Context, sess *session.Session, w where) (*resolved, error) {
+	dc, err := datacenter(ctx, sess, w.Datacenter)
 	if err != nil {
 		return nil, err
 	}
 	f := find.NewFinder(sess.Client, false).SetDatacenter(dc)
 	r := &resolved{Datacenter: dc, expires: time.Now().Add(placementTTL)}
-	tmpl, err := sess.template(ctx, f, w)
+	tmpl, err := cloneSource(ctx, sess, f, w)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +136,7 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 	r.Paths = lend.VCenterPaths{Template: tmpl.InventoryPath, Library: w.Library, StoragePolicy: w.StoragePolicy}
 	var props mo.VirtualMachine
 	if err := tmpl.Properties(ctx, r.Template, []string{"config.hardware.device", "config.firmware", "snapshot"}, &props); err != nil {
-		return nil, callError(subject{action: fmt.Sprintf("read the devices of template %q", w.Template), template: w.Template}, sess.check(err))
+		return nil, callError(subject{action: fmt.Sprintf("read the devices of template %q", w.Template), template: w.Template}, sess.Check(err))
 	}
 	if props.Config == nil {
 		return nil, hypervisor.Errorf(infrav1.InvalidSpecReason, "template %q has no configuration (is it accessible?)", w.Template)
@@ -147,7 +155,7 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 		r.Folder, err = f.Folder(ctx, w.Folder)
 	}
 	if err != nil {
-		return nil, notFound("folder", w.Folder, sess.check(err))
+		return nil, notFound("folder", w.Folder, sess.Check(err))
 	}
 	r.Paths.Folder = r.Folder.InventoryPath
 	var pool *object.ResourcePool
@@ -157,30 +165,30 @@ func (sess *Session) lookup(ctx context.Context, w where) (*resolved, error) {
 		pool, err = f.ResourcePool(ctx, w.Pool)
 	}
 	if err != nil {
-		return nil, notFound("resourcePool", w.Pool, sess.check(err))
+		return nil, notFound("resourcePool", w.Pool, sess.Check(err))
 	}
 	r.Pool, r.Paths.Pool = pool.Reference(), pool.InventoryPath
 	if w.Datastore != "" {
 		ds, err := f.Datastore(ctx, w.Datastore)
 		if err != nil {
-			return nil, notFound("datastore", w.Datastore, sess.check(err))
+			return nil, notFound("datastore", w.Datastore, sess.Check(err))
 		}
 		ref := ds.Reference()
 		r.Datastore, r.Paths.Datastore = &ref, ds.InventoryPath
 	}
 	if w.StoragePolicy != "" {
-		if r.ProfileID, err = sess.profileID(ctx, w.StoragePolicy); err != nil {
+		if r.ProfileID, err = profileID(ctx, sess, w.StoragePolicy); err != nil {
 			return nil, err
 		}
 	}
 	for _, name := range strings.Split(w.Networks, "\x00") {
 		net, err := f.Network(ctx, name)
 		if err != nil {
-			return nil, notFound("network", name, sess.check(err))
+			return nil, notFound("network", name, sess.Check(err))
 		}
 		backing, err := net.EthernetCardBackingInfo(ctx)
 		if err != nil {
-			return nil, callError(subject{action: fmt.Sprintf("read the NIC backing of network %q", name)}, sess.check(err))
+			return nil, callError(subject{action: fmt.Sprintf("read the NIC backing of network %q", name)}, sess.Check(err))
 		}
 		r.Backings = append(r.Backings, backing)
 		r.Paths.Networks = append(r.Paths.Networks, net.GetInventoryPath())
@@ -226,10 +234,10 @@ func notFound(what, name string, err error) error {
 }
 
 // profileID finds a VM storage policy by name through the SPBM endpoint.
-func (sess *Session) profileID(ctx context.Context, name string) (string, error) {
+func profileID(ctx context.Context, sess *session.Session, name string) (string, error) {
 	pc, err := pbm.NewClient(ctx, sess.Client)
 	if err != nil {
-		return "", fmt.Errorf("storage policy service: %w", sess.check(err))
+		return "", fmt.Errorf("storage policy service: %w", sess.Check(err))
 	}
 	id, err := pc.ProfileIDByName(ctx, name)
 	if err != nil {

@@ -14,13 +14,14 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/lend"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // Provider builds the vCenter backend of one reconcile from the VCenterCluster's server and
 // identity.
 type Provider struct {
 	Client   client.Client
-	Sessions *Sessions
+	Sessions *session.Sessions
 	// IdentityNamespace is the manager's namespace, where VCenterClusterIdentities' Secrets live.
 	IdentityNamespace string
 	// Secrets reads the login Secrets (credentials.NewCache); nil reads them through Client.
@@ -30,8 +31,8 @@ type Provider struct {
 // Credentials reads a VCenterCluster's login (keys username, password) from its identity Secret
 // or VCenterClusterIdentity, once the cluster may use it: nothing is sent with a login the
 // cluster may not use.
-func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (Credentials, error) {
-	cred := Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
+func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) (session.Credentials, error) {
+	cred := session.Credentials{Server: vc.Spec.Server, Thumbprint: vc.Spec.Thumbprint, CABundle: vc.Spec.CABundle, Insecure: vc.Spec.Insecure}
 	ref := vc.Spec.IdentityRef
 	// A lent login goes to the identity's server with the identity's certificate check only.
 	lent := func(obj client.Object) error {
@@ -50,30 +51,30 @@ func (p *Provider) Credentials(ctx context.Context, vc *infrav1.VCenterCluster) 
 		if e := (*hypervisor.Error)(nil); errors.As(err, &e) {
 			reason = e.Reason
 		}
-		return cred, &LoginError{Reason: reason, Err: fmt.Errorf("read the login of VCenterCluster %s/%s: %w", vc.Namespace, vc.Name, err)}
+		return cred, &session.LoginError{Reason: reason, Err: fmt.Errorf("read the login of VCenterCluster %s/%s: %w", vc.Namespace, vc.Name, err)}
 	}
 	cred.Username, cred.Password = string(secret.Data["username"]), string(secret.Data["password"])
 	cred.Secret = logingate.Key{Namespace: secret.Namespace, Name: secret.Name, ResourceVersion: secret.ResourceVersion}
 	if cred.Username == "" || cred.Password == "" {
-		return cred, &LoginError{Reason: infrav1.CredentialsNotFoundReason,
+		return cred, &session.LoginError{Reason: infrav1.CredentialsNotFoundReason,
 			Err: fmt.Errorf("read the login of VCenterCluster %s/%s: Secret %s/%s needs the keys username and password", vc.Namespace, vc.Name, secret.Namespace, secret.Name)}
 	}
 	return cred, nil
 }
 
 // session returns the cached vCenter session of a VCenterCluster's server and identity.
-func (p *Provider) session(ctx context.Context, vc *infrav1.VCenterCluster) (*Session, error) {
+func (p *Provider) session(ctx context.Context, vc *infrav1.VCenterCluster) (*session.Session, error) {
 	sess, _, err := p.sessionLent(ctx, vc)
 	return sess, err
 }
 
 // sessionLent is session, with what the cluster's identity lends (nil: its own Secret).
-func (p *Provider) sessionLent(ctx context.Context, vc *infrav1.VCenterCluster) (*Session, *lent, error) {
+func (p *Provider) sessionLent(ctx context.Context, vc *infrav1.VCenterCluster) (*session.Session, *lent, error) {
 	cred, err := p.Credentials(ctx, vc)
 	if err != nil {
 		return nil, nil, err
 	}
-	sess, err := p.Sessions.Get(ctx, vc.Namespace+"/"+vc.Name, cred)
+	sess, err := p.Sessions.Get(ctx, vc.Namespace+"/"+vc.Name, cred, vmWatch)
 	if err != nil || cred.Lent == nil {
 		return sess, nil, err
 	}
@@ -100,11 +101,11 @@ func (p *Provider) Backend(ctx context.Context, s *hypervisor.Scope) (hypervisor
 		return nil, err
 	}
 	w := placementFor(vc, vm, s.Machine.Spec.FailureDomain)
-	dc, err := sess.datacenter(ctx, w.Datacenter)
+	dc, err := datacenter(ctx, sess, w.Datacenter)
 	if err != nil {
 		return nil, err
 	}
-	relogin := func(ctx context.Context) (*Session, error) { return p.session(ctx, vc) }
+	relogin := func(ctx context.Context) (*session.Session, error) { return p.session(ctx, vc) }
 	return &backend{sess: sess, dc: dc, where: w, spec: &vm.Spec, relogin: relogin, fd: vc.Spec.FailureDomain(s.Machine.Spec.FailureDomain), lent: lent,
 		machine: k8stypes.NamespacedName{Namespace: vm.Namespace, Name: vm.Name}}, nil
 }

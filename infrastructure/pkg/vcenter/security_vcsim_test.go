@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
@@ -24,8 +25,8 @@ import (
 func TestSecurityVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
-	dc, err := sess.datacenter(ctx, "DC0")
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	dc, err := datacenter(ctx, sess, "DC0")
 	g.Expect(err).NotTo(HaveOccurred())
 	f := find.NewFinder(sess.Client).SetDatacenter(dc)
 	tmpl, err := f.VirtualMachine(ctx, "DC0_C0_RP0_VM1")

@@ -11,7 +11,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/types"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -147,9 +146,4 @@ func TestCloneSpecRefuses(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = guestinfo(make([]byte, 49153), nil, nil)
 	g.Expect(err).To(HaveOccurred())
-}
-
-func TestMethod(t *testing.T) {
-	g := NewWithT(t)
-	g.Expect(Method(&methods.RetrievePropertiesExBody{})).To(Equal("RetrievePropertiesEx"))
 }

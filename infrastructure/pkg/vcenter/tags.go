@@ -26,7 +26,7 @@ func (b *backend) Tag(ctx context.Context, s *hypervisor.Scope, vm *hypervisor.V
 		return have, nil
 	}
 	var out []infrav1.VCenterTagStatus
-	err := b.sess.withVAPI(ctx, "tagging", func(rc *rest.Client) error {
+	err := b.sess.WithVAPI(ctx, "tagging", func(rc *rest.Client) error {
 		var err error
 		out, err = attachTags(ctx, tags.NewManager(rc), want, b.tagField, vmRef(vm.Ref.ID))
 		return err
@@ -165,7 +165,7 @@ func (b *backend) untag(ctx context.Context, vm *hypervisor.VM) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, untagTimeout)
 	defer cancel()
-	_ = b.sess.withVAPI(ctx, "tagging", func(rc *rest.Client) error {
+	_ = b.sess.WithVAPI(ctx, "tagging", func(rc *rest.Client) error {
 		m := tags.NewManager(rc)
 		ids, err := m.ListAttachedTags(ctx, vmRef(vm.Ref.ID))
 		if err != nil || len(ids) == 0 {

@@ -14,15 +14,16 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // vcsimTags creates tag categories and tags in vcsim's vAPI simulator and returns the tags' ids
 // by "category/name". A category is "name" (many tags per VM, for VMs) unless listed in single
 // (one tag per object) or datastores (for datastores only).
-func vcsimTags(t *testing.T, sess *Session, single, datastores []string, want ...infrav1.VCenterTag) map[string]string {
+func vcsimTags(t *testing.T, sess *session.Session, single, datastores []string, want ...infrav1.VCenterTag) map[string]string {
 	t.Helper()
 	ids := map[string]string{}
-	err := sess.withVAPI(context.Background(), "tagging", func(rc *rest.Client) error {
+	err := sess.WithVAPI(context.Background(), "tagging", func(rc *rest.Client) error {
 		m, cats := tags.NewManager(rc), map[string]string{}
 		for _, w := range want {
 			if cats[w.Category] == "" {
@@ -54,9 +55,9 @@ func vcsimTags(t *testing.T, sess *Session, single, datastores []string, want ..
 }
 
 // attachedTags lists the ids of the tags attached to a VM, through the tagging API.
-func attachedTags(g Gomega, sess *Session, id string) []string {
+func attachedTags(g Gomega, sess *session.Session, id string) []string {
 	var ids []string
-	g.Expect(sess.withVAPI(context.Background(), "tagging", func(rc *rest.Client) (err error) {
+	g.Expect(sess.WithVAPI(context.Background(), "tagging", func(rc *rest.Client) (err error) {
 		ids, err = tags.NewManager(rc).ListAttachedTags(context.Background(), vmRef(id))
 		return err
 	})).To(Succeed())
@@ -69,7 +70,7 @@ func attachedTags(g Gomega, sess *Session, id string) []string {
 func TestTagsVcsim(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	daily, gold := infrav1.VCenterTag{Category: "backup", Name: "daily"}, infrav1.VCenterTag{Category: "tier", Name: "gold"}
 	ids := vcsimTags(t, sess, []string{"tier"}, nil, daily, infrav1.VCenterTag{Category: "backup", Name: "weekly"}, gold)
 	spec := spec(func(s *infrav1.VCenterMachineSpec) { s.Tags = []infrav1.VCenterTag{daily, gold} })
@@ -86,7 +87,7 @@ func TestTagsVcsim(t *testing.T) {
 
 	// Status reports both: no call (a tag detached behind capwin's back stays detached).
 	s.InfraMachine.GetMachineStatus().Tags = got
-	g.Expect(sess.withVAPI(ctx, "tagging", func(rc *rest.Client) error {
+	g.Expect(sess.WithVAPI(ctx, "tagging", func(rc *rest.Client) error {
 		return tags.NewManager(rc).DetachTag(ctx, ids["tier/gold"], vmRef(vm.Ref.ID))
 	})).To(Succeed())
 	again, err := b.Tag(ctx, s, vm)
@@ -112,7 +113,7 @@ func TestTagsVcsim(t *testing.T) {
 // TestTagsVcsimInvalid: a tag vCenter lacks, or one that cannot go on the VM, is an InvalidSpec
 // error naming it, and no tag of the spec is attached.
 func TestTagsVcsimInvalid(t *testing.T) {
-	sess := vcsimSession(t, &Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
+	sess := vcsimSession(t, &session.Sessions{Gate: &logingate.Gate{}}, startVcsim(t))
 	daily := infrav1.VCenterTag{Category: "backup", Name: "daily"}
 	gold, silver := infrav1.VCenterTag{Category: "tier", Name: "gold"}, infrav1.VCenterTag{Category: "tier", Name: "silver"}
 	lun := infrav1.VCenterTag{Category: "storage", Name: "fast"}

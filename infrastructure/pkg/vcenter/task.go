@@ -11,6 +11,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // Task reads a task's state in one call; a task vCenter no longer knows is TaskUnknown. A task
@@ -25,21 +26,21 @@ func (b *backend) Task(ctx context.Context, s *hypervisor.Scope, ref string) (hy
 		if err != nil {
 			return err
 		}
-		return unreadable(content)
+		return session.Unreadable(content)
 	})
 	if err != nil {
 		if fault.Is(err, &types.ManagedObjectNotFound{}) {
-			b.sess.pool.slots.ended(b.sess.host(), ref)
+			b.sess.EndTask(ref)
 			return hypervisor.Task{State: hypervisor.TaskUnknown}, nil
 		}
-		return hypervisor.Task{}, callError(b.onVM("read task "+ref+" of", s.InfraMachine.GetMachineStatus().VM.ID), b.sess.check(err))
+		return hypervisor.Task{}, callError(b.onVM("read task "+ref+" of", s.InfraMachine.GetMachineStatus().VM.ID), b.sess.Check(err))
 	}
 	t := hypervisor.Task{State: hypervisor.TaskUnknown}
 	defer func() {
 		if t.State == hypervisor.TaskRunning {
-			b.sess.watch.task(b.machine, task) // started before this manager (re)started
+			b.sess.FollowTask(b.machine, task) // started before this manager (re)started
 		} else {
-			b.sess.pool.slots.ended(b.sess.host(), ref)
+			b.sess.EndTask(ref)
 		}
 	}()
 	var failure *types.LocalizedMethodFault

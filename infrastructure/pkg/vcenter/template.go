@@ -29,11 +29,11 @@ func (p *Provider) templateHardware(ctx context.Context, vc *infrav1.VCenterClus
 	if dcName == "" {
 		dcName = vc.Spec.Datacenter
 	}
-	dc, err := sess.datacenter(ctx, dcName)
+	dc, err := datacenter(ctx, sess, dcName)
 	if err != nil {
 		return 0, 0, err
 	}
-	tmpl, err := sess.template(ctx, find.NewFinder(sess.Client, false).SetDatacenter(dc), where{Template: spec.Template, Library: spec.ContentLibrary})
+	tmpl, err := cloneSource(ctx, sess, find.NewFinder(sess.Client, false).SetDatacenter(dc), where{Template: spec.Template, Library: spec.ContentLibrary})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -42,7 +42,7 @@ func (p *Provider) templateHardware(ctx context.Context, vc *infrav1.VCenterClus
 	}
 	var props mo.VirtualMachine
 	if err := tmpl.Properties(ctx, tmpl.Reference(), []string{"config.hardware.numCPU", "config.hardware.memoryMB"}, &props); err != nil {
-		return 0, 0, sess.check(err)
+		return 0, 0, sess.Check(err)
 	}
 	if props.Config == nil {
 		return 0, 0, nil

@@ -18,6 +18,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/test/vcsim/templates"
 )
 
@@ -43,10 +44,10 @@ func startVcsim(t *testing.T) string {
 }
 
 // vcsimSession logs in to a vcsim started by startVcsim.
-func vcsimSession(t *testing.T, sessions *Sessions, server string) *Session {
+func vcsimSession(t *testing.T, sessions *session.Sessions, server string) *session.Session {
 	t.Helper()
 	t.Cleanup(func() { sessions.Close(context.Background()) })
-	sess, err := sessions.Get(context.Background(), "ns/c", Credentials{Server: server, Username: "capwin", Password: "pw", Insecure: true})
+	sess, err := sessions.Get(context.Background(), "ns/c", session.Credentials{Server: server, Username: "capwin", Password: "pw", Insecure: true}, vmWatch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +56,9 @@ func vcsimSession(t *testing.T, sessions *Sessions, server string) *Session {
 
 // vcsimMachine is the backend and scope of one VCenterMachine cloned from spec.Template into
 // vcsim's DC0 (host DC0_H0, "VM Network"), as one reconcile sees them.
-func vcsimMachine(t *testing.T, sess *Session, name, uid string, spec *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope) {
+func vcsimMachine(t *testing.T, sess *session.Session, name, uid string, spec *infrav1.VCenterMachineSpec) (*backend, *hypervisor.Scope) {
 	t.Helper()
-	dc, err := sess.datacenter(context.Background(), "DC0")
+	dc, err := datacenter(context.Background(), sess, "DC0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,13 @@ import (
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
-	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // guestinfo keys (cloudbase-init's and cloud-init's VMware datasource; capwin's status key).
@@ -80,7 +80,7 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	idx := object.NewSearchIndex(b.sess.Client)
 	ref, err := idx.FindByUuid(ctx, b.dc, want, true, ptr.To(true))
 	if err != nil {
-		return nil, callError(b.on("look up the VM with instance UUID "+want), b.sess.check(err))
+		return nil, callError(b.on("look up the VM with instance UUID "+want), b.sess.Check(err))
 	}
 	via := "instance UUID " + want
 	// A machine moved by clusterctl has a new UID and may have lost its status, but kept its
@@ -89,13 +89,13 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 	if ref == nil && st.VM.InstanceUUID == "" {
 		if bios := strings.TrimPrefix(*s.InfraMachine.GetProviderID(), "vsphere://"); bios != "" {
 			if ref, err = idx.FindByUuid(ctx, b.dc, bios, true, ptr.To(false)); err != nil {
-				return nil, callError(b.on("look up the VM with BIOS UUID "+bios), b.sess.check(err))
+				return nil, callError(b.on("look up the VM with BIOS UUID "+bios), b.sess.Check(err))
 			}
 			via = "spec.providerID"
 		}
 	}
 	if ref == nil {
-		b.sess.watch.forget(b.machine)
+		b.sess.Unfollow(b.machine)
 		return nil, nil
 	}
 	vm, mark, err := b.read(ctx, ref.Reference(), follow)
@@ -111,9 +111,9 @@ func (b *backend) find(ctx context.Context, s *hypervisor.Scope) (*hypervisor.VM
 func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, follow bool) (*hypervisor.VM, string, error) {
 	var content []types.ObjectContent
 	if err := property.DefaultCollector(b.sess.Client).RetrieveOne(ctx, ref, vmProperties, &content); err != nil {
-		return nil, "", callError(b.on("read VM "+ref.Value), b.sess.check(err))
+		return nil, "", callError(b.on("read VM "+ref.Value), b.sess.Check(err))
 	}
-	if err := unreadable(content); err != nil {
+	if err := session.Unreadable(content); err != nil {
 		return nil, "", callError(b.on("read VM "+ref.Value), err)
 	}
 	if len(content) == 0 {
@@ -121,7 +121,7 @@ func (b *backend) read(ctx context.Context, ref types.ManagedObjectReference, fo
 	}
 	vm, devices, mark := observe(ref, content[0])
 	if follow {
-		b.sess.watch.vm(b.machine, ref, content[0].PropSet)
+		b.sess.FollowVM(b.machine, ref, content[0].PropSet)
 	}
 	b.devices = devices
 	if grow, err := diskChange(b.spec, devices); err == nil && grow != nil {
@@ -192,20 +192,6 @@ func nicAddresses(devices object.VirtualDeviceList, nets []types.GuestNicInfo) (
 		}
 	}
 	return macs, ips
-}
-
-// unreadable returns the NotAuthenticated fault vCenter reported in place of the properties
-// (vcsim answers a session that ended so, instead of failing the call): a VM or task read
-// without them would look empty, not unreadable.
-func unreadable(content []types.ObjectContent) error {
-	for _, oc := range content {
-		for _, m := range oc.MissingSet {
-			if f, ok := m.Fault.Fault.(*types.NotAuthenticated); ok {
-				return soap.WrapVimFault(f)
-			}
-		}
-	}
-	return nil
 }
 
 func optionValue(v any) string {

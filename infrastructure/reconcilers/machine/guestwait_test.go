@@ -9,7 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	vcsimops "github.com/capwin/capwin/test/vcsim"
 )
@@ -40,7 +40,7 @@ func TestGuestWaitGrowsWithTheWait(t *testing.T) {
 
 	// The same machine, reconciled by a manager whose vCenter session watches its VM.
 	wakes := &machine.Wakes{}
-	sessions := &vcenter.Sessions{WrapTransport: vcsimops.Chain((&vcsimops.Calls{}).Wrap, faults.wrap), Wake: wakes.Wake, WatchWait: time.Second}
+	sessions := &session.Sessions{WrapTransport: vcsimops.Chain((&vcsimops.Calls{}).Wrap, faults.wrap), Wake: wakes.Wake, WatchWait: time.Second}
 	t.Cleanup(func() { sessions.Close(context.Background()) })
 	w := manualReconcilerWith(g, "guestwait", sessions)
 	w.Wakes = wakes

@@ -7,7 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/vmware/govmomi/property"
-	"github.com/vmware/govmomi/session"
+	govsession "github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/vim25/mo"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -15,6 +15,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/setup"
 	vcsimops "github.com/capwin/capwin/test/vcsim"
@@ -24,11 +25,11 @@ import (
 // Reconcile itself, as a manager (re)started at that moment would. It reads the API server
 // directly and has its own vCenter sessions, like a new process.
 func manualReconciler(g Gomega, filter string, c *vcsimops.Calls) *machine.Reconciler {
-	return manualReconcilerWith(g, filter, &vcenter.Sessions{WrapTransport: vcsimops.Chain(c.Wrap, faults.wrap)})
+	return manualReconcilerWith(g, filter, &session.Sessions{WrapTransport: vcsimops.Chain(c.Wrap, faults.wrap)})
 }
 
 // manualReconcilerWith is a manualReconciler with its own vCenter session cache.
-func manualReconcilerWith(g Gomega, filter string, sessions *vcenter.Sessions) *machine.Reconciler {
+func manualReconcilerWith(g Gomega, filter string, sessions *session.Sessions) *machine.Reconciler {
 	direct, err := client.New(env.Config, client.Options{Scheme: setup.Scheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	provider := &vcenter.Provider{Client: direct, Sessions: sessions}
@@ -119,7 +120,7 @@ func TestSessionEndsMidClone(t *testing.T) {
 	name := "win-md-0-relogin-" + randSuffix()
 	f.addMachine(t, name, userData, defaultSpec())
 	const agent = "capwin-relogin-test"
-	r := manualReconcilerWith(g, "relogin", &vcenter.Sessions{WrapTransport: faults.wrap, UserAgent: agent})
+	r := manualReconcilerWith(g, "relogin", &session.Sessions{WrapTransport: faults.wrap, UserAgent: agent})
 	m := reconcileUntil(t, r, f, func(m *infrav1.VCenterMachine) bool { return strings.HasPrefix(m.Status.Task, "task-") })
 	task := m.Status.Task
 
@@ -133,7 +134,7 @@ func TestSessionEndsMidClone(t *testing.T) {
 		}
 	}
 	g.Expect(ended).NotTo(BeEmpty())
-	g.Expect(session.NewManager(c).TerminateSession(ctx, ended)).To(Succeed())
+	g.Expect(govsession.NewManager(c).TerminateSession(ctx, ended)).To(Succeed())
 
 	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(f.vm)})
 	g.Expect(err).NotTo(HaveOccurred())

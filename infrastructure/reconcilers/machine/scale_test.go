@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/reconcilers/vcentercluster"
 	"github.com/capwin/capwin/infrastructure/setup"
@@ -43,7 +43,7 @@ func TestSteadyStateRequests(t *testing.T) {
 func countedReconciler(t *testing.T, calls *vcsimops.Calls) (*machine.Reconciler, *vcentercluster.Reconciler, *apicount.Counter) {
 	t.Helper()
 	counter := &apicount.Counter{}
-	o := options(scaleFilter, &vcenter.Sessions{WrapTransport: calls.Wrap})
+	o := options(scaleFilter, &session.Sessions{WrapTransport: calls.Wrap})
 	var r *machine.Reconciler
 	var clusters *vcentercluster.Reconciler
 	_, cancel, err := env.StartCountedManager(setup.Scheme(), counter.Wrap, func(ctx context.Context, mgr ctrl.Manager) error {

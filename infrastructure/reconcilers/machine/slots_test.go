@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 )
 
 // TestTaskSlots: with --vcenter-max-tasks=2, six machines reconciled by four workers at once
@@ -32,7 +32,7 @@ func TestTaskSlots(t *testing.T) {
 	g := NewWithT(t)
 	const limit, machines, workers = 2, 6, 4
 	starts := &taskStarts{limit: limit, vc: vc(g)}
-	r := manualReconcilerWith(g, "slots", &vcenter.Sessions{MaxTasks: limit, WrapTransport: starts.wrap})
+	r := manualReconcilerWith(g, "slots", &session.Sessions{MaxTasks: limit, WrapTransport: starts.wrap})
 	var fixtures []*fixture
 	for i := range machines {
 		f := newCluster(t, "slots")

@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/envtest"
@@ -128,7 +128,7 @@ func run(m *testing.M) int {
 }
 
 // options are the production options with short polls.
-func options(filter string, s *vcenter.Sessions) setup.Options {
+func options(filter string, s *session.Sessions) setup.Options {
 	return setup.Options{
 		WatchFilterValue: filter, VCenterMachineConcurrency: 4, VCenterClusterConcurrency: 2,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 4, QPS: 50, Burst: 100},
@@ -142,8 +142,8 @@ func options(filter string, s *vcenter.Sessions) setup.Options {
 // sessions is a session cache whose calls are counted and may fail on purpose. Its watch waits
 // at most a second per call, so vcsim, which keeps a wait going after its client left, closes
 // without waiting for it.
-func sessions() *vcenter.Sessions {
-	return &vcenter.Sessions{WrapTransport: vcsimops.Chain(calls.Wrap, faults.wrap), WatchWait: time.Second}
+func sessions() *session.Sessions {
+	return &session.Sessions{WrapTransport: vcsimops.Chain(calls.Wrap, faults.wrap), WatchWait: time.Second}
 }
 
 func logOutput() io.Writer {
@@ -213,7 +213,7 @@ func (f *faultInjector) clones(name string) []time.Time {
 
 func (f *faultInjector) wrap(next soap.RoundTripper) soap.RoundTripper {
 	return roundTripFunc(func(ctx context.Context, req, res soap.HasFault) error {
-		m := vcenter.Method(req)
+		m := session.Method(req)
 		f.mu.Lock()
 		n := f.left[m]
 		if n > 0 {

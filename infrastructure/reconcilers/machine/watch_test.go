@@ -7,7 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/vmware/govmomi/property"
-	"github.com/vmware/govmomi/session"
+	govsession "github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/mo"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,7 +20,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
@@ -31,7 +31,7 @@ import (
 // watchManager starts a second manager for the watch-filter value filter whose guest and task
 // polls are an hour long: only the vCenter watch can move its machines on. It returns the
 // manager's wake-ups.
-func watchManager(t *testing.T, filter string, sessions *vcenter.Sessions) *machine.Wakes {
+func watchManager(t *testing.T, filter string, sessions *session.Sessions) *machine.Wakes {
 	t.Helper()
 	g := NewWithT(t)
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
@@ -73,7 +73,7 @@ func (f *fixture) deleteAndWait(t *testing.T) {
 func TestWatchWakesMachines(t *testing.T) {
 	g := NewWithT(t)
 	watchCalls := &vcsimops.Calls{}
-	wakes := watchManager(t, "watch", &vcenter.Sessions{WrapTransport: vcsimops.Chain(watchCalls.Wrap, faults.wrap), WatchWait: time.Second})
+	wakes := watchManager(t, "watch", &session.Sessions{WrapTransport: vcsimops.Chain(watchCalls.Wrap, faults.wrap), WatchWait: time.Second})
 	createdBefore, deletedBefore := reconcilesPerVM(g, "create"), reconcilesPerVM(g, "delete")
 	exportedBefore, err := metrics.Value("capwin_vcenter_watch_wakeups_total", map[string]string{"result": "changed"})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -133,7 +133,7 @@ func TestWatchWakesMachines(t *testing.T) {
 func TestWatchAfterSessionEnds(t *testing.T) {
 	g := NewWithT(t)
 	const agent = "capwin-watch-relogin-test"
-	wakes := watchManager(t, "watchrelogin", &vcenter.Sessions{WrapTransport: faults.wrap, UserAgent: agent, WatchWait: time.Second})
+	wakes := watchManager(t, "watchrelogin", &session.Sessions{WrapTransport: faults.wrap, UserAgent: agent, WatchWait: time.Second})
 	f := newCluster(t, "watchrelogin")
 	f.addMachine(t, "win-md-0-watchrelogin-"+randSuffix(), userData, defaultSpec())
 	m := f.waitReason(t, infrav1.WaitingForAddressesReason)
@@ -141,7 +141,7 @@ func TestWatchAfterSessionEnds(t *testing.T) {
 	c := vc(g)
 	ended := sessionsOf(g, c, agent)
 	g.Expect(ended).NotTo(BeEmpty())
-	g.Expect(session.NewManager(c).TerminateSession(ctx, ended)).To(Succeed())
+	g.Expect(govsession.NewManager(c).TerminateSession(ctx, ended)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(sessionsOf(g, c, agent)).To(HaveLen(1))
 	}, 30*time.Second, 50*time.Millisecond).Should(Succeed())

@@ -8,7 +8,7 @@ import (
 
 	bootstrapsetup "github.com/capwin/capwin/bootstrap/setup"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/harness"
@@ -45,7 +45,7 @@ func run(ctx context.Context, c config) error {
 	defer func() { _ = logFile.Close() }()
 
 	calls := &vcsim.Calls{}
-	sessions := &vcenter.Sessions{WrapTransport: calls.Wrap}
+	sessions := &session.Sessions{WrapTransport: calls.Wrap}
 	conns := &hyperv.Conns{GuestWatch: c.hypervGuestWatch}
 	r := &report{cfg: c, logDir: logDir, loadStart: loadAverage()}
 	progress("starting the harness (%s), logs in %s", c.provider, logDir)

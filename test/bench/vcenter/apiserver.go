@@ -12,7 +12,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/test/bench/benchutil"
@@ -35,7 +35,7 @@ type env struct {
 
 // startAPIServer runs kube-apiserver + etcd and the infrastructure controllers exactly as
 // main.go wires them (setup.Reconcilers); every request of the manager is counted into reqs.
-func startAPIServer(ctx context.Context, o setup.Options, sessions *vcenter.Sessions, reqs *benchutil.Requests) (*env, error) {
+func startAPIServer(ctx context.Context, o setup.Options, sessions *session.Sessions, reqs *benchutil.Requests) (*env, error) {
 	api, err := envtest.Start()
 	if err != nil {
 		return nil, err

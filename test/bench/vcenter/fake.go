@@ -25,6 +25,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/bench/benchutil"
 )
@@ -52,7 +53,7 @@ type fakeController struct {
 // startFake builds the reconciler as setup.Reconcilers does and starts o.VCenterMachineConcurrency
 // workers; the returned env's client is what the workload writes with. interval > 0 adds CAPI's
 // builder's per-object limit.
-func startFake(ctx context.Context, o setup.Options, sessions *vcenter.Sessions, reqs *benchutil.Requests, interval time.Duration) (*env, error) {
+func startFake(ctx context.Context, o setup.Options, sessions *session.Sessions, reqs *benchutil.Requests, interval time.Duration) (*env, error) {
 	scheme := setup.Scheme()
 	f := &fakeController{
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request](),

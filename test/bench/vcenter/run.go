@@ -14,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
@@ -65,7 +65,7 @@ func run(c config) error {
 	}
 	defer sim.stop()
 	calls, timer, reqs := &vcsim.Calls{}, &callTimer{}, &benchutil.Requests{}
-	sessions := &vcenter.Sessions{WrapTransport: vcsim.Chain(calls.Wrap, timer.wrap)}
+	sessions := &session.Sessions{WrapTransport: vcsim.Chain(calls.Wrap, timer.wrap)}
 	o := setup.Options{
 		VCenterMachineConcurrency: c.concurrency, VCenterClusterConcurrency: 2,
 		ClusterCache: manager.ClusterCacheOptions{Concurrency: 2, QPS: 100, Burst: 200},
@@ -73,7 +73,7 @@ func run(c config) error {
 	}
 	start := startAPIServer
 	if c.client == "fake" {
-		start = func(ctx context.Context, o setup.Options, s *vcenter.Sessions, reqs *benchutil.Requests) (*env, error) {
+		start = func(ctx context.Context, o setup.Options, s *session.Sessions, reqs *benchutil.Requests) (*env, error) {
 			return startFake(ctx, o, s, reqs, c.reconcileInterval)
 		}
 	}

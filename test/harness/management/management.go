@@ -25,7 +25,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	bootstrapsetup "github.com/capwin/capwin/bootstrap/setup"
-	"github.com/capwin/capwin/infrastructure/pkg/vcenter"
+	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/test/envtest"
 )
@@ -56,7 +56,7 @@ type Management struct {
 	// ClusterCache is CAPI core's (capwin's providers have their own, as in production).
 	ClusterCache clustercache.ClusterCache
 
-	sessions   *vcenter.Sessions
+	sessions   *session.Sessions
 	setup      func(context.Context, ctrl.Manager) error
 	cancel     context.CancelFunc
 	observer   context.CancelFunc
@@ -90,7 +90,7 @@ func Start(ctx context.Context, opts Options) (_ *Management, retErr error) {
 		}
 	}()
 	if m.sessions == nil {
-		m.sessions = &vcenter.Sessions{}
+		m.sessions = &session.Sessions{}
 	}
 	dir, err := webhookConfigs()
 	if err != nil {

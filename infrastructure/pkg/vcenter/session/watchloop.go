@@ -1,4 +1,4 @@
-package vcenter
+package session
 
 import (
 	"context"
@@ -22,9 +22,9 @@ const watchGather = 200 * time.Millisecond
 const watchPrune = time.Minute
 
 // watch starts the property-collector loop of a session about to be cached, when the sessions
-// report changes (Wake is set). The loop follows the objects of the session key's registry and
-// stops with the session (logout, Invalidate).
-func (s *Sessions) watch(sess *Session) {
+// report changes (Wake is set). The loop follows the objects of the session key's registry (vms
+// of each VM) and stops with the session (logout, invalidate).
+func (s *Sessions) watch(sess *Session, vms VMWatch) {
 	if s.Wake == nil {
 		return
 	}
@@ -33,7 +33,7 @@ func (s *Sessions) watch(sess *Session) {
 	}
 	reg := s.watches[sess.key]
 	if reg == nil {
-		reg = newRegistry()
+		reg = newRegistry(vms)
 		s.watches[sess.key] = reg
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -80,7 +80,7 @@ func (l *loop) run(ctx context.Context) {
 			return
 		}
 		if fault.Is(err, &types.NotAuthenticated{}) {
-			l.sess.pool.Invalidate(l.sess)
+			l.sess.pool.invalidate(l.sess)
 			for _, o := range l.reg.machines() {
 				l.wake(o)
 			}
@@ -125,7 +125,7 @@ func (l *loop) once(parent context.Context) (err error) {
 	_, err = pc.CreateFilter(parent, types.CreateFilter{Spec: types.PropertyFilterSpec{
 		ObjectSet: []types.ObjectSpec{{Obj: lv, Skip: types.NewBool(true),
 			SelectSet: []types.BaseSelectionSpec{&types.TraversalSpec{Type: "ListView", Path: "view"}}}},
-		PropSet: []types.PropertySpec{{Type: "VirtualMachine", PathSet: vmWatchPaths}, {Type: "Task", PathSet: []string{"info.state"}}},
+		PropSet: []types.PropertySpec{{Type: "VirtualMachine", PathSet: l.reg.vms.Paths}, {Type: "Task", PathSet: []string{"info.state"}}},
 	}})
 	if err != nil {
 		return err

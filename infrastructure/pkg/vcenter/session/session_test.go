@@ -1,4 +1,4 @@
-package vcenter
+package session
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestSessionChurn(t *testing.T) {
 	}
 	use := func(holder string, c Credentials) {
 		t.Helper()
-		sess, err := sessions.Get(ctx, holder, c)
+		sess, err := sessions.Get(ctx, holder, c, VMWatch{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestSessionChurn(t *testing.T) {
 	for i := range cycles {
 		cycle(i)
 	}
-	if n := sessions.Len(); n != 1 {
+	if n := sessions.count(); n != 1 {
 		t.Fatalf("%d sessions cached after the churn, want 1 (the cluster that stayed)", n)
 	}
 	afterGoroutines, afterHeap := leakcheck.Settle()
@@ -61,7 +61,7 @@ func TestSessionChurn(t *testing.T) {
 		t.Errorf("heap grew from %d KiB to %d KiB over %d cycles", heap>>10, afterHeap>>10, cycles)
 	}
 	sessions.Release("ns/stay")
-	if n := sessions.Len(); n != 0 {
+	if n := sessions.count(); n != 0 {
 		t.Fatalf("%d sessions cached after every cluster is gone", n)
 	}
 }

@@ -1,10 +1,32 @@
-package vcenter
+package session
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/vmware/govmomi/vim25/types"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+)
+
+// testVMs follows a VM's power, addresses and three extraConfig values, compared as the VM
+// services compare theirs: an option by its value, a value that was removed as unset.
+var testVMs = VMWatch{
+	Paths: []string{"runtime.powerState", "guest.net", statusPath, metadataPath, userDataPath},
+	Value: func(_ string, val any) string {
+		switch v := val.(type) {
+		case nil:
+			return ""
+		case types.OptionValue:
+			return fmt.Sprint(v.Value)
+		}
+		return fmt.Sprint(val)
+	},
+}
+
+const (
+	statusPath   = `config.extraConfig["status"]`
+	metadataPath = `config.extraConfig["metadata.encoding"]`
+	userDataPath = `config.extraConfig["userdata.encoding"]`
 )
 
 var (
@@ -28,7 +50,7 @@ func woke(t *testing.T, r *registry, gen int, u types.ObjectUpdate, want bool) {
 // TestRegistryTask: a task wakes its machine once, when it ends, and leaves the view with the
 // next object added.
 func TestRegistryTask(t *testing.T) {
-	r := newRegistry()
+	r := newRegistry(testVMs)
 	gen := r.restart()
 	r.task(machineA, taskRef)
 	add, remove, _ := r.pending(gen, false)
@@ -55,7 +77,7 @@ func TestRegistryTask(t *testing.T) {
 // TestRegistryVM: a VM wakes its machine when a watched value differs from what the machine's
 // reconcile last read, and when it is deleted.
 func TestRegistryVM(t *testing.T) {
-	r := newRegistry()
+	r := newRegistry(testVMs)
 	gen := r.restart()
 	off := types.DynamicProperty{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOff}
 	r.vm(machineA, vmA, []types.DynamicProperty{off})
@@ -66,11 +88,11 @@ func TestRegistryVM(t *testing.T) {
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, on), false)
 	ip := types.PropertyChange{Name: "guest.net", Val: types.ArrayOfGuestNicInfo{GuestNicInfo: []types.GuestNicInfo{{MacAddress: "00:50:56:aa:bb:cc", IpAddress: []string{"10.0.0.5"}}}}}
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, ip), true)
-	report := types.PropertyChange{Name: extraConfigPath(keyStatus), Val: types.OptionValue{Key: keyStatus, Value: `{"step":"join"}`}}
+	report := types.PropertyChange{Name: statusPath, Val: types.OptionValue{Key: "status", Value: `{"step":"join"}`}}
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, report), true)
-	cleared := types.PropertyChange{Name: extraConfigPath(keyUserDataEncoding), Val: nil, Op: types.PropertyChangeOpRemove}
+	cleared := types.PropertyChange{Name: userDataPath, Val: nil, Op: types.PropertyChangeOpRemove}
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, cleared), false) // it was never set
-	delivered := types.PropertyChange{Name: extraConfigPath(keyMetadataEncoding), Val: types.OptionValue{Key: keyMetadataEncoding, Value: "base64"}}
+	delivered := types.PropertyChange{Name: metadataPath, Val: types.OptionValue{Key: "metadata.encoding", Value: "base64"}}
 	woke(t, r, gen, update(vmA, types.ObjectUpdateKindModify, delivered), true)
 	// A new loop's first update carries every value: unchanged ones wake nothing.
 	gen = r.restart()
@@ -85,7 +107,7 @@ func TestRegistryVM(t *testing.T) {
 
 // TestRegistryMissing: objects vCenter no longer knows are dropped and their machines named.
 func TestRegistryMissing(t *testing.T) {
-	r := newRegistry()
+	r := newRegistry(testVMs)
 	r.restart()
 	r.task(machineA, taskRef)
 	if machines := r.missing([]types.ManagedObjectReference{taskRef}); len(machines) != 1 || machines[0] != machineA {
@@ -101,7 +123,7 @@ func TestRegistryMissing(t *testing.T) {
 // TestRegistryPrune: objects that are done leave the view on their own when pruned, so the
 // registry of a quiet manager empties out.
 func TestRegistryPrune(t *testing.T) {
-	r := newRegistry()
+	r := newRegistry(testVMs)
 	gen := r.restart()
 	r.task(machineA, taskRef)
 	r.pending(gen, false)
@@ -124,7 +146,7 @@ func TestRegistrySettled(t *testing.T) {
 	off := types.PropertyChange{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOff}
 	onNow := []types.DynamicProperty{{Name: on.Name, Val: on.Val}}
 	for _, left := range []bool{false, true} {
-		r := newRegistry()
+		r := newRegistry(testVMs)
 		gen := r.restart()
 		r.vm(machineA, vmA, onNow)
 		r.pending(gen, false)

@@ -1,4 +1,4 @@
-package vcenter
+package session
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/fault"
-	"github.com/vmware/govmomi/session"
+	govsession "github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/session/keepalive"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
@@ -67,11 +67,11 @@ func (s *Sessions) login(ctx context.Context, cred Credentials) (*Session, error
 		rt = s.WrapTransport(rt)
 	}
 	vc.RoundTripper = metricsRoundTripper{next: rt}
-	if err := session.NewManager(vc).Login(ctx, url.UserPassword(cred.Username, cred.Password)); err != nil {
+	if err := govsession.NewManager(vc).Login(ctx, url.UserPassword(cred.Username, cred.Password)); err != nil {
 		ka.Stop()
 		return nil, classifyLogin(loginAction(u.Host, cred.Username), err)
 	}
-	return &Session{Client: vc, pool: s, places: newPlacementCache(), stop: ka.Stop,
+	return &Session{Client: vc, pool: s, stop: ka.Stop,
 		user: url.UserPassword(cred.Username, cred.Password), server: u.Host}, nil
 }
 
@@ -115,19 +115,25 @@ func (e *LoginError) LoginOutcome() logingate.Outcome {
 }
 
 // loginAction is the action of a login in words.
-func loginAction(host, user string) subject {
-	return subject{action: fmt.Sprintf("log in to vCenter %s as %s", host, user)}
+func loginAction(host, user string) string {
+	return fmt.Sprintf("log in to vCenter %s as %s", host, user)
 }
 
 // classifyLogin gives a failed login its reason and words.
-func classifyLogin(on subject, err error) error {
+func classifyLogin(action string, err error) error {
 	switch {
 	case fault.Is(err, &types.InvalidLogin{}):
-		return &LoginError{Reason: infrav1.AuthenticationFailedReason, Err: callError(on, err)}
+		return &LoginError{Reason: infrav1.AuthenticationFailedReason, Err: CallError(action, err, refusedWords)}
 	case soap.IsCertificateUntrusted(err) || strings.Contains(err.Error(), "thumbprint does not match"):
 		return &LoginError{Reason: infrav1.TLSVerificationFailedReason,
-			Err: fmt.Errorf("%s: vCenter's certificate is not trusted (check thumbprint / caBundle): %w", on.action, err)}
+			Err: fmt.Errorf("%s: vCenter's certificate is not trusted (check thumbprint / caBundle): %w", action, err)}
 	default:
-		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("%s: cannot reach vCenter: %w", on.action, err), unreachable: true}
+		return &LoginError{Reason: infrav1.LoginFailedReason, Err: fmt.Errorf("%s: cannot reach vCenter: %w", action, err), unreachable: true}
 	}
+}
+
+// refusedWords are the words of a refused login (the VM services' words of an InvalidLogin
+// fault say the same).
+func refusedWords(types.BaseMethodFault, string) string {
+	return "vCenter refused the user name or password: fix them in the identity Secret"
 }

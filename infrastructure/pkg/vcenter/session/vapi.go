@@ -1,4 +1,4 @@
-package vcenter
+package session
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"github.com/vmware/govmomi/vapi/rest"
 )
 
-// withVAPI runs use on a client of vCenter's vAPI (REST) endpoint, which content libraries and
+// WithVAPI runs use on a client of vCenter's vAPI (REST) endpoint, which content libraries and
 // tags need, logged in as the session's user for this one use: the SOAP session's cookie does
 // not open the vAPI endpoint. service names the endpoint's service in a failed login.
-func (sess *Session) withVAPI(ctx context.Context, service string, use func(*rest.Client) error) error {
+func (sess *Session) WithVAPI(ctx context.Context, service string, use func(*rest.Client) error) error {
 	rc := rest.NewClient(sess.Client)
 	if err := rc.Login(ctx, sess.user); err != nil {
 		return fmt.Errorf("%s service login: %w", service, err)

@@ -1,6 +1,8 @@
-// Package vcenter is capwin's vCenter backend on govmomi: a session cache, placement lookups
-// cached per template, and the VM operations the machine lifecycle asks for.
-package vcenter
+// Package session is how capwin talks to one vCenter: the logged-in sessions and their cache,
+// the login (through the login gate), the property-collector watch that wakes machines, the
+// task slots (--vcenter-max-tasks), the vSphere call metrics, vAPI logins and the words of a
+// failed call. What a VM should look like is the VM services' (package vcenter), which use it.
+package session
 
 import (
 	"context"
@@ -15,7 +17,7 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/fault"
-	"github.com/vmware/govmomi/session"
+	govsession "github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
@@ -75,7 +77,7 @@ type Sessions struct {
 	// one vCenter server, whatever the sessions; 0 is no bound.
 	MaxTasks int
 	// Wake, when set, is told which VCenterMachine (namespace/name) a VM or task changed for:
-	// every session then runs a property-collector loop over them (watch.go).
+	// every session then runs a property-collector loop over them (watchloop.go).
 	Wake func(k8stypes.NamespacedName)
 	// WatchWait is the longest wait of one WaitForUpdatesEx (default 5m).
 	WatchWait time.Duration
@@ -87,7 +89,8 @@ type Sessions struct {
 	// uses is logged out, its keep-alive stopped and its connections closed.
 	holders holders.Holders
 	slots   taskSlots
-	rules   ruleLocks
+	// values are what the VM services share across the pool's sessions (Session.Shared).
+	values values
 	// watches are the registries of the watch loops by session key (they outlive a session that
 	// vCenter ended).
 	watches map[string]*registry
@@ -98,7 +101,8 @@ type Session struct {
 	Client *vim25.Client
 	key    string
 	pool   *Sessions
-	places *placementCache
+	// values are what the VM services keep with this session (Value): lookups made through it.
+	values values
 	stop   func()
 	// user logs in to the vAPI (REST) endpoint, which content libraries need.
 	user *url.Userinfo
@@ -110,13 +114,14 @@ type Session struct {
 	unwatch func()
 }
 
-// host is the server's host:port.
-func (sess *Session) host() string { return sess.server }
+// Host is the server's host:port.
+func (sess *Session) Host() string { return sess.server }
 
 // Get returns the cached session for the credentials, logging in when there is none; holder (the
 // VCenterCluster's namespace/name) uses it from now on, and a session it used before that no one
 // uses any more is closed. Logins for one key are serialised so a burst of reconciles logs in once.
-func (s *Sessions) Get(ctx context.Context, holder string, cred Credentials) (*Session, error) {
+// vms is what the session's watch follows of a VM (the same on every call: the VM services').
+func (s *Sessions) Get(ctx context.Context, holder string, cred Credentials, vms VMWatch) (*Session, error) {
 	k := cred.key()
 	if old := s.holders.Hold(holder, k); old != "" {
 		s.close(old)
@@ -166,7 +171,7 @@ func (s *Sessions) Get(ctx context.Context, holder string, cred Credentials) (*S
 		}
 		return sess, nil
 	}
-	s.watch(sess)
+	s.watch(sess, vms)
 	s.sessions[k] = sess
 	return sess, nil
 }
@@ -178,8 +183,8 @@ func (s *Sessions) Release(holder string) {
 	}
 }
 
-// Len is the number of cached sessions.
-func (s *Sessions) Len() int {
+// count is the number of cached sessions.
+func (s *Sessions) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
@@ -205,13 +210,13 @@ func (sess *Session) logout(ctx context.Context) {
 	if sess.unwatch != nil {
 		sess.unwatch()
 	}
-	_ = session.NewManager(sess.Client).Logout(ctx)
+	_ = govsession.NewManager(sess.Client).Logout(ctx)
 	sess.stop()
 	sess.Client.CloseIdleConnections()
 }
 
-// Invalidate drops a session (after NotAuthenticated); the next Get logs in again.
-func (s *Sessions) Invalidate(sess *Session) {
+// invalidate drops a session (after NotAuthenticated); the next Get logs in again.
+func (s *Sessions) invalidate(sess *Session) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sessions[sess.key] == sess {
@@ -232,12 +237,26 @@ func (s *Sessions) Close(ctx context.Context) {
 	}
 }
 
-// check drops the session when vCenter says it is no longer logged in, and passes err on.
-func (sess *Session) check(err error) error {
+// Check drops the session when vCenter says it is no longer logged in, and passes err on.
+func (sess *Session) Check(err error) error {
 	if err != nil && fault.Is(err, &types.NotAuthenticated{}) {
-		sess.pool.Invalidate(sess)
+		sess.pool.invalidate(sess)
 	}
 	return err
+}
+
+// Unreadable returns the NotAuthenticated fault vCenter reported in place of the properties
+// (vcsim answers a session that ended so, instead of failing the call): a VM or task read
+// without them would look empty, not unreadable.
+func Unreadable(content []types.ObjectContent) error {
+	for _, oc := range content {
+		for _, m := range oc.MissingSet {
+			if f, ok := m.Fault.Fault.(*types.NotAuthenticated); ok {
+				return soap.WrapVimFault(f)
+			}
+		}
+	}
+	return nil
 }
 
 // drainingTransport reads what is left of a response body on Close, so keep-alive works.

@@ -1,56 +1,30 @@
-package vcenter
+package session
 
 import (
-	"fmt"
-	"strings"
+	"slices"
 	"sync"
 
 	"github.com/vmware/govmomi/vim25/types"
 	k8stypes "k8s.io/apimachinery/pkg/types"
-
-	"github.com/capwin/capwin/infrastructure/pkg/guest"
 )
 
-// vmWatchPaths are the VM properties whose change can move a machine on: power (the end of a
-// power-on or power-off task, a guest shutdown), the guest's addresses, its tools (a soft
-// shutdown waits for them), its bootstrap report, and the keys capwin's own reconfigure tasks
-// write (metadata delivered, user data cleared, bootstrap started in the guest). The lifecycle
-// reads them all in its one VM read (vmProperties), and a destroyed VM leaves the view: so the
-// tasks on a followed VM need not be followed themselves.
-var vmWatchPaths = append([]string{"runtime.powerState", "guest.net", "guest.toolsRunningStatus"}, vmWatchKeys[:]...)
-
-// vmWatchKeys are the extraConfig values among vmWatchPaths.
-var vmWatchKeys = [...]string{
-	extraConfigPath(keyStatus), extraConfigPath(keyMetadataEncoding), extraConfigPath(keyUserDataEncoding), extraConfigPath(keyGuestRun),
+// VMWatch is what the watch follows of a VM: the properties whose change can move its machine on
+// (Paths), and each one's value as the watch compares it (Value; "" is the same as unset). The
+// lifecycle reads them all in its one VM read, and a destroyed VM leaves the view: so the tasks
+// on a followed VM need not be followed themselves.
+type VMWatch struct {
+	Paths []string
+	Value func(path string, val any) string
 }
 
-// vmState is what the watch compares of a VM: a change wakes its machine.
-type vmState struct {
-	power, tools, nets string
-	keys               [len(vmWatchKeys)]string
-}
+// vmState is what the watch compares of a VM, by the position of each path in VMWatch.Paths:
+// a change wakes its machine.
+type vmState []string
 
-// set takes one property value (from a read or from an update).
-func (s *vmState) set(name string, val any) {
-	switch name {
-	case "runtime.powerState":
-		s.power = fmt.Sprint(val)
-	case "guest.toolsRunningStatus":
-		s.tools = fmt.Sprint(val)
-	case "guest.net":
-		var b strings.Builder
-		if v, ok := val.(types.ArrayOfGuestNicInfo); ok {
-			for _, n := range v.GuestNicInfo {
-				fmt.Fprintf(&b, "%s=%s;", guest.NormalizeMAC(n.MacAddress), strings.Join(n.IpAddress, ","))
-			}
-		}
-		s.nets = b.String()
-	default:
-		for i, p := range vmWatchKeys {
-			if name == p {
-				s.keys[i] = optionValue(val)
-			}
-		}
+// set takes one property value (from a read or from an update) into st.
+func (w *VMWatch) set(st vmState, name string, val any) {
+	if i := slices.Index(w.Paths, name); i >= 0 {
+		st[i] = w.Value(name, val)
 	}
 }
 
@@ -69,6 +43,7 @@ type entry struct {
 // vCenter ended (the next session's loop starts from it) and is dropped with the key. Reconciles
 // only change it in memory: the loop does the vCenter calls.
 type registry struct {
+	vms    VMWatch
 	mu     sync.Mutex
 	objs   map[types.ManagedObjectReference]*entry
 	signal chan struct{}
@@ -77,8 +52,8 @@ type registry struct {
 	healthy bool
 }
 
-func newRegistry() *registry {
-	return &registry{objs: map[types.ManagedObjectReference]*entry{}, signal: make(chan struct{}, 1)}
+func newRegistry(vms VMWatch) *registry {
+	return &registry{vms: vms, objs: map[types.ManagedObjectReference]*entry{}, signal: make(chan struct{}, 1)}
 }
 
 func (r *registry) poke() {
@@ -89,7 +64,7 @@ func (r *registry) poke() {
 }
 
 // task follows a task capwin started for a machine until it ends, unless its VM is followed:
-// what its tasks do shows on the VM (vmWatchPaths), and a task that fails is seen at the
+// what its tasks do shows on the VM (VMWatch), and a task that fails is seen at the
 // safety-net poll.
 func (r *registry) task(machine k8stypes.NamespacedName, ref types.ManagedObjectReference) {
 	if r == nil {
@@ -116,9 +91,9 @@ func (r *registry) vm(machine k8stypes.NamespacedName, ref types.ManagedObjectRe
 	if r == nil {
 		return
 	}
-	var st vmState
+	st := make(vmState, len(r.vms.Paths))
 	for _, p := range props {
-		st.set(p.Name, p.Val)
+		r.vms.set(st, p.Name, p.Val)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -243,14 +218,14 @@ func (r *registry) apply(gen int, u types.ObjectUpdate) (k8stypes.NamespacedName
 		}
 		return k8stypes.NamespacedName{}, false
 	}
-	st := e.state
-	if u.Kind == types.ObjectUpdateKindEnter {
-		st = vmState{} // every watched value comes with it
+	st := slices.Clone(e.state)
+	if u.Kind == types.ObjectUpdateKindEnter || st == nil {
+		st = make(vmState, len(r.vms.Paths)) // every watched value comes with it
 	}
 	for _, c := range u.ChangeSet {
-		st.set(c.Name, c.Val)
+		r.vms.set(st, c.Name, c.Val)
 	}
-	if st == e.state {
+	if slices.Equal(st, e.state) {
 		return k8stypes.NamespacedName{}, false
 	}
 	e.state = st
@@ -290,3 +265,21 @@ func (r *registry) watching() bool {
 	defer r.mu.Unlock()
 	return r.healthy
 }
+
+// FollowVM has the session's watch follow the machine's VM (a no-op without a watch); props are
+// the values the reconcile just read, so only a later change wakes the machine.
+func (sess *Session) FollowVM(machine k8stypes.NamespacedName, ref types.ManagedObjectReference, props []types.DynamicProperty) {
+	sess.watch.vm(machine, ref, props)
+}
+
+// FollowTask has the session's watch follow a task of the machine until it ends, unless it
+// follows the machine's VM already (a no-op without a watch).
+func (sess *Session) FollowTask(machine k8stypes.NamespacedName, ref types.ManagedObjectReference) {
+	sess.watch.task(machine, ref)
+}
+
+// Unfollow stops following the machine's VMs (it has none any more, or they are settled).
+func (sess *Session) Unfollow(machine k8stypes.NamespacedName) { sess.watch.forget(machine) }
+
+// Watched reports whether changes of this session's objects are being followed.
+func (sess *Session) Watched() bool { return sess.watch.watching() }

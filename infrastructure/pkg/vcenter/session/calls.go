@@ -1,4 +1,4 @@
-package vcenter
+package session
 
 import (
 	"context"

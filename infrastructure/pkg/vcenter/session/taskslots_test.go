@@ -1,4 +1,4 @@
-package vcenter
+package session
 
 import (
 	"context"
@@ -17,12 +17,11 @@ import (
 func TestTaskSlotSweep(t *testing.T) {
 	ctx := context.Background()
 	sessions := &Sessions{Gate: &logingate.Gate{}, MaxTasks: 1}
-	b := &backend{sess: vcsimSession(t, sessions, startVcsim(t))}
-	sess := b.sess
-	host := sess.host()
+	sess := vcsimSession(t, sessions, startVcsim(t))
+	host := sess.Host()
 	started := func(ref string) {
 		t.Helper()
-		if err := b.takeSlot(ctx, host, 1); err != nil {
+		if err := sess.takeSlot(ctx, host, 1); err != nil {
 			t.Fatalf("no slot for %s: %v", ref, err)
 		}
 		sessions.slots.started(host, ref, time.Now())
@@ -30,7 +29,7 @@ func TestTaskSlotSweep(t *testing.T) {
 	started("task-lost-1") // never polled again; vCenter does not know it
 	started("task-lost-2") // the first was swept
 	var throttled *hypervisor.Throttled
-	if err := b.takeSlot(ctx, host, 1); !errors.As(err, &throttled) {
+	if err := sess.takeSlot(ctx, host, 1); !errors.As(err, &throttled) {
 		t.Fatalf("a full server with no sweep due gave %v, want Throttled", err)
 	}
 	if n := sessions.inFlight(host); n != 1 {

@@ -1,4 +1,4 @@
-package vcenter
+package session
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/types"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
@@ -133,20 +134,21 @@ func (s *Sessions) inFlight(host string) int {
 	return s.slots.server(host).taken()
 }
 
-// startTask starts a task when the server has a free slot (or there is no limit), else returns a
-// *hypervisor.Throttled and sends nothing. commit, when set, runs after the slot was taken and
-// before the start (the create intent); its error frees the slot.
-func (b *backend) startTask(ctx context.Context, commit func() error, start func() (*object.Task, error)) (string, error) {
-	limit, host := b.sess.pool.MaxTasks, b.sess.host()
+// StartTask starts a task of the machine when the server has a free slot (or there is no limit),
+// else returns a *hypervisor.Throttled and sends nothing; the session's watch follows the task.
+// commit, when set, runs after the slot was taken and before the start (the create intent); its
+// error frees the slot.
+func (sess *Session) StartTask(ctx context.Context, machine k8stypes.NamespacedName, commit func() error, start func() (*object.Task, error)) (string, error) {
+	limit, host := sess.pool.MaxTasks, sess.Host()
 	if limit > 0 {
-		if err := b.takeSlot(ctx, host, limit); err != nil {
+		if err := sess.takeSlot(ctx, host, limit); err != nil {
 			return "", err
 		}
 	}
 	ref := ""
 	defer func() {
 		if limit > 0 {
-			b.sess.pool.slots.started(host, ref, time.Now())
+			sess.pool.slots.started(host, ref, time.Now())
 		}
 	}()
 	if commit != nil {
@@ -159,17 +161,21 @@ func (b *backend) startTask(ctx context.Context, commit func() error, start func
 		return "", err
 	}
 	ref = task.Reference().Value
-	b.sess.watch.task(b.machine, task.Reference())
+	sess.watch.task(machine, task.Reference())
 	return ref, nil
 }
 
+// EndTask frees the slot of a task that ended, or that vCenter no longer knows (no-op for a task
+// of no slot: started before a restart).
+func (sess *Session) EndTask(ref string) { sess.pool.slots.ended(sess.Host(), ref) }
+
 // takeSlot takes a slot of the server, reading the states of its tasks first when none is free
 // and a sweep is due.
-func (b *backend) takeSlot(ctx context.Context, host string, limit int) error {
-	slots := &b.sess.pool.slots
+func (sess *Session) takeSlot(ctx context.Context, host string, limit int) error {
+	slots := &sess.pool.slots
 	ok, sweep, n := slots.take(host, limit, time.Now())
 	if !ok && sweep {
-		slots.ended(host, b.endedTasks(ctx, slots.runningRefs(host))...)
+		slots.ended(host, sess.endedTasks(ctx, slots.runningRefs(host))...)
 		ok, _, n = slots.take(host, limit, time.Now())
 	}
 	if !ok {
@@ -182,9 +188,9 @@ func (b *backend) takeSlot(ctx context.Context, host string, limit int) error {
 
 // endedTasks reads the states of tasks in one call and returns those that are no longer queued
 // or running, or that vCenter no longer knows. On a failed read it returns none.
-func (b *backend) endedTasks(ctx context.Context, tasks []types.ManagedObjectReference) []string {
+func (sess *Session) endedTasks(ctx context.Context, tasks []types.ManagedObjectReference) []string {
 	req := types.RetrieveProperties{
-		This: b.sess.Client.ServiceContent.PropertyCollector,
+		This: sess.Client.ServiceContent.PropertyCollector,
 		SpecSet: []types.PropertyFilterSpec{{
 			PropSet:                       []types.PropertySpec{{Type: "Task", PathSet: []string{"info.state"}}},
 			ReportMissingObjectsInResults: types.NewBool(true),
@@ -193,8 +199,8 @@ func (b *backend) endedTasks(ctx context.Context, tasks []types.ManagedObjectRef
 	for _, t := range tasks {
 		req.SpecSet[0].ObjectSet = append(req.SpecSet[0].ObjectSet, types.ObjectSpec{Obj: t})
 	}
-	res, err := methods.RetrieveProperties(ctx, b.sess.Client, &req)
-	if err != nil || unreadable(res.Returnval) != nil {
+	res, err := methods.RetrieveProperties(ctx, sess.Client, &req)
+	if err != nil || Unreadable(res.Returnval) != nil {
 		return nil
 	}
 	live := map[string]bool{}
