@@ -17,11 +17,11 @@ import (
 // Create places the VM on a host and creates it there, powered off, with its config drive, in one
 // operation; the reference it returns names the VM (nothing to poll). A VM whose create was
 // interrupted is finished on its host.
-func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
+func (b *backend) Create(ctx context.Context, s *hypervisor.Scope, intent hypervisor.Intent) (string, error) {
 	if err := b.lent(); err != nil {
 		return "", err
 	}
-	ref, err := b.create(ctx, s)
+	ref, err := b.create(ctx, s, intent)
 	switch KindOf(err) {
 	case wire.KindInvalidSpec:
 		return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "%s", err.Error())
@@ -32,7 +32,7 @@ func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	return ref, doing("create VM "+s.InfraMachine.GetName(), err)
 }
 
-func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, error) {
+func (b *backend) create(ctx context.Context, s *hypervisor.Scope, intent hypervisor.Intent) (string, error) {
 	host, err := b.choose(ctx, s)
 	if err != nil {
 		return "", err
@@ -48,7 +48,7 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	if b.m.Spec.ParentDiskSource != nil && s.InfraMachine.GetMachineStatus().VM.Host != host {
 		// The host is asked to copy before the create: it is recorded first, so the placement
 		// counts it and the machine keeps it (and its copy) across a restart of the manager.
-		if err := s.Place(infrav1.VMReference{Host: host}); err != nil {
+		if err := intent.Place(infrav1.VMReference{Host: host}); err != nil {
 			b.p.Placements.Unchoose(s.InfraMachine.GetUID())
 			return "", err
 		}
@@ -56,7 +56,7 @@ func (b *backend) create(ctx context.Context, s *hypervisor.Scope) (string, erro
 	if in.ParentDisk, err = b.parentDisk(ctx, c, host); err != nil {
 		return "", err
 	}
-	if err := s.Commit(infrav1.VMReference{Host: host}); err != nil {
+	if err := intent.Commit(infrav1.VMReference{Host: host}); err != nil {
 		b.p.Placements.Unchoose(s.InfraMachine.GetUID())
 		return "", err
 	}

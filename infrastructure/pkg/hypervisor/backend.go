@@ -70,15 +70,6 @@ type Scope struct {
 	// GuestCredentials log in to the guest OS when the bootstrap data is run through the
 	// hypervisor's guest agent (spec.guestCredentialsRef); nil otherwise.
 	GuestCredentials *GuestCredentials
-	// Commit records that a create is about to be sent; Create calls it after its checks and
-	// lookups and right before the call that creates the VM, and must not create on error. where
-	// is the part of the VM's reference already known (the Hyper-V host), so Find looks there
-	// if the create's answer is lost.
-	Commit func(where infrav1.VMReference) error
-	// Place records where the VM will be made (the Hyper-V host) before Create asks that place
-	// anything ahead of Commit (a parent disk copy): the placement of other machines counts it,
-	// and a restarted manager finds it. It must not be used on error.
-	Place func(where infrav1.VMReference) error
 	// CreateMayRun is true when an earlier create of this object may have reached the hypervisor
 	// and its VM has not shown up within the grace period: Create must not start another while
 	// that one may still be running (it returns a *CreatePending instead).
@@ -182,8 +173,9 @@ type Backend interface {
 	// Create starts creating the VM from its template with hardware and user data, powered off
 	// unless the bootstrap data is complete without the VM's MACs (or the backend must place it
 	// before its first power-on: vCenter's anti-affinity rule). An error that leaves open
-	// whether the hypervisor started the create is a *CreatePending.
-	Create(ctx context.Context, s *Scope) (string, error)
+	// whether the hypervisor started the create is a *CreatePending. Create records through
+	// intent what it is about to do, before it asks the hypervisor.
+	Create(ctx context.Context, s *Scope, intent Intent) (string, error)
 	// Deliver writes the bootstrap data that needs the VM's MACs (metadata with network config).
 	Deliver(ctx context.Context, s *Scope, vm *VM) (string, error)
 	PowerOn(ctx context.Context, s *Scope, vm *VM) (string, error)
@@ -198,6 +190,20 @@ type Backend interface {
 	RunInGuest(ctx context.Context, s *Scope, vm *VM) (string, error)
 	// Capabilities are the backend's optional features.
 	Capabilities() Capabilities
+}
+
+// Intent records what a create is about to do, durably (in the machine's status) and before the
+// hypervisor is asked, so that a restarted manager finds the VM and counts the place it chose.
+// Create calls it in the middle of its work, between its last lookup and the call that acts,
+// which a return value could not do. A method that fails stops Create: nothing may be sent.
+type Intent interface {
+	// Place records where the VM will be made (the Hyper-V host) before Create asks that place
+	// anything ahead of Commit (a parent disk copy): the placement of other machines counts it.
+	Place(where infrav1.VMReference) error
+	// Commit records that a create is about to be sent, right before the call that creates the
+	// VM. where is the part of the VM's reference already known (the Hyper-V host), so Find
+	// looks there if the create's answer is lost.
+	Commit(where infrav1.VMReference) error
 }
 
 // Capabilities are what a backend can do besides Backend's methods, in one value the reconciler

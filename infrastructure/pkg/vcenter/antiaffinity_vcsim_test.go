@@ -56,7 +56,7 @@ func startIn(t *testing.T, sess *session.Session, pool, name, uid string, labels
 	}
 	s.Cluster = &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: "cluster-uid"}}
 	s.Machine = &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: labels}}
-	ref, err := b.Create(ctx, s)
+	ref, err := b.Create(ctx, s, recorded{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(waitTask(t, b, s, ref).State).To(Equal(hypervisor.TaskSucceeded))
 	vm, err := b.Find(ctx, s)
@@ -160,7 +160,7 @@ func TestAntiAffinityVcsim(t *testing.T) {
 		s.Template, s.AntiAffinity = "DC0_H0_VM0", &infrav1.VCenterAntiAffinity{Mode: infrav1.AntiAffinityHard}
 	}))
 	s.Machine = &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: md("c")}}
-	ref, err := alone.Create(ctx, s)
+	ref, err := alone.Create(ctx, s, recorded{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(waitTask(t, alone, s, ref).State).To(Equal(hypervisor.TaskSucceeded))
 	vm, err := alone.Find(ctx, s)

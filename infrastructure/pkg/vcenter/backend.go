@@ -90,12 +90,12 @@ func metadata(s *hypervisor.Scope, macs []string) (md, network []byte, err error
 }
 
 // Create clones the template with hardware, NICs, disk and guestinfo in one task.
-func (b *backend) Create(ctx context.Context, s *hypervisor.Scope) (string, error) {
-	ref, err := b.clone(ctx, s)
+func (b *backend) Create(ctx context.Context, s *hypervisor.Scope, intent hypervisor.Intent) (string, error) {
+	ref, err := b.clone(ctx, s, intent)
 	return ref, callError(b.onClone(), err)
 }
 
-func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error) {
+func (b *backend) clone(ctx context.Context, s *hypervisor.Scope, intent hypervisor.Intent) (string, error) {
 	place, err := resolve(ctx, b.sess, b.where)
 	if err != nil {
 		return "", err
@@ -128,7 +128,7 @@ func (b *backend) clone(ctx context.Context, s *hypervisor.Scope) (string, error
 	}
 	tmpl := object.NewVirtualMachine(b.sess.Client, place.Template)
 	var cloneErr error
-	ref, err := b.sess.StartTask(ctx, b.machine, func() error { return s.Commit(infrav1.VMReference{}) }, func() (*object.Task, error) {
+	ref, err := b.sess.StartTask(ctx, b.machine, func() error { return intent.Commit(infrav1.VMReference{}) }, func() (*object.Task, error) {
 		task, err := tmpl.Clone(ctx, place.Folder, obj.GetName(), spec)
 		cloneErr = err
 		return task, err

@@ -19,7 +19,7 @@ func TestCloneDuplicateName(t *testing.T) {
 	const taken = "DC0_H0_VM1" // vcsim's own VM, in the datacenter's VM folder
 	spec := &infrav1.VCenterMachineSpec{Template: "DC0_H0_VM0", Network: []infrav1.NetworkDevice{{NetworkName: "VM Network", DHCP4: true}}}
 	b, s := vcsimMachine(t, sess, taken, "6c1f0b6e-0000-4000-8000-000000000001", spec)
-	ref, err := b.Create(context.Background(), s)
+	ref, err := b.Create(context.Background(), s, recorded{})
 	if err != nil {
 		t.Fatal(err)
 	}

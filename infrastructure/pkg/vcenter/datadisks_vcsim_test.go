@@ -77,7 +77,7 @@ func TestDataDisksVcsim(t *testing.T) {
 	}
 
 	// A create that runs again (its VM was not seen) clones nothing more: the name is taken.
-	ref, err := b.Create(ctx, s)
+	ref, err := b.Create(ctx, s, recorded{})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(waitTask(t, b, s, ref).State).To(Equal(hypervisor.TaskFailed))
 	g.Expect(vmDisks(g, sess, vm.Ref.ID)).To(Equal(disks))
@@ -139,7 +139,7 @@ func TestDataDisksTemplateUnits(t *testing.T) {
 	spec.Template = "DC0_C0_RP0_VM0"
 	b, s := vcsimMachine(t, sess, "win-bare", "6c1f0b6e-0000-4000-8000-0000000000d3", spec)
 	b.where.Pool = "/DC0/host/DC0_C0/Resources"
-	_, err = b.Create(ctx, s)
+	_, err = b.Create(ctx, s, recorded{})
 	var e *hypervisor.Error
 	g.Expect(errors.As(err, &e)).To(BeTrue(), "%v", err)
 	g.Expect(e.Reason).To(Equal(infrav1.InvalidSpecReason))
@@ -152,7 +152,7 @@ func cloneAndFind(t *testing.T, sess *session.Session, name, uid string, spec *i
 	t.Helper()
 	g := NewWithT(t)
 	b, s := vcsimMachine(t, sess, name, uid, spec)
-	ref, err := b.Create(context.Background(), s)
+	ref, err := b.Create(context.Background(), s, recorded{})
 	g.Expect(err).NotTo(HaveOccurred())
 	task := waitTask(t, b, s, ref)
 	g.Expect(task.State).To(Equal(hypervisor.TaskSucceeded), task.Message)

@@ -45,7 +45,7 @@ func domainMachine(t *testing.T, sess *session.Session, vc *infrav1.VCenterClust
 func cloned(t *testing.T, b *backend, s *hypervisor.Scope) *hypervisor.VM {
 	t.Helper()
 	g := NewWithT(t)
-	ref, err := b.Create(context.Background(), s)
+	ref, err := b.Create(context.Background(), s, recorded{})
 	g.Expect(err).NotTo(HaveOccurred())
 	task := waitTask(t, b, s, ref)
 	g.Expect(task.State).To(Equal(hypervisor.TaskSucceeded), task.Message)
@@ -96,7 +96,7 @@ func TestFailureDomainNetworksVcsim(t *testing.T) {
 
 	wide := domainCluster(infrav1.VCenterFailureDomain{Name: "rack-b", Networks: []string{"DC0_DVPG0", "VM Network", "VM Network"}})
 	b2, s2 := domainMachine(t, sess, wide, "win-fd-wide", "6c1f0b6e-0000-4000-8000-0000000000f2", spec(nil))
-	_, err = b2.Create(ctx, s2)
+	_, err = b2.Create(ctx, s2, recorded{})
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(hypervisor.Reason(err)).To(Equal(infrav1.InvalidSpecReason))
 	g.Expect(err.Error()).To(ContainSubstring(`failure domain "rack-b" names 3 networks, the machine has 1 NICs`))

@@ -58,7 +58,7 @@ func TestSecurityVcsim(t *testing.T) {
 	bios := spec.DeepCopy()
 	bios.Template = "DC0_H0_VM1"
 	b, s = vcsimMachine(t, sess, "win-bios", "6c1f0b6e-0000-4000-8000-0000000000e2", bios)
-	_, err = b.Create(ctx, s)
+	_, err = b.Create(ctx, s, recorded{})
 	g.Expect(err).To(MatchError(ContainSubstring(`template "DC0_H0_VM1" boots with bios firmware, not efi`)))
 }
 

@@ -69,10 +69,15 @@ func vcsimMachine(t *testing.T, sess *session.Session, name, uid string, spec *i
 		InfraMachine: &infrav1.VCenterMachine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: k8stypes.UID(uid)},
 			Spec: *spec},
 		ComputerName: "win-1", NICs: []guest.NIC{{DHCP4: true}}, UserData: []byte("#ps1"),
-		Commit: func(infrav1.VMReference) error { return nil },
 	}
 	return b, s
 }
+
+// recorded is an intent that records nothing: these tests restart no manager.
+type recorded struct{}
+
+func (recorded) Place(infrav1.VMReference) error  { return nil }
+func (recorded) Commit(infrav1.VMReference) error { return nil }
 
 // waitTask polls a task until it ends (10 seconds at most).
 func waitTask(t *testing.T, b *backend, s *hypervisor.Scope, ref string) hypervisor.Task {

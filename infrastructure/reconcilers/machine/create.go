@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,34 +48,11 @@ func (r *Reconciler) create(ctx context.Context, s *hypervisor.Scope, b hypervis
 		// Started through the guest agent once the VM runs: never stored in the VM config.
 		s.UserData = nil
 	}
-	committed := false
 	s.CreateMayRun = st.Task == intentCreate
-	s.Place = func(where infrav1.VMReference) error {
-		if err := r.checkLive(ctx, obj); err != nil {
-			return err
-		}
-		st.VM.Host = where.Host
-		if err := persist(); err != nil {
-			return fmt.Errorf("record the VM's host: %w", err)
-		}
-		return nil
-	}
-	s.Commit = func(where infrav1.VMReference) error {
-		if err := r.checkLive(ctx, obj); err != nil {
-			return err
-		}
-		st.Task = intentCreate
-		st.Provisioning = infrav1.Provisioning{State: infrav1.StateCloning, Since: metav1.NewTime(r.now()), Failures: st.Provisioning.Failures}
-		st.VM.Host = where.Host
-		if err := persist(); err != nil {
-			return fmt.Errorf("record create intent: %w", err)
-		}
-		committed = true
-		return nil
-	}
-	ref, err := b.Create(ctx, s)
+	in := &intent{r: r, ctx: ctx, obj: obj, persist: persist}
+	ref, err := b.Create(ctx, s, in)
 	if err != nil {
-		return r.createFailed(obj, err, committed, s.CreateMayRun)
+		return r.createFailed(obj, err, in.committed, s.CreateMayRun)
 	}
 	r.observeCreate(s)
 	waiting(obj, infrav1.CloningReason, "Creating the VM from template")
