@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -15,8 +16,8 @@ import (
 // the fault's name and keeps the fault.
 func TestRefusedLogin(t *testing.T) {
 	err := classifyLogin(loginAction("vc:443", "capwin"), soap.WrapVimFault(&types.InvalidLogin{}))
-	login, ok := err.(*LoginError)
-	if !ok || login.Reason != infrav1.AuthenticationFailedReason {
+	var login *LoginError
+	if !errors.As(err, &login) || login.Reason != infrav1.AuthenticationFailedReason {
 		t.Fatalf("got %#v, want a LoginError with reason %s", err, infrav1.AuthenticationFailedReason)
 	}
 	want := "log in to vCenter vc:443 as capwin: vCenter refused the user name or password: fix them in the identity Secret (vSphere fault InvalidLogin)"
