@@ -109,7 +109,7 @@ func run(m *testing.M) int {
 		PollInterval: 300 * time.Millisecond, TaskPollInterval: 100 * time.Millisecond, HostRecheck: time.Second,
 		Conns: &hyperv.Conns{Timeout: 5 * time.Second}, Sessions: sessions,
 	}
-	mgr, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
+	_, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
 		return setup.Reconcilers(ctx, mgr, opts) // and no setup.Webhooks
 	})
 	if err != nil {
@@ -117,7 +117,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cancel()
-	k8s = mgr.GetClient()
+	// The suite reads what it just wrote: through the API server, not the manager's cache.
+	if k8s, err = env.Direct(setup.Scheme()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 

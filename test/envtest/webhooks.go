@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/transport"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -103,4 +104,11 @@ func run(mgr ctrl.Manager, setup func(context.Context, ctrl.Manager) error) (con
 		return nil, fmt.Errorf("cache did not sync")
 	}
 	return cancel, nil
+}
+
+// Direct is a client of the environment's API server without a cache, for a suite's own reads
+// and writes: a read right after a write sees it (a manager's cached client may not yet, and a
+// check like "the object keeps no finalizer" would then fail on NotFound).
+func (e *Environment) Direct(scheme *runtime.Scheme) (client.Client, error) {
+	return client.New(e.Config, client.Options{Scheme: scheme})
 }

@@ -89,7 +89,7 @@ func TestMain(m *testing.M) {
 
 func run(m *testing.M) int {
 	opts := options(watchFilter, conns)
-	mgr, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
+	_, cancel, err := env.StartManager(setup.Scheme(), func(ctx context.Context, mgr ctrl.Manager) error {
 		if err := setup.Webhooks(mgr); err != nil {
 			return err
 		}
@@ -100,7 +100,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer cancel()
-	k8s = mgr.GetClient()
+	// The suite reads what it just wrote: through the API server, not the manager's cache.
+	if k8s, err = env.Direct(setup.Scheme()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
 }
 
