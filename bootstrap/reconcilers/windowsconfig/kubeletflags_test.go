@@ -2,6 +2,7 @@ package windowsconfig_test
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -32,7 +33,12 @@ func TestKubeletFlagTheMachinesKubeletLacksIsRefused(t *testing.T) {
 	err := k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: f.config.Name}, &corev1.Secret{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "no bootstrap data Secret: %v", err)
 
-	cfg.Spec.NodeRegistration.KubeletExtraArgs = cfg.Spec.NodeRegistration.KubeletExtraArgs[:1]
-	g.Expect(k8s.Update(ctx, cfg)).To(Succeed())
+	// The reconciler may still be writing the config (its status): an edit is read, changed and
+	// written again on a conflict, as kubectl edit would be.
+	g.Eventually(func(g Gomega) {
+		cfg := f.get(g)
+		cfg.Spec.NodeRegistration.KubeletExtraArgs = cfg.Spec.NodeRegistration.KubeletExtraArgs[:1]
+		g.Expect(k8s.Update(ctx, cfg)).To(Succeed())
+	}, 10*time.Second, 50*time.Millisecond).Should(Succeed())
 	f.dataSecret(t)
 }
