@@ -56,7 +56,7 @@ kubelet-flags:
 	  K8S_VERSION=$$v scripts/envtest-assets.sh --kubelet-flags >/dev/null; \
 	done; \
 	CAPWIN_WINDOWS_BINARIES=$$bins KUBELET_FLAG_VERSIONS="$(KUBELET_FLAG_VERSIONS)" \
-	  $(GO) test ./test/winebin -run '^TestKubeletFlagSets$$' -count=1 -timeout 20m -args -update
+	  $(GO) test ./test/integration/winebin -run '^TestKubeletFlagSets$$' -count=1 -timeout 20m -args -update
 
 ## npm: install the PowerShell parser used by the tests (from the committed lock file).
 .PHONY: npm
@@ -94,12 +94,12 @@ lint: modules $(GOLANGCI_LINT)
 test: modules envtest npm
 	@GO=$(GO) scripts/test.sh
 
-## test-windows: the Windows-binaries stage: the Windows kubelet, kubeadm, kube-proxy, containerd and flanneld (built once by scripts/windows-binaries.sh, cached in ~/.cache/capwin/windows) run under Wine (installed by scripts/wine.sh when missing) against what capwin renders (test/winebin).
+## test-windows: the Windows-binaries stage: the Windows kubelet, kubeadm, kube-proxy, containerd and flanneld (built once by scripts/windows-binaries.sh, cached in ~/.cache/capwin/windows) run under Wine (installed by scripts/wine.sh when missing) against what capwin renders (test/integration/winebin).
 .PHONY: test-windows
 test-windows:
 	@scripts/wine.sh >/dev/null
 	@scripts/windows-binaries.sh --check || echo "First run: building the Windows programs of the stage (two Kubernetes versions, two containerd releases, flanneld; long on 2 cores; cached in ~/.cache/capwin/windows)"
-	@CAPWIN_WINDOWS_BINARIES=$$(scripts/windows-binaries.sh) $(GO) test ./test/winebin -count=1 -timeout 30m
+	@CAPWIN_WINDOWS_BINARIES=$$(scripts/windows-binaries.sh) $(GO) test ./test/integration/winebin -count=1 -timeout 30m
 
 ## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses); images named $(REGISTRY)/<image>:$(VERSION).
 VERSION ?= dev
@@ -165,7 +165,7 @@ fuzz: npm
 CHAOS_ARGS ?=
 .PHONY: chaos
 chaos: envtest npm
-	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) run ./test/chaos/cmd $(CHAOS_ARGS)
+	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) run ./test/cmd/chaos $(CHAOS_ARGS)
 
 ## bench: render benchmarks.
 .PHONY: bench
@@ -177,10 +177,10 @@ SWEEP ?= 100,250,500,1000
 .PHONY: bench-scale
 bench-scale: envtest npm
 	@mkdir -p out && : > out/bench-scale.md
-	$(GO) run ./test/bench/vcenter -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
-	$(GO) run ./test/bench/vcenter -client fake -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
-	$(GO) run ./test/bench/vcenter -client fake -reconcile-interval 1s -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
-	$(GO) run ./test/bench/hyperv -hosts 20 -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/cmd/bench-vcenter -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/cmd/bench-vcenter -client fake -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/cmd/bench-vcenter -client fake -reconcile-interval 1s -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) run ./test/cmd/bench-hyperv -hosts 20 -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
 
 ## demo: the whole flow on the local harness: create -> scale -> blue/green 2022->2025 -> delete (DEMO=hyperv for Hyper-V); ends with one JSON line.
 DEMO ?= vcenter
@@ -191,7 +191,7 @@ demo:
 	@scripts/envtest-assets.sh --workload >/dev/null
 	@$(MAKE) --no-print-directory npm
 	@echo "Building the demo (the first build of CAPI and Kubernetes packages takes a few minutes)"
-	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) build -o bin/demo ./test/demo
+	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) build -o bin/demo ./test/cmd/demo
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo
 
 # --- kind e2e (test/e2e/kind): a kind management cluster, clusterctl init, vcsim ---------------

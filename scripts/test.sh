@@ -35,9 +35,9 @@ procs=${TEST_P:-3}
 parallel=${TEST_PARALLEL:-8}
 # The packages that take longest start first (go test builds and runs them in the order given),
 # so that no long one starts at the end; the rest follow in import path order.
-slow=(test/e2e test/chaos test/hyperv infrastructure/reconcilers/machine test/move test/rbac
-  test/badinput bootstrap/reconcilers/windowsconfig test/harness/management test/sharding
-  test/hypervsim test/harness/guest test/doctest test/clusterctl)
+slow=(test/e2e test/integration/chaos test/integration/hyperv infrastructure/reconcilers/machine test/integration/move test/integration/rbac
+  test/integration/badinput bootstrap/reconcilers/windowsconfig test/framework/harness/management test/integration/sharding
+  test/framework/hypervsim test/framework/harness/guest test/integration/doctest test/integration/clusterctl)
 module=$("$GO" list -m)
 mapfile -t all < <("$GO" list ./...) || exit 1
 pkgs=()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Windows programs of the Windows-binaries stage (make test-windows, test/winebin) from
+# Builds the Windows programs of the Windows-binaries stage (make test-windows, test/integration/winebin) from
 # the Go module proxy, for windows/amd64 with CGO off, into a cache outside the repository, and
 # prints that folder (CAPWIN_WINDOWS_BINARIES):
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's wine64 (Wine 8.0 on Debian 12) for the Windows-binaries stage when it is
-# missing, and prints the path of wine64. test/winebin makes its own prefix and adds what Go
+# missing, and prints the path of wine64. test/integration/winebin makes its own prefix and adds what Go
 # programs need to start there (a bcryptprimitives.dll that Wine 8 lacks).
 set -euo pipefail
 

@@ -19,7 +19,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/setup"
-	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/internal/test/envtest"
 )
 
 var (

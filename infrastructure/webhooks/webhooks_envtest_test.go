@@ -21,7 +21,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/webhooks"
-	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/internal/test/envtest"
 )
 
 var k8s client.Client

@@ -19,7 +19,7 @@ import (
 // machineWebhook stands in for a provider's VCenterMachine webhook, which internal/ does not
 // import: one default, and a create rule that fails without that default, so a check that
 // validates before it defaults is caught. The real webhooks run through admit in the
-// reconcilers' tests and in test/badinput.
+// reconcilers' tests and in test/integration/badinput.
 type machineWebhook struct{}
 
 func (machineWebhook) Default(_ context.Context, m *infrav1.VCenterMachine) error {

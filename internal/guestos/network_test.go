@@ -8,7 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/capwin/capwin/test/pscheck"
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 // TestNetworkScriptApplies reads the shared network script's syntax tree: routes are looked up

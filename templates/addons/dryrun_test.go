@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/internal/test/envtest"
 )
 
 // TestDryRun applies every addon object with server-side dry run against a real kube-apiserver:

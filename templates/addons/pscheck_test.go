@@ -5,7 +5,7 @@ import (
 	"path"
 	"testing"
 
-	"github.com/capwin/capwin/test/pscheck"
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 // TestPowerShellParses parses every .ps1 with the PowerShell grammar (`make npm` installs it).

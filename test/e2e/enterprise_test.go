@@ -17,7 +17,7 @@ import (
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	infraguest "github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/test/harness"
+	"github.com/capwin/capwin/test/framework/harness"
 )
 
 // The enterprise workers join the harness's Active Directory domain and use the company

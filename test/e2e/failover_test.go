@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/test/harness"
+	"github.com/capwin/capwin/test/framework/harness"
 )
 
 // TestHyperVFailoverCluster runs a MachineDeployment on three simulated Hyper-V hosts that are the

@@ -1,4 +1,4 @@
-// Package e2e_test runs the end-to-end scenarios on the local harness (test/harness): CAPI's own
+// Package e2e_test runs the end-to-end scenarios on the local harness (test/framework/harness): CAPI's own
 // controllers and capwin's providers on a real management apiserver, a real workload cluster,
 // vcsim or simulated Hyper-V hosts, and simulated Windows guests that join for real.
 package e2e_test
@@ -21,7 +21,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrasetup "github.com/capwin/capwin/infrastructure/setup"
-	"github.com/capwin/capwin/test/harness"
+	"github.com/capwin/capwin/test/framework/harness"
 )
 
 var stepTimeout = envDuration("CAPWIN_E2E_STEP_TIMEOUT", 4*time.Minute)

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/test/harness"
+	"github.com/capwin/capwin/test/framework/harness"
 )
 
 // TestHyperV is scenario 6: create (with a manager restart in the middle), blue/green upgrade and

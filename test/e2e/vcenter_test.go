@@ -12,8 +12,8 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/test/harness"
-	"github.com/capwin/capwin/test/harness/guest"
+	"github.com/capwin/capwin/test/framework/harness"
+	"github.com/capwin/capwin/test/framework/harness/guest"
 )
 
 // TestVCenter runs the scenarios on vcsim in order, on one Cluster: create (1), scale (2),

@@ -21,7 +21,7 @@ import (
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/internal/diagnostics"
-	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/internal/test/envtest"
 )
 
 // TestDiagnostics runs `render diagnostics` against a real apiserver holding Machines in three

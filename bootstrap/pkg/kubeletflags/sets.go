@@ -4,7 +4,7 @@
 //
 // The sets in sets/ are not typed by hand: hack/kubelet-flags builds the kubelet's flag set as
 // the kubelet does, built for windows/amd64 against each version and run under Wine, and
-// `make kubelet-flags` writes its output there (test/winebin checks that they still match).
+// `make kubelet-flags` writes its output there (test/integration/winebin checks that they still match).
 package kubeletflags
 
 import (

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capwin/capwin/test/pscheck"
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 // TestDisksStepNeverWipes reads the script's syntax tree: nothing erases a disk (Clear-Disk,

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/capwin/capwin/internal/guestos"
-	"github.com/capwin/capwin/test/pscheck"
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 // TestNetworkStepReadsTheDocument reads the script's syntax tree: the network step looks for

@@ -14,7 +14,7 @@ import (
 
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 
-	"github.com/capwin/capwin/test/containerdcfg"
+	"github.com/capwin/capwin/internal/test/containerdcfg"
 )
 
 // TestContainerdResolvesRegistries loads the rendered config.toml and hosts folders with

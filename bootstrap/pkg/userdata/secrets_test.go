@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capwin/capwin/test/pscheck"
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 // TestScriptKeepsSecretsPrivate reads the script's syntax tree: the directories that hold the

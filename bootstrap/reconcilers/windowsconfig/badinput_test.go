@@ -13,7 +13,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/webhooks"
-	"github.com/capwin/capwin/test/badinput"
+	"github.com/capwin/capwin/internal/test/badinput"
 )
 
 type spec = bootstrapv1.WindowsConfigSpec

@@ -3,7 +3,7 @@ package windowsconfig_test
 import (
 	. "github.com/onsi/gomega"
 
-	"github.com/capwin/capwin/test/metrics"
+	"github.com/capwin/capwin/internal/test/metrics"
 )
 
 // tokenOps reads capwin_bootstrap_tokens_total of one operation (issue, refresh, revoke).

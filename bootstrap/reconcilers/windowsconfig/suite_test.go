@@ -17,7 +17,7 @@ import (
 
 	"github.com/capwin/capwin/bootstrap/setup"
 	"github.com/capwin/capwin/internal/manager"
-	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/internal/test/envtest"
 )
 
 var (

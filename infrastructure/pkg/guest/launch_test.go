@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capwin/capwin/test/pscheck"
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 var vsphereStatus = LaunchStatus{GuestinfoKey: "guestinfo.capwin.bootstrap.status"}

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	"github.com/capwin/capwin/test/envtest"
+	"github.com/capwin/capwin/internal/test/envtest"
 )
 
 // k8s is a direct client of the test API server; nil with -short.

@@ -15,7 +15,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
-	"github.com/capwin/capwin/test/vcsim/templates"
+	"github.com/capwin/capwin/internal/test/vcsim/templates"
 )
 
 // vcsimDisk is a disk of a vcsim VM: unit, KiB, thin, eagerly scrubbed, file.

@@ -13,7 +13,7 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
-	"github.com/capwin/capwin/test/vcsim/templates"
+	"github.com/capwin/capwin/internal/test/vcsim/templates"
 )
 
 // TestSecurityVcsim: a template made EFI is cloned with firmware efi, Secure Boot and a vTPM; the

@@ -19,7 +19,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
-	"github.com/capwin/capwin/test/vcsim/templates"
+	"github.com/capwin/capwin/internal/test/vcsim/templates"
 )
 
 // startVcsim serves vcsim's VPX model (any login accepted) until the test ends and returns its

@@ -14,7 +14,7 @@ import (
 
 	"sigs.k8s.io/cluster-api/test/framework"
 
-	"github.com/capwin/capwin/test/secretscan"
+	"github.com/capwin/capwin/test/framework/secretscan"
 )
 
 // secretScan holds every credential the suite's clusters used: it watches the management

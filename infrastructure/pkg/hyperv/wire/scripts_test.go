@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capwin/capwin/test/pscheck"
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 // TestScriptsParse checks every host script with the PowerShell grammar, and that the runner fits

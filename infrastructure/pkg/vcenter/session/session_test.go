@@ -8,7 +8,7 @@ import (
 	"github.com/vmware/govmomi/vim25/methods"
 
 	"github.com/capwin/capwin/infrastructure/pkg/logingate"
-	"github.com/capwin/capwin/test/leakcheck"
+	"github.com/capwin/capwin/internal/test/leakcheck"
 )
 
 // TestSessionChurn creates and deletes clusters (and changes a Secret) many times against vcsim:

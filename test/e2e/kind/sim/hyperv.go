@@ -29,9 +29,9 @@ import (
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/internal/guestos"
-	simguest "github.com/capwin/capwin/test/harness/guest"
-	"github.com/capwin/capwin/test/hypervsim"
-	"github.com/capwin/capwin/test/hypervsim/wsman"
+	simguest "github.com/capwin/capwin/test/framework/harness/guest"
+	"github.com/capwin/capwin/test/framework/hypervsim"
+	"github.com/capwin/capwin/test/framework/hypervsim/wsman"
 )
 
 // hypervLinuxDisk is the --hyperv-disk value of a parent disk with a Linux image.
@@ -47,7 +47,7 @@ const (
 	hypervWindowsParentSize = 40 << 30
 )
 
-// hypervHosts are the simulated Hyper-V hosts: test/hypervsim's model behind its WinRM server,
+// hypervHosts are the simulated Hyper-V hosts: test/framework/hypervsim's model behind its WinRM server,
 // the endpoint capwin's provider reaches with its real WinRM client (HTTPS, NTLM), one listener
 // per host on the port its HyperVHost names.
 type hypervHosts struct {

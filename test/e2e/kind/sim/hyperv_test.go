@@ -42,7 +42,7 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
 	"github.com/capwin/capwin/internal/guestos"
-	simguest "github.com/capwin/capwin/test/harness/guest"
+	simguest "github.com/capwin/capwin/test/framework/harness/guest"
 )
 
 // Parent disks of the simulated Hyper-V hosts in the tests.

@@ -14,7 +14,7 @@
 //     KubeadmControlPlane checks; a Windows machine unpacks capwin's user data as cloudbase-init
 //     would, checks the join against the workload cluster (endpoint, bootstrap token, CA pin),
 //     reports its progress through guestinfo as bootstrap.ps1 does and registers its Node;
-//   - serves simulated Hyper-V hosts at the WinRM boundary (test/hypervsim, WinRM over HTTPS with
+//   - serves simulated Hyper-V hosts at the WinRM boundary (test/framework/hypervsim, WinRM over HTTPS with
 //     NTLM, one port per host, as the HyperVCluster's hosts name them), and boots the guest of
 //     every VM one of them starts with a cidata config drive: the same guests as on vSphere, the
 //     user data read from the drive's Joliet names, the address and bootstrap reports going

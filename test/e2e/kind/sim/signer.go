@@ -14,7 +14,7 @@ import (
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/capwin/capwin/test/guestjoin"
+	"github.com/capwin/capwin/test/framework/guestjoin"
 )
 
 // signClusterInfo is kube-controller-manager's bootstrap signer: cluster-info carries one

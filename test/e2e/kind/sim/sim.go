@@ -27,8 +27,8 @@ import (
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	"github.com/capwin/capwin/internal/guestos"
-	simguest "github.com/capwin/capwin/test/harness/guest"
-	"github.com/capwin/capwin/test/inmemory"
+	simguest "github.com/capwin/capwin/test/framework/harness/guest"
+	"github.com/capwin/capwin/test/framework/inmemory"
 )
 
 // sim is the simulator's state. One goroutine (the poll loop) owns it.

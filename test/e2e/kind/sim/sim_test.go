@@ -46,7 +46,7 @@ import (
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
-	simguest "github.com/capwin/capwin/test/harness/guest"
+	simguest "github.com/capwin/capwin/test/framework/harness/guest"
 )
 
 // TestSimulator runs the simulator against an in-process vcsim and a fake management cluster

@@ -19,8 +19,8 @@ import (
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	guestmeta "github.com/capwin/capwin/infrastructure/pkg/guest"
-	"github.com/capwin/capwin/test/guestjoin"
-	simguest "github.com/capwin/capwin/test/harness/guest"
+	"github.com/capwin/capwin/test/framework/guestjoin"
+	simguest "github.com/capwin/capwin/test/framework/harness/guest"
 )
 
 // vcenter is the simulator's own session with vcsim (never the provider's).

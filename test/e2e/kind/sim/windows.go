@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
-	"github.com/capwin/capwin/test/guestjoin"
-	simguest "github.com/capwin/capwin/test/harness/guest"
+	"github.com/capwin/capwin/test/framework/guestjoin"
+	simguest "github.com/capwin/capwin/test/framework/harness/guest"
 )
 
 // errRetry asks the poll loop to call the boot again (a step is still waiting).
@@ -34,7 +34,7 @@ var errRetry = errors.New("waiting")
 // bootstrap token, the CA matches a pin); progress goes to the provider in bootstrap.ps1's
 // format (guestinfo on vSphere, a KVP item on Hyper-V), and the kubelet registers the Node with
 // the labels and taints the data asks for.
-// Nothing is installed or run: the harness (test/harness/guest) simulates the steps themselves.
+// Nothing is installed or run: the harness (test/framework/harness/guest) simulates the steps themselves.
 func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byte) error {
 	u, err := userdata.Unpack(data)
 	if err != nil {
