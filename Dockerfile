@@ -3,7 +3,7 @@
 #   docker build --build-arg PACKAGE=./infrastructure -t ghcr.io/capwin/capwin-infrastructure:dev .
 # the addon installer the gMSA addon's Job runs (entrypoint /manager, argument gmsa):
 #   docker build --build-arg PACKAGE=./addoninstaller -t ghcr.io/capwin/capwin-addon-installer:dev .
-# and the kind e2e suite's guest simulator (build tag e2e):
+# and the kind e2e suite's guest simulator (build tag e2e; a package of the test module, test/go.mod):
 #   docker build --build-arg PACKAGE=./test/e2e/kind/sim --build-arg TAGS=e2e -t ghcr.io/capwin/capwin-e2e-sim:dev .
 # `make docker-build` builds all four. Needs BuildKit (RUN --mount): docker buildx, or
 # DOCKER_BUILDKIT=1 with a client that has it built in. No `# syntax=` line: the builder's own
@@ -24,7 +24,8 @@ ENV GOTOOLCHAIN=local CGO_ENABLED=0
 WORKDIR /src
 # Modules first: the layer and the cache mount survive source changes.
 COPY go.mod go.sum ./
-RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY test/go.mod test/go.sum test/
+RUN --mount=type=cache,target=/go/pkg/mod go mod download && go -C test mod download
 # The Go source the managers and the simulator are built from (no templates, docs or tools).
 COPY addoninstaller/ addoninstaller/
 COPY api/ api/
@@ -34,8 +35,10 @@ COPY internal/ internal/
 COPY test/ test/
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
+    module=.; pkg="${PACKAGE}"; \
+    case "${PACKAGE}" in ./test/*) module=test; pkg="./${PACKAGE#./test/}";; esac; \
     GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -tags "${TAGS}" -ldflags "-s -w" -o /out/manager "${PACKAGE}"
+    go -C "$module" build -trimpath -tags "${TAGS}" -ldflags "-s -w" -o /out/manager "$pkg"
 
 FROM ${BASE_IMAGE}
 COPY --from=build /out/manager /manager

@@ -56,7 +56,7 @@ kubelet-flags:
 	  K8S_VERSION=$$v scripts/envtest-assets.sh --kubelet-flags >/dev/null; \
 	done; \
 	CAPWIN_WINDOWS_BINARIES=$$bins KUBELET_FLAG_VERSIONS="$(KUBELET_FLAG_VERSIONS)" \
-	  $(GO) test ./test/integration/winebin -run '^TestKubeletFlagSets$$' -count=1 -timeout 20m -args -update
+	  $(GO) -C test test ./integration/winebin -run '^TestKubeletFlagSets$$' -count=1 -timeout 20m -args -update
 
 ## npm: install the PowerShell parser used by the tests (from the committed lock file).
 .PHONY: npm
@@ -68,7 +68,7 @@ npm:
 vuln: modules
 	@scripts/vuln.sh
 
-## lint: no tracked file over 512 KiB (binaries, logs and data are made by scripts, not committed), gofmt, go vet (also of the nested image builder module), golangci-lint with .golangci.yml (main module and hack/images; kube-api-linter on api/) and actionlint on .github/workflows.
+## lint: no tracked file over 512 KiB (binaries, logs and data are made by scripts, not committed), gofmt, go vet (also of the test module and the nested image builder module), golangci-lint with .golangci.yml (main module, test module and hack/images; kube-api-linter on api/) and actionlint on .github/workflows.
 ACTIONLINT ?= $(GO) run github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 # golangci-lint v2 with kube-api-linter compiled in (what `golangci-lint custom` would build, but
 # from the Go module proxy alone): pinned in hack/tools/go.mod, built once into hack/tools/bin and
@@ -84,8 +84,10 @@ lint: modules $(GOLANGCI_LINT)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); [ -z "$$out" ] || { echo "gofmt needed:"; echo "$$out"; exit 1; }
 	@scripts/check-file-sizes.sh
 	$(GO) vet ./...
+	$(GO) -C test vet ./...
 	$(GO) -C hack/images vet ./...
 	$(GOLANGCI_LINT) run --allow-serial-runners ./...
+	cd test && $(CURDIR)/$(GOLANGCI_LINT) run --allow-serial-runners -c $(CURDIR)/.golangci.yml ./...
 	cd hack/images && $(CURDIR)/$(GOLANGCI_LINT) run --allow-serial-runners -c $(CURDIR)/.golangci.yml ./...
 	$(ACTIONLINT)
 
@@ -99,7 +101,7 @@ test: modules envtest npm
 test-windows:
 	@scripts/wine.sh >/dev/null
 	@scripts/windows-binaries.sh --check || echo "First run: building the Windows programs of the stage (two Kubernetes versions, two containerd releases, flanneld; long on 2 cores; cached in ~/.cache/capwin/windows)"
-	@CAPWIN_WINDOWS_BINARIES=$$(scripts/windows-binaries.sh) $(GO) test ./test/integration/winebin -count=1 -timeout 30m
+	@CAPWIN_WINDOWS_BINARIES=$$(scripts/windows-binaries.sh) $(GO) -C test test ./integration/winebin -count=1 -timeout 30m
 
 ## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses); images named $(REGISTRY)/<image>:$(VERSION).
 VERSION ?= dev
@@ -152,7 +154,7 @@ test-e2e-release:
 	@scripts/e2e-images.sh
 	@$(MAKE) --no-print-directory release VERSION=$(E2E_RELEASE_VERSION) REGISTRY=$(E2E_RELEASE_REGISTRY)
 	@scripts/e2e-release.sh $(E2E_RELEASE_REGISTRY) $(E2E_RELEASE_VERSION)
-	$(GO) test -tags e2e ./test/e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
+	$(GO) -C test test -tags e2e ./e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
 	  -e2e.config=$(CURDIR)/test/e2e/config/capwin-release.yaml -e2e.artifacts-folder=$(E2E_ARTIFACTS) $(E2E_ARGS)
 
 ## fuzz: run every fuzz target in the repository for FUZZTIME each (FUZZTIME=10m for a long run; FUZZ=Name to pick).
@@ -165,7 +167,7 @@ fuzz: npm
 CHAOS_ARGS ?=
 .PHONY: chaos
 chaos: envtest npm
-	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) run ./test/cmd/chaos $(CHAOS_ARGS)
+	KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) -C test run ./cmd/chaos $(CHAOS_ARGS)
 
 ## bench: render benchmarks.
 .PHONY: bench
@@ -177,10 +179,10 @@ SWEEP ?= 100,250,500,1000
 .PHONY: bench-scale
 bench-scale: envtest npm
 	@mkdir -p out && : > out/bench-scale.md
-	$(GO) run ./test/cmd/bench-vcenter -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
-	$(GO) run ./test/cmd/bench-vcenter -client fake -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
-	$(GO) run ./test/cmd/bench-vcenter -client fake -reconcile-interval 1s -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
-	$(GO) run ./test/cmd/bench-hyperv -hosts 20 -sweep $(SWEEP) -plot-dir docs/img | tee -a out/bench-scale.md
+	$(GO) -C test run ./cmd/bench-vcenter -sweep $(SWEEP) -plot-dir ../docs/img | tee -a out/bench-scale.md
+	$(GO) -C test run ./cmd/bench-vcenter -client fake -sweep $(SWEEP) -plot-dir ../docs/img | tee -a out/bench-scale.md
+	$(GO) -C test run ./cmd/bench-vcenter -client fake -reconcile-interval 1s -sweep $(SWEEP) -plot-dir ../docs/img | tee -a out/bench-scale.md
+	$(GO) -C test run ./cmd/bench-hyperv -hosts 20 -sweep $(SWEEP) -plot-dir ../docs/img | tee -a out/bench-scale.md
 
 ## demo: the whole flow on the local harness: create -> scale -> blue/green 2022->2025 -> delete (DEMO=hyperv for Hyper-V); ends with one JSON line.
 DEMO ?= vcenter
@@ -191,7 +193,7 @@ demo:
 	@scripts/envtest-assets.sh --workload >/dev/null
 	@$(MAKE) --no-print-directory npm
 	@echo "Building the demo (the first build of CAPI and Kubernetes packages takes a few minutes)"
-	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) build -o bin/demo ./test/cmd/demo
+	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) -C test build -o ../bin/demo ./cmd/demo
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo
 
 # --- kind e2e (test/e2e/kind): a kind management cluster, clusterctl init, vcsim ---------------
@@ -205,7 +207,7 @@ CAPWIN_IMAGE_TAG ?= dev
 ## e2e-vet: compile and vet the e2e packages (build tag e2e) without running them; needs no Docker.
 .PHONY: e2e-vet
 e2e-vet:
-	$(GO) vet -tags e2e ./test/e2e/...
+	$(GO) -C test vet -tags e2e ./e2e/...
 
 ## docker-build: build the manager images, the addon installer and the e2e guest simulator's from the public base images (needs a Docker engine with BuildKit and a registry; offline, make e2e-images builds them on local bases).
 .PHONY: docker-build
@@ -225,6 +227,6 @@ e2e-images:
 test-e2e:
 	@scripts/e2e-images.sh
 	@$(MAKE) --no-print-directory release-manifests
-	$(GO) test -tags e2e ./test/e2e/kind/sim -count=1 -timeout 10m
-	$(GO) test -tags e2e ./test/e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
+	$(GO) -C test test -tags e2e ./e2e/kind/sim -count=1 -timeout 10m
+	$(GO) -C test test -tags e2e ./e2e/kind -timeout 3h -v -args -ginkgo.v -ginkgo.timeout=3h \
 	  -e2e.config=$(E2E_CONFIG) -e2e.artifacts-folder=$(E2E_ARTIFACTS) $(E2E_ARGS)

@@ -34,7 +34,11 @@ for t in "${targets[@]}"; do
 	[[ -z "$filter" || "$name" == *"$filter"* ]] || continue
 	echo "== $name (./$dir) for $FUZZTIME"
 	log=$(mktemp)
-	if $GO test "./$dir" -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" -timeout 0 "${parallel[@]}" 2>&1 | tee "$log"; then
+	# The test module (test/go.mod) runs its own packages.
+	mod=. pkg=./$dir
+	if [[ "$dir" == test/* ]]; then mod=test pkg=./${dir#test/}; fi
+	# shellcheck disable=SC2086 # GO may be a command with arguments
+	if $GO -C "$mod" test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" -timeout 0 "${parallel[@]}" 2>&1 | tee "$log"; then
 		result=ok
 	else
 		result=FAIL

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make modules: download what the go command will fetch for lint, vuln and test (the modules of
-# the main module, hack/tools, hack/images and hack/vuln, and actionlint), each download tried up
+# the main module, the test module, hack/tools, hack/images and hack/vuln, and actionlint), each download tried up
 # to four times (scripts/retry.sh). Does nothing that needs the network once they are cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,7 +8,7 @@ GO=${GO:-go}
 # shellcheck source=scripts/retry.sh
 source scripts/retry.sh
 # shellcheck disable=SC2086 # GO may be a command with arguments (GO="env CGO_ENABLED=0 go")
-for dir in . hack/tools hack/images hack/vuln; do
+for dir in . test hack/tools hack/images hack/vuln; do
   retry 4 $GO -C "$dir" mod download
 done
 # shellcheck disable=SC2086

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# govulncheck over capwin's module and hack/images, offline against the Go vulnerability database
+# govulncheck over capwin's module, its test module (test/) and hack/images, offline against the Go vulnerability database
 # of the pinned golang.org/x/vulndb module (hack/vuln/go.mod): its OSV files are made into a
 # database once per version in ~/.cache/capwin/vulndb. Every finding must be explained in
 # docs/reliability.md ("Vulnerability scan"), by its ID: a new one fails the scan.
@@ -31,15 +31,16 @@ scan() { # scan NAME DIR: govulncheck exits 3 when it finds something, anything 
   fi
 }
 scan capwin .
+scan test test
 scan images hack/images
 
 explained=$(sed -n '/^## Vulnerability scan/,/^## [^V]/p' docs/reliability.md)
-found=$(grep -hoE '^Vulnerability #[0-9]+: GO-[0-9]+-[0-9]+' out/vuln-capwin.txt out/vuln-images.txt | awk '{print $3}' | sort -u)
+found=$(grep -hoE '^Vulnerability #[0-9]+: GO-[0-9]+-[0-9]+' out/vuln-capwin.txt out/vuln-test.txt out/vuln-images.txt | awk '{print $3}' | sort -u)
 missing=()
 for id in $found; do
   grep -q "$id" <<<"$explained" || missing+=("$id")
 done
-echo "vuln: database golang.org/x/vulndb@$version; $(wc -w <<<"$found") findings that reach code (out/vuln-capwin.txt, out/vuln-images.txt)"
+echo "vuln: database golang.org/x/vulndb@$version; $(wc -w <<<"$found") findings that reach code (out/vuln-capwin.txt, out/vuln-test.txt, out/vuln-images.txt)"
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "vuln: not explained in docs/reliability.md (Vulnerability scan): ${missing[*]}" >&2
   exit 1

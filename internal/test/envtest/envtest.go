@@ -36,13 +36,18 @@ var assetsOnce = sync.OnceValues(func() (string, error) {
 // Assets returns the directory holding kube-apiserver and etcd.
 func Assets() (string, error) { return assetsOnce() }
 
-// ModuleDir returns the module cache directory of a dependency of capwin.
+// ModuleDir returns the module cache directory of a dependency of capwin's main module or, for a
+// test-only dependency (CAPI's test module), of the test module in test/.
 func ModuleDir(path string) (string, error) {
 	cmd := exec.Command("go", "list", "-m", "-json", path)
 	cmd.Dir = RepoRoot()
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go list -m %s: %w", path, err)
+		cmd = exec.Command("go", "list", "-m", "-json", path)
+		cmd.Dir = filepath.Join(RepoRoot(), "test")
+		if out, err = cmd.Output(); err != nil {
+			return "", fmt.Errorf("go list -m %s: %w", path, err)
+		}
 	}
 	var m struct{ Dir string }
 	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {

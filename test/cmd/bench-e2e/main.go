@@ -1,4 +1,4 @@
-// Command e2e measures capwin on the local end-to-end harness (test/framework/harness): a management
+// Command bench-e2e measures capwin on the local end-to-end harness (test/framework/harness): a management
 // kube-apiserver + etcd with CAPI's core controllers and capwin's providers in this process, a
 // real workload cluster, vcsim (or simulated Hyper-V hosts) and simulated Windows guests that
 // join for real. It creates a MachineDeployment of N Windows machines, then (with M > 0) scales
@@ -6,7 +6,7 @@
 // deletes the Cluster. It prints a markdown report: wall times, reconciles per controller,
 // hypervisor calls and management-apiserver requests per machine, and the process's memory.
 //
-//	go run ./test/cmd/bench-e2e -machines 100 -rollout-machines 50 -max-surge 10
+//	go -C test run ./cmd/bench-e2e -machines 100 -rollout-machines 50 -max-surge 10
 package main
 
 import (

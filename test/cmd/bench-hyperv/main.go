@@ -1,13 +1,13 @@
-// Command hyperv measures the HyperVMachine lifecycle on simulated Hyper-V hosts (hypervsim,
+// Command bench-hyperv measures the HyperVMachine lifecycle on simulated Hyper-V hosts (hypervsim,
 // reached through the real WinRM client) through the real controller (setup.Reconcilers) and a
 // real kube-apiserver: N machines from create to provisioned and from delete to gone. It prints
 // wall time, reconciles, WinRM operations, HTTP round trips and API requests per VM, where the
 // workers' time went, where the VMs were placed, CPU, memory and goroutines; -sweep runs several
 // counts, each in a fresh process, and -plot-dir writes PNG plots of them.
 //
-//	go run ./test/cmd/bench-hyperv -machines 50 -hosts 3
-//	go run ./test/cmd/bench-hyperv -machines 1000 -hosts 20
-//	go run ./test/cmd/bench-hyperv -hosts 20 -sweep 100,250,500,1000 -plot-dir docs/img
+//	go -C test run ./cmd/bench-hyperv -machines 50 -hosts 3
+//	go -C test run ./cmd/bench-hyperv -machines 1000 -hosts 20
+//	go -C test run ./cmd/bench-hyperv -hosts 20 -sweep 100,250,500,1000 -plot-dir ../docs/img
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Command vcenter measures the VCenterMachine lifecycle on govmomi's vcsim through the real
+// Command bench-vcenter measures the VCenterMachine lifecycle on govmomi's vcsim through the real
 // machine controller: N machines from create to provisioned and from delete to gone. With
 // -client apiserver (the default) the controllers run as main.go wires them (setup.Reconcilers)
 // against a real kube-apiserver; with -client fake the VCenterMachine reconciler runs on
@@ -7,9 +7,9 @@
 // TLS connections, CPU, memory and goroutines; -sweep runs several counts, each in a fresh
 // process, and -plot-dir writes PNG plots of them.
 //
-//	go run ./test/cmd/bench-vcenter -machines 100
-//	go run ./test/cmd/bench-vcenter -client fake -machines 100
-//	go run ./test/cmd/bench-vcenter -sweep 100,250,500,1000 -plot-dir docs/img
+//	go -C test run ./cmd/bench-vcenter -machines 100
+//	go -C test run ./cmd/bench-vcenter -client fake -machines 100
+//	go -C test run ./cmd/bench-vcenter -sweep 100,250,500,1000 -plot-dir ../docs/img
 package main
 
 import (

@@ -14,7 +14,7 @@ import (
 )
 
 // TestWindowsMDRemediationTemplate checks the flavor the remediation spec generates from the
-// windows flavor (no cluster needed: go test -tags e2e ./test/e2e/kind -run TestWindowsMD).
+// windows flavor (no cluster needed: go -C test test -tags e2e ./e2e/kind -run TestWindowsMD).
 func TestWindowsMDRemediationTemplate(t *testing.T) {
 	windows, err := os.ReadFile("../../../templates/cluster-template-windows.yaml")
 	if err != nil {

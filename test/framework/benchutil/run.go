@@ -1,3 +1,5 @@
+// Package benchutil is what the benchmark programs in test/cmd share: runs in a fresh process per
+// machine count, sweeps, request and reconcile counts, profiles, report tables and plots.
 package benchutil
 
 import (

@@ -1,5 +1,5 @@
 // Package harness is capwin's local end-to-end environment on real parts, used by the scenario
-// tests (test/e2e), `make demo` (test/framework/harness/demo) and the benchmarks:
+// tests (test/e2e), `make demo` (test/cmd/demo) and the benchmarks:
 //
 //   - the management cluster (test/framework/harness/management): a real kube-apiserver + etcd, CAPI's
 //     own core reconcilers and webhooks, capwin's bootstrap and infrastructure providers from

@@ -1,3 +1,5 @@
+// Package docpages_test checks the repository's Markdown pages: links and anchors resolve, the
+// paths they name exist, and user pages stay within their length.
 package docpages_test
 
 import (

@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/capwin/capwin/test/integration/doctest"
-	"github.com/capwin/capwin/test/framework/harness/management"
 	"github.com/capwin/capwin/internal/test/repo"
+	"github.com/capwin/capwin/test/framework/harness/management"
+	"github.com/capwin/capwin/test/integration/doctest"
 )
 
 var (
@@ -62,12 +62,20 @@ func buildTools(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	build := exec.Command(goCommand(), "build", "-o", dir+string(filepath.Separator),
-		"sigs.k8s.io/cluster-api/cmd/clusterctl", "./test/cmd/kubectl",
-		"github.com/itchyny/gojq/cmd/gojq", "./bootstrap/cmd/render")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("%w: %s", err, out)
+	// jq and render come from the main module; clusterctl and kubectl (test/cmd/kubectl) from
+	// the test module, which requires them.
+	for _, b := range []struct {
+		module string
+		pkgs   []string
+	}{
+		{root, []string{"github.com/itchyny/gojq/cmd/gojq", "./bootstrap/cmd/render"}},
+		{filepath.Join(root, "test"), []string{"sigs.k8s.io/cluster-api/cmd/clusterctl", "./cmd/kubectl"}},
+	} {
+		build := exec.Command(goCommand(), append([]string{"build", "-o", dir + string(filepath.Separator)}, b.pkgs...)...)
+		build.Dir = b.module
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("%w: %s", err, out)
+		}
 	}
 	return os.Rename(filepath.Join(dir, "gojq"), filepath.Join(dir, "jq"))
 }

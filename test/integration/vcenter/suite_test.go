@@ -1,3 +1,6 @@
+// Package vcenter_test runs the production VCenterMachine reconciler (infrastructure/reconcilers/machine)
+// against a real kube-apiserver and govmomi's vcsim: lifecycle, restarts, faults, placement, tenancy
+// and scale. The Hyper-V suites are beside it in test/integration/hyperv.
 package vcenter_test
 
 import (
