@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capwin/capwin/internal/diagnostics"
-	"github.com/capwin/capwin/test/framework/harness"
 	"github.com/capwin/capwin/internal/test/metrics"
+	"github.com/capwin/capwin/test/framework/harness"
 )
 
 // TestObservability runs one Windows machine through on simulated Hyper-V hosts, then reads what

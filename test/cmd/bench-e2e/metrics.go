@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/capwin/capwin/test/framework/benchutil"
 	capwinmetrics "github.com/capwin/capwin/internal/test/metrics"
+	"github.com/capwin/capwin/test/framework/benchutil"
 	"github.com/capwin/capwin/test/framework/vcsim"
 )
 

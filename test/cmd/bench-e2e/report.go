@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
-	"github.com/capwin/capwin/test/framework/benchutil"
 	"github.com/capwin/capwin/internal/test/envtest"
+	"github.com/capwin/capwin/test/framework/benchutil"
 	"github.com/capwin/capwin/test/framework/harness"
 )
 

@@ -27,9 +27,9 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
-	"github.com/capwin/capwin/test/framework/benchutil"
 	"github.com/capwin/capwin/internal/test/envtest"
 	capwinmetrics "github.com/capwin/capwin/internal/test/metrics"
+	"github.com/capwin/capwin/test/framework/benchutil"
 )
 
 type config struct {

@@ -15,8 +15,8 @@ import (
 	"github.com/capwin/capwin/infrastructure/pkg/vcenter/session"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
-	"github.com/capwin/capwin/test/framework/benchutil"
 	"github.com/capwin/capwin/internal/test/envtest"
+	"github.com/capwin/capwin/test/framework/benchutil"
 )
 
 // env is the controller under test as the workload sees it.

@@ -18,8 +18,8 @@ import (
 	"github.com/capwin/capwin/infrastructure/reconcilers/machine"
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
-	"github.com/capwin/capwin/test/framework/benchutil"
 	capwinmetrics "github.com/capwin/capwin/internal/test/metrics"
+	"github.com/capwin/capwin/test/framework/benchutil"
 	"github.com/capwin/capwin/test/framework/vcsim"
 )
 

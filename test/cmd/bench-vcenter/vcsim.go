@@ -23,8 +23,8 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
-	"github.com/capwin/capwin/test/framework/benchutil"
 	"github.com/capwin/capwin/internal/test/vcsim/templates"
+	"github.com/capwin/capwin/test/framework/benchutil"
 )
 
 // vcsimProcess is vcsim running in a child process, so the controller's memory is measured alone.

@@ -15,8 +15,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/capwin/capwin/test/integration/chaos"
 	"github.com/capwin/capwin/test/framework/harness"
+	"github.com/capwin/capwin/test/integration/chaos"
 )
 
 func main() { os.Exit(run()) }

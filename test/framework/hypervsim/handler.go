@@ -12,8 +12,8 @@ import (
 	"sync"
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
-	"github.com/capwin/capwin/test/framework/hypervsim/wsman"
 	"github.com/capwin/capwin/internal/test/pscheck"
+	"github.com/capwin/capwin/test/framework/hypervsim/wsman"
 )
 
 // opError is an operation failure as the scripts report it (Stop-Capwin kinds).

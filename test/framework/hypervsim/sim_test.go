@@ -10,8 +10,8 @@ import (
 
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv"
 	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
-	"github.com/capwin/capwin/test/framework/hypervsim/wsman"
 	"github.com/capwin/capwin/internal/test/metrics"
+	"github.com/capwin/capwin/test/framework/hypervsim/wsman"
 )
 
 const parent = `C:\golden\win2022.vhdx`

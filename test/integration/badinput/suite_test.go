@@ -31,10 +31,10 @@ import (
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/internal/test/envtest"
+	"github.com/capwin/capwin/internal/test/vcsim/templates"
 	"github.com/capwin/capwin/test/framework/hypervsim"
 	"github.com/capwin/capwin/test/framework/hypervsim/wsman"
 	vcsimops "github.com/capwin/capwin/test/framework/vcsim"
-	"github.com/capwin/capwin/internal/test/vcsim/templates"
 )
 
 const (

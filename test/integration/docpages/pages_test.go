@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/capwin/capwin/test/framework/docpages"
 	"github.com/capwin/capwin/internal/test/repo"
+	"github.com/capwin/capwin/test/framework/docpages"
 )
 
 // maxLines is the most a user page may have; docs/reference is generated and exempt, and

@@ -17,7 +17,7 @@ var (
 
 // CONTRIBUTING.md's Layout section matches the tree: every folder or file path it names in code
 // spans exists (a glob matches something), either from the repository's root or from the top folder its bullet is about
-// (`- **`bootstrap/`** ... `reconcilers/windowsconfig``).
+// (`- **`bootstrap/`** ... `reconcilers/windowsconfig“).
 func TestContributingLayoutNamesFoldersThatExist(t *testing.T) {
 	root := envtest.RepoRoot()
 	b, err := os.ReadFile(filepath.Join(root, "CONTRIBUTING.md"))

@@ -19,8 +19,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
-	vcsimops "github.com/capwin/capwin/test/framework/vcsim"
 	"github.com/capwin/capwin/internal/test/vcsim/templates"
+	vcsimops "github.com/capwin/capwin/test/framework/vcsim"
 )
 
 // vcenterBackend is testMachines on vcsim: a VCenterClusterIdentity, a VCenterCluster, a

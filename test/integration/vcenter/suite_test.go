@@ -33,8 +33,8 @@ import (
 	"github.com/capwin/capwin/infrastructure/setup"
 	"github.com/capwin/capwin/internal/manager"
 	"github.com/capwin/capwin/internal/test/envtest"
-	vcsimops "github.com/capwin/capwin/test/framework/vcsim"
 	"github.com/capwin/capwin/internal/test/vcsim/templates"
+	vcsimops "github.com/capwin/capwin/test/framework/vcsim"
 )
 
 // watchFilter labels the objects the running manager reconciles; tests that drive a reconciler

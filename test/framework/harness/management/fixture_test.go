@@ -22,9 +22,9 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/test/vcsim/templates"
 	"github.com/capwin/capwin/test/framework/harness/management"
 	"github.com/capwin/capwin/test/framework/harness/workload"
-	"github.com/capwin/capwin/internal/test/vcsim/templates"
 )
 
 // startVCSim runs govmomi's vcsim (VPX model) over TLS, as the machine reconciler suite does.
