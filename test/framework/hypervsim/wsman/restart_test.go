@@ -53,3 +53,37 @@ func TestRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseWhileACommandStarts: a command starting (its first Send) while the server closes
+// or restarts. start once took the command's lock and then the server's; stop takes the
+// server's and then each command's, so the two waited for each other for good (the Hyper-V suite
+// hung in TestMain's Close for 28 minutes, in a loaded CI run).
+func TestCloseWhileACommandStarts(t *testing.T) {
+	s := startServer(t, Options{Handler: HandlerFunc(func(context.Context, Request) Result { return Result{} })})
+	c := newCommand(Request{Command: "x"})
+	s.life.Lock() // a Close or Restart in progress
+	started := make(chan struct{})
+	go func() {
+		s.start(c, false)
+		close(started)
+	}()
+	time.Sleep(50 * time.Millisecond) // start runs up to the server's lock
+	terminated := make(chan struct{})
+	go func() {
+		c.terminate() // what stop does, under the server's lock
+		close(terminated)
+	}()
+	select {
+	case <-terminated:
+		s.life.Unlock()
+	case <-time.After(5 * time.Second):
+		s.life.Unlock() // lets the two go on, so that the server can close at the test's end
+		t.Fatal("terminating a command that is starting waits for good while the server's lock is held")
+	}
+	<-started
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		t.Error("a command terminated before it started ran anyway")
+	}
+}

@@ -65,6 +65,9 @@ func (c *command) addStdin(data []byte, end bool) (bool, error) {
 // start runs the handler unless it already runs; with noStdin it does
 // nothing once a Send has arrived.
 func (s *Server) start(c *command, noStdin bool) {
+	// The server's lock before the command's, never inside it: stop holds the server's lock
+	// while it terminates each command.
+	parent, _ := s.current()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.started || c.ended || (noStdin && c.sent) {
@@ -74,7 +77,6 @@ func (s *Server) start(c *command, noStdin bool) {
 	req := c.req
 	req.Stdin = bytes.Clone(c.stdin.Bytes())
 	c.stdin = bytes.Buffer{}
-	parent, _ := s.current()
 	ctx, cancel := context.WithCancel(parent)
 	c.cancel = cancel
 	s.commands.Add(1)
