@@ -20,9 +20,10 @@ type namedDownload struct {
 	download *bootstrapv1.Download
 }
 
-// downloads lists kubelet, kubeadm and containerd in field order, set or not.
+// downloads lists kubelet, kubeadm, containerd and kube-log-runner in field order, set or not.
 func downloads(b bootstrapv1.Binaries) []namedDownload {
-	return []namedDownload{{"kubelet", b.Kubelet}, {"kubeadm", b.Kubeadm}, {"containerd", b.Containerd}}
+	return []namedDownload{{"kubelet", b.Kubelet}, {"kubeadm", b.Kubeadm}, {"containerd", b.Containerd},
+		{"kubeLogRunner", b.KubeLogRunner}}
 }
 
 func validateBinaries(b bootstrapv1.Binaries, path *field.Path) field.ErrorList {
@@ -36,7 +37,7 @@ func validateBinaries(b bootstrapv1.Binaries, path *field.Path) field.ErrorList 
 		p := path.Child(d.name)
 		switch {
 		case d.download == nil:
-			if b.Source == bootstrapv1.BinariesDownload && d.name != "containerd" {
+			if b.Source == bootstrapv1.BinariesDownload && (d.name == "kubelet" || d.name == "kubeadm") {
 				errs = append(errs, field.Required(p, "source Download needs a url and sha256 for "+d.name))
 			}
 		case b.Source != bootstrapv1.BinariesDownload:

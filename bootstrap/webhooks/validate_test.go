@@ -212,6 +212,13 @@ func TestValidateSpec(t *testing.T) {
 		{"URL without download", func(s *bootstrapv1.WindowsConfigSpec) {
 			s.Binaries.Containerd = &bootstrapv1.Download{URL: "https://dl.example.com/c.tgz", SHA256: sha}
 		}, []want{{"spec.binaries.containerd", "only used with source: Download"}}},
+		{"kube-log-runner without download", func(s *bootstrapv1.WindowsConfigSpec) {
+			s.Binaries.KubeLogRunner = &bootstrapv1.Download{URL: "https://dl.example.com/kube-log-runner.exe", SHA256: sha}
+		}, []want{{"spec.binaries.kubeLogRunner", "only used with source: Download"}}},
+		{"kube-log-runner short sha", func(s *bootstrapv1.WindowsConfigSpec) {
+			download("https://dl.example.com/k.exe", sha)(s)
+			s.Binaries.KubeLogRunner = &bootstrapv1.Download{URL: "https://dl.example.com/kube-log-runner.exe", SHA256: "abc"}
+		}, []want{{"spec.binaries.kubeLogRunner.sha256", "64 hex digits"}}},
 		{"relative binaries directory", func(s *bootstrapv1.WindowsConfigSpec) { s.Binaries.Directory = `k` }, []want{{"spec.binaries.directory", "absolute"}}},
 		{"binaries directory with separator", func(s *bootstrapv1.WindowsConfigSpec) { s.Binaries.Directory = `C:\k\` }, []want{{"spec.binaries.directory", "separator"}}},
 

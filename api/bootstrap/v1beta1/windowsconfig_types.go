@@ -310,7 +310,7 @@ const (
 
 // Binaries locate kubelet.exe, kubeadm.exe and containerd.
 // +kubebuilder:validation:XValidation:rule="self.source != 'Download' || (has(self.kubelet) && has(self.kubeadm))",message="binaries: source Download needs kubelet and kubeadm URLs"
-// +kubebuilder:validation:XValidation:rule="self.source == 'Download' || (!has(self.kubelet) && !has(self.kubeadm) && !has(self.containerd))",message="binaries: URLs are only used with source Download"
+// +kubebuilder:validation:XValidation:rule="self.source == 'Download' || (!has(self.kubelet) && !has(self.kubeadm) && !has(self.containerd) && !has(self.kubeLogRunner))",message="binaries: URLs are only used with source Download"
 type Binaries struct {
 	// source is Prebaked (default) or Download.
 	// +kubebuilder:default=Prebaked
@@ -332,6 +332,12 @@ type Binaries struct {
 	// containerd the image has.
 	// +optional
 	Containerd *Download `json:"containerd,omitempty"`
+	// kubeLogRunner is kube-log-runner.exe's download (Kubernetes' Windows node binaries have it,
+	// of the kubelet's version): the kubelet service runs under it so that the kubelet's output is
+	// kept in C:\var\log\kubelet\kubelet.log, rotated from v1.34. Unset uses the one in directory
+	// if the image has it (image-builder's do); without it the kubelet keeps no log file.
+	// +optional
+	KubeLogRunner *Download `json:"kubeLogRunner,omitempty"`
 }
 
 // Download is a file fetched over HTTP(S) and verified by its SHA-256.

@@ -76,7 +76,7 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 			LogFile:  LogFile,
 			Sentinel: SentinelPath,
 			Directories: []string{
-				dir, `C:\var\log\kubelet`, `C:\var\lib\kubelet\etc\kubernetes\pki`, `C:\etc\kubernetes\pki`,
+				dir, `C:\var\log\kubelet`, `C:\var\log\containerd`, `C:\var\lib\kubelet\etc\kubernetes\pki`, `C:\etc\kubernetes\pki`,
 				`C:\etc\kubernetes\manifests`, `C:\opt\cni\bin`, `C:\etc\cni\net.d`, `C:\run\cluster-api`,
 			},
 			// The join configuration (token), kubelet's kubeconfigs and client keys.
@@ -93,10 +93,11 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 			ConfigPath: containerDir + `\config.toml`,
 			Config:     containerd,
 			Register:   in.Binaries.Containerd != nil,
+			LogFile:    ContainerdLogFile,
 			Hosts:      hosts,
 		},
 		Firewall: firewall(in.CNI),
-		Kubelet:  DocKubelet{Binary: dir + `\kubelet.exe`, Args: kubeletArgs(in)},
+		Kubelet:  DocKubelet{Binary: dir + `\kubelet.exe`, Args: kubeletArgs(in), LogRunner: kubeLogRunner(in)},
 		Join: DocJoin{
 			Kubeadm:    dir + `\kubeadm.exe`,
 			ConfigPath: StateDir + `\kubeadm-join-config.yaml`,
@@ -188,6 +189,7 @@ func downloads(b Binaries) []DocDownload {
 	}
 	add(b.Kubelet, b.Directory+`\kubelet.exe`, "", "kubelet")
 	add(b.Kubeadm, b.Directory+`\kubeadm.exe`, "", "")
+	add(b.KubeLogRunner, b.Directory+`\`+KubeLogRunner, "", "kubelet") // the kubelet service's program
 	add(b.Containerd, StateDir+`\containerd.tar.gz`, containerDir, "containerd")
 	return out
 }

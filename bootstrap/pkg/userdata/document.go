@@ -124,6 +124,9 @@ type DocContainerd struct {
 	Config     string `json:"config"`
 	// Register makes containerd a service from a freshly downloaded archive.
 	Register bool `json:"register"`
+	// LogFile is where the containerd service writes its log (--log-file; without it a containerd
+	// service's log goes nowhere): given when the service is registered, added to an image's.
+	LogFile string `json:"logFile"`
 	// Hosts are the hosts.toml and CA files of the configured registries, under the config's
 	// config_path; other host folders there are left alone.
 	Hosts []DocFile `json:"hosts,omitempty"`
@@ -155,6 +158,18 @@ type DocKubelet struct {
 	Binary string `json:"binary"`
 	// Args are complete "--name=value" flags; the script quotes them for the service command line.
 	Args []string `json:"args"`
+	// LogRunner wraps the kubelet so that its output is kept in a file.
+	LogRunner DocLogRunner `json:"logRunner"`
+}
+
+// DocLogRunner is kube-log-runner in front of the kubelet on the service's command line. A service
+// that already runs the kubelet under an image's kube-log-runner keeps that wrapper; without the
+// program on the node, the kubelet runs alone (and keeps no log file).
+type DocLogRunner struct {
+	Binary string `json:"binary"`
+	// Args are kube-log-runner's own flags, before the kubelet's program.
+	Args    []string `json:"args"`
+	LogFile string   `json:"logFile"`
 }
 
 // DocJoin is the kubeadm join step.

@@ -43,8 +43,11 @@ func windowsKubeletFields(in *Input) map[string]any {
 	return fields
 }
 
+var errFeatureGates = errors.New("kubeletConfiguration.featureGates is not a JSON object")
+
 // withKubeletPatch makes the patch file from capwin's fields and Input.KubeletConfiguration (the
-// user's fields; admission refuses the ones capwin sets, and capwin's win here), written with the
+// user's fields; admission refuses the ones capwin sets, and capwin's win here; capwin's defaults,
+// Node Log Query's, give way to the user's), written with the
 // user's files before the join (by cloudbase-init's write_files or by the script).
 func withKubeletPatch(in *Input) error {
 	fields := map[string]json.RawMessage{}
@@ -55,6 +58,13 @@ func withKubeletPatch(in *Input) error {
 		if fields == nil {
 			return errors.New("kubeletConfiguration is not a JSON object: null")
 		}
+	}
+	defaults, err := nodeLogQueryFields(in, fields)
+	if err != nil {
+		return err
+	}
+	for k, v := range defaults {
+		fields[k] = v
 	}
 	for k, v := range windowsKubeletFields(in) {
 		raw, err := json.Marshal(v)

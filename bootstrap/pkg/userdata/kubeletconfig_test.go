@@ -64,6 +64,7 @@ func TestKubeletConfigurationIsAKubeadmPatchInBothFormats(t *testing.T) {
   "cgroupsPerQOS": false,
   "enforceNodeAllocatable": ["none"],
   "resolvConf": "",
+  "enableSystemLogQuery": true,
   "registerWithTaints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}, {"key": "dedicated", "effect": "NoExecute"}]
 }`))
 			g.Expect(files[KubeletPatchPath]).NotTo(ContainSubstring("\n"), "compact JSON")
@@ -79,7 +80,7 @@ func TestKubeletConfigurationIsAKubeadmPatchInBothFormats(t *testing.T) {
 
 // TestKubeletPatchWithoutUserFields: without fields of the user's, the patch holds capwin's own
 // (what were the deprecated flags --container-runtime-endpoint, --cgroups-per-qos,
-// --enforce-node-allocatable, --resolv-conf and --register-with-taints).
+// --enforce-node-allocatable, --resolv-conf and --register-with-taints) and Node Log Query.
 func TestKubeletPatchWithoutUserFields(t *testing.T) {
 	for _, patch := range []string{"", "{}", " { } "} {
 		g := NewWithT(t)
@@ -89,7 +90,7 @@ func TestKubeletPatchWithoutUserFields(t *testing.T) {
 		u, doc := render(t, in)
 		g.Expect(joinConfiguration(t, doc).Patches).To(Equal(&upstreamv1beta4.Patches{Directory: KubeadmPatchesDir}), "%q", patch)
 		g.Expect(nodeFiles(t, u, doc)[KubeletPatchPath]).To(MatchJSON(`{"containerRuntimeEndpoint": "npipe:////./pipe/containerd-containerd",
-  "cgroupsPerQOS": false, "enforceNodeAllocatable": ["none"], "resolvConf": ""}`), "%q", patch)
+  "cgroupsPerQOS": false, "enforceNodeAllocatable": ["none"], "resolvConf": "", "enableSystemLogQuery": true}`), "%q", patch)
 	}
 }
 

@@ -92,8 +92,8 @@ type CNI struct {
 type Binaries struct {
 	// Directory holds kubelet.exe and kubeadm.exe (C:\k on image-builder images).
 	Directory string
-	// Nil downloads mean the binary is pre-baked in the image.
-	Kubelet, Kubeadm, Containerd *Download
+	// Nil downloads mean the binary is pre-baked in the image (or, for kube-log-runner, absent).
+	Kubelet, Kubeadm, Containerd, KubeLogRunner *Download
 }
 
 // Download is a URL with the required SHA-256 of its content (lowercase hex).

@@ -155,6 +155,7 @@ func binaries(b bootstrapv1.Binaries) userdata.Binaries {
 		return out
 	}
 	out.Kubelet, out.Kubeadm, out.Containerd = download(b.Kubelet), download(b.Kubeadm), download(b.Containerd)
+	out.KubeLogRunner = download(b.KubeLogRunner)
 	return out
 }
 

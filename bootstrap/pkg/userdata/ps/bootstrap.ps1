@@ -521,10 +521,17 @@ function Step-Containerd {
             throw 'containerd is not installed: use an image with containerd or set spec.binaries.containerd'
         }
         $exe = Join-Path $config.directory 'containerd.exe'
-        $code = Invoke-Native $exe @('--register-service', '--config', $config.configPath)
+        $code = Invoke-Native $exe @('--register-service', '--config', $config.configPath, "--log-file=$($config.logFile)")
         if ($code -ne 0) {
             throw "containerd --register-service exited with code $code"
         }
+        $changed = $true
+    }
+    # A containerd service without --log-file logs nowhere.
+    $key = 'HKLM:\SYSTEM\CurrentControlSet\Services\containerd'
+    $imagePath = (Get-ItemProperty -Path $key -Name 'ImagePath').ImagePath
+    if ($imagePath -notmatch '--log-file') {
+        Set-ItemProperty -Path $key -Name 'ImagePath' -Value ($imagePath + ' ' + (Format-ServiceArgument "--log-file=$($config.logFile)"))
         $changed = $true
     }
     Set-ServiceEnvironment 'containerd'
@@ -614,14 +621,47 @@ function Format-ServiceArgument {
     return '"' + [regex]::Replace($Value, '(\\+)$', '$1$1') + '"'
 }
 
+# Get-KubeletWrapper is what runs the kubelet on the service's command line so that its output is
+# kept in a file: an image's kube-log-runner already in front of the kubelet stays as it is;
+# otherwise capwin's (downloaded or on the image) with capwin's log file and rotation; without the
+# program, nothing (the kubelet then keeps no log).
+function Get-KubeletWrapper {
+    param([string]$Existing)
+    if ($Existing -match '^(?<wrapper>.*?kube-log-runner(\.exe)?"?\s.*?)\s+("[^"]*kubelet\.exe"|[^"\s]*kubelet\.exe)(\s|$)') {
+        Write-Log 'the kubelet service keeps the image''s kube-log-runner'
+        return $Matches['wrapper']
+    }
+    $runner = $Data.kubelet.logRunner
+    if (-not (Test-Path $runner.binary)) {
+        Write-Log "no $($runner.binary): the kubelet keeps no log file (set spec.binaries.kubeLogRunner or use an image that has it)"
+        return ''
+    }
+    $parts = @(Format-ServiceArgument $runner.binary)
+    foreach ($arg in $runner.args) {
+        $parts += Format-ServiceArgument $arg
+    }
+    return $parts -join ' '
+}
+
 function Step-Kubelet {
-    $parts = @(Format-ServiceArgument $Data.kubelet.binary)
+    $key = 'HKLM:\SYSTEM\CurrentControlSet\Services\kubelet'
+    $registered = [bool](Get-Service -Name 'kubelet' -ErrorAction SilentlyContinue)
+    $existing = ''
+    if ($registered) {
+        $existing = (Get-ItemProperty -Path $key -Name 'ImagePath').ImagePath
+    }
+    $parts = @()
+    $wrapper = Get-KubeletWrapper $existing
+    if ($wrapper) {
+        $parts += $wrapper
+    }
+    $parts += Format-ServiceArgument $Data.kubelet.binary
     foreach ($arg in $Data.kubelet.args) {
         $parts += Format-ServiceArgument $arg
     }
     $commandLine = $parts -join ' '
-    if (Get-Service -Name 'kubelet' -ErrorAction SilentlyContinue) {
-        Set-ItemProperty -Path 'HKLM:\SYSTEM\CurrentControlSet\Services\kubelet' -Name 'ImagePath' -Value $commandLine
+    if ($registered) {
+        Set-ItemProperty -Path $key -Name 'ImagePath' -Value $commandLine
     } else {
         New-Service -Name 'kubelet' -BinaryPathName $commandLine -DisplayName 'Kubernetes kubelet' -StartupType Automatic -DependsOn 'containerd' | Out-Null
     }

@@ -61,6 +61,12 @@ type Config struct {
 	Network []byte
 	// MACs are the VM's adapters (any separators); nil: every adapter a document names is there.
 	MACs []string
+	// KubeletService is the command line of a kubelet service the image registered ("": none);
+	// image-builder's runs the kubelet under kube-log-runner.
+	KubeletService string
+	// NoKubeLogRunner: the image has no kube-log-runner in its binaries folder (and none is
+	// downloaded), so the kubelet keeps no log file.
+	NoKubeLogRunner bool
 	// CPUs and MemoryMiB are the VM's size as the kubelet reports it (default 2 and 4096).
 	CPUs, MemoryMiB int
 	// StepTime is how long each bootstrap step takes at least, so that a bootstrap lasts as long
@@ -89,6 +95,7 @@ type Guest struct {
 	disks          []Disk           // the data disks' state (the disks step changes it)
 	network        guestnet.Network // what the network step configured
 	closers        []func()         // close the kubelet's connections on Stop
+	kubeletLog     *nodeLog         // the kubelet's output as its service keeps it (nil: kept nowhere)
 }
 
 func (g *Guest) containerdConfig() string {

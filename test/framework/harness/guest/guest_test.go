@@ -64,22 +64,27 @@ func TestGuest(t *testing.T) {
 		t.Run("process and Hyper-V isolation", f.testIsolation)
 		t.Run("kubelet configuration patch in both formats", f.testKubeletConfiguration)
 		t.Run("binaries.containerd replaces the running containerd", f.testContainerdUpgrade)
+		t.Run("kubelet and containerd logs", f.testLogs)
 	})
 	t.Run("many idle guests", f.testManyGuests)
 }
 
 // boot starts a guest for n and stops it when the test ends.
-func (f *fixture) boot(t *testing.T, n node, build uint16, faults guest.Faults, joinTimeout time.Duration) (*guest.Guest, *recorder) {
+func (f *fixture) boot(t *testing.T, n node, build uint16, faults guest.Faults, joinTimeout time.Duration, image ...func(*guest.Config)) (*guest.Guest, *recorder) {
 	t.Helper()
 	n.endpoint = f.c.Endpoint
 	if n.caHash == "" {
 		n.caHash = f.caHash
 	}
 	rec := &recorder{}
-	g := guest.Boot(t.Context(), guest.Config{
+	cfg := guest.Config{
 		UserData: render(t, n), Build: build, Address: nextAddress(), Channel: rec, Faults: faults,
 		HeartbeatInterval: time.Second, JoinTimeout: joinTimeout, Log: testr.New(t),
-	})
+	}
+	for _, change := range image {
+		change(&cfg)
+	}
+	g := guest.Boot(t.Context(), cfg)
 	t.Cleanup(g.Stop)
 	return g, rec
 }

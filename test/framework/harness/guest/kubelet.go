@@ -50,12 +50,15 @@ type kubelet struct {
 // startKubelet does the TLS bootstrap and the registration within ctx (kubeadm join's
 // deadline), then keeps the Lease and the Pods of the node going until the guest stops.
 func (g *Guest) startKubelet(ctx context.Context, name, version string, flags guestjoin.KubeletFlags) error {
+	g.kubeletSays('I', "server.go:525", "Kubelet version", "kubeletVersion", version)
 	config, err := g.loadKubeletConfig(flags.Config)
 	if err != nil {
+		g.kubeletSays('E', "run.go:72", "command failed", "err", err.Error())
 		return err
 	}
 	cfg, err := g.tlsBootstrap(ctx, name, flags)
 	if err != nil {
+		g.kubeletSays('E', "run.go:72", "command failed", "err", err.Error())
 		return err
 	}
 	cfg.UserAgent = "kubelet/" + version + " (windows/amd64)"
@@ -84,6 +87,7 @@ func (g *Guest) startKubelet(ctx context.Context, name, version string, flags gu
 		case <-time.After(time.Second):
 		}
 	}
+	g.kubeletSays('I', "kubelet_node_status.go:78", "Successfully registered node", "node", name)
 	k.renewLease(ctx)
 	g.spawn(func() { k.heartbeat(g.ctx) })
 	k.runPods(g.ctx)
@@ -207,4 +211,12 @@ func ubr(build int) int {
 		return 4061
 	}
 	return 1
+}
+
+// kubeletSays writes a line of the kubelet's to its log, where its service keeps it.
+func (g *Guest) kubeletSays(severity byte, file, msg string, kv ...string) {
+	g.mu.Lock()
+	l := g.kubeletLog
+	g.mu.Unlock()
+	l.write(klog(severity, file, msg, kv...))
 }

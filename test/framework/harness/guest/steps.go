@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
@@ -73,13 +74,22 @@ func (s *script) do(ctx context.Context, name string) error {
 			return err
 		}
 		s.running["containerd"] = c.Directory + `\containerd.exe`
+		s.g.fs.appendTo(c.LogFile, []byte(fmt.Sprintf("time=%q level=info msg=\"containerd successfully booted\"\n", time.Now().UTC().Format(time.RFC3339Nano))))
 	case "files":
 		return s.writeFiles()
 	case "preJoin":
 		return s.userCommands(name, doc.PreJoin)
 	case "kubelet":
-		// The service's command line: the kubelet started by kubeadm join reads its flags here.
+		// The service's command line: the kubelet started by kubeadm join reads its flags here,
+		// and kube-log-runner in front of it keeps its output.
 		s.kubeletArgs = append([]string(nil), doc.Kubelet.Args...)
+		l, err := s.g.runnerLog(s.kubeletWrapper())
+		if err != nil {
+			return err
+		}
+		s.g.mu.Lock()
+		s.g.kubeletLog = l
+		s.g.mu.Unlock()
 	case "join":
 		return s.join(ctx)
 	case "postJoin":

@@ -1,0 +1,77 @@
+package guest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunnerLogReadsTheWrapperAsKubeLogRunner: the log file and its rotation come from the
+// wrapper's flags in each form Go's flag package accepts; a bad value fails as kube-log-runner does.
+func TestRunnerLogReadsTheWrapperAsKubeLogRunner(t *testing.T) {
+	g := &Guest{fs: newFileSystem()}
+	for wrapper, want := range map[string]nodeLog{
+		`C:\k\kube-log-runner.exe --log-file=C:\var\log\kubelet\kubelet.log --log-file-size=100Mi --log-file-age=168h`: {
+			path: `C:\var\log\kubelet\kubelet.log`, maxSize: 100 << 20, maxAge: 168 * time.Hour},
+		`"C:\Program Files\k\kube-log-runner.exe" -log-file "C:/var/log/kubelet/kubelet.log"`: {path: "C:/var/log/kubelet/kubelet.log"},
+		`C:\k\kube-log-runner.exe -log-file=C:/l.log -log-file-size 1Ki`: {path: "C:/l.log", maxSize: 1024},
+	} {
+		l, err := g.runnerLog(wrapper)
+		if err != nil || l == nil || l.path != want.path || l.maxSize != want.maxSize || l.maxAge != want.maxAge {
+			t.Errorf("%s: %+v, %v; want %+v", wrapper, l, err, want)
+		}
+	}
+	for _, none := range []string{"", `C:\k\kube-log-runner.exe`, `C:\k\kube-log-runner.exe --also-stdout`} {
+		if l, err := g.runnerLog(none); l != nil || err != nil {
+			t.Errorf("%q: %+v, %v; want no log", none, l, err)
+		}
+	}
+	if _, err := g.runnerLog(`C:\k\kube-log-runner.exe --log-file=C:\l.log --log-file-size=big`); err == nil ||
+		!strings.Contains(err.Error(), "-log-file-size") {
+		t.Errorf("a bad size: %v", err)
+	}
+}
+
+// TestImageWrapperIsKept: Get-KubeletWrapper's pattern keeps what stands before the kubelet's
+// program, quoted or not, and finds nothing in a command line without kube-log-runner.
+func TestImageWrapperIsKept(t *testing.T) {
+	for line, want := range map[string]string{
+		`C:\k\kube-log-runner.exe --log-file=C:/var/log/kubelet/kubelet.log C:\k\kubelet.exe --windows-service`: `C:\k\kube-log-runner.exe --log-file=C:/var/log/kubelet/kubelet.log`,
+		`"C:\Program Files\K\KUBE-LOG-RUNNER.EXE" -log-file "C:\logs\k.log" "C:\Program Files\K\kubelet.exe"`:   `"C:\Program Files\K\KUBE-LOG-RUNNER.EXE" -log-file "C:\logs\k.log"`,
+		`C:\k\kubelet.exe --windows-service --config=C:\var\lib\kubelet\config.yaml`:                             "",
+		`C:\k\kube-log-runner.exe`: "",
+	} {
+		got := ""
+		if m := imageWrapper.FindStringSubmatch(line); m != nil {
+			got = m[1]
+		}
+		if got != want {
+			t.Errorf("%s: wrapper %q, want %q", line, got, want)
+		}
+	}
+}
+
+// TestNodeLogRotates: past its size the file is renamed <base>-<time><ext> and begins again;
+// rotated files older than the age are removed, newer ones kept.
+func TestNodeLogRotates(t *testing.T) {
+	fs := newFileSystem()
+	l := &nodeLog{fs: fs, path: `C:\var\log\kubelet\kubelet.log`, maxSize: 100, maxAge: time.Hour}
+	for range 5 {
+		l.write(strings.Repeat("x", 30)) // 31 bytes: the fourth line rotates
+	}
+	current, _ := fs.read(l.path)
+	rotated := fs.walk(`C:\var\log\kubelet`)
+	if len(current) != 31 || len(rotated) != 2 || !strings.HasPrefix(rotated[0], `c:\var\log\kubelet\kubelet-`) ||
+		!strings.HasSuffix(rotated[0], ".log") {
+		t.Fatalf("current %d bytes, files %v", len(current), rotated)
+	}
+	old := `C:\var\log\kubelet\kubelet-20200101-000000.log`
+	fs.write(old, []byte("old\n"))
+	l.rotated[old] = time.Now().Add(-2 * time.Hour)
+	l.rotate(time.Now())
+	if fs.exists(old) || len(fs.walk(`C:\var\log\kubelet`)) != 2 {
+		t.Errorf("after a rotation: %v (the file older than an hour should be gone)", fs.walk(`C:\var\log\kubelet`))
+	}
+	var none *nodeLog
+	none.write("kept nowhere") // a kubelet without a wrapper
+}
