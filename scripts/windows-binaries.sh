@@ -5,6 +5,8 @@
 #
 #   kubernetes/<version>/{kubelet,kubeadm,kube-proxy}.exe   the oldest and the newest Kubernetes minor
 #                                                           docs/compatibility.md supports for Windows nodes
+#   kubernetes/<version>/kube-log-runner.exe                the kubelet service's wrapper, from the
+#                                                           k8s.io/component-base of that version
 #   containerd/<version>/containerd.exe                     each containerd line (1.7 and 2.x)
 #   flannel/<version>/flanneld.exe                          the flanneld the addons ship (FLANNEL_VERSION)
 #
@@ -25,7 +27,7 @@ CACHE=${CAPWIN_CACHE:-$HOME/.cache/capwin}
 OUT="$CACHE/windows"
 
 programs() {
-  for v in "${KUBERNETES[@]}"; do for b in kubelet kubeadm kube-proxy; do echo "kubernetes $v $b.exe"; done; done
+  for v in "${KUBERNETES[@]}"; do for b in kubelet kubeadm kube-proxy kube-log-runner; do echo "kubernetes $v $b.exe"; done; done
   for v in "${CONTAINERD[@]}"; do echo "containerd $v containerd.exe"; done
   echo "flannel $FLANNEL_VERSION flanneld.exe"
 }
@@ -74,6 +76,7 @@ build github.com/flannel-io/flannel "$FLANNEL_VERSION" github.com/flannel-io/fla
   "$OUT/flannel/$FLANNEL_VERSION/flanneld.exe" "-X github.com/flannel-io/flannel/pkg/version.Version=$FLANNEL_VERSION"
 for v in "${KUBERNETES[@]}"; do
   K8S_VERSION=$v GOOS= scripts/envtest-assets.sh --windows >/dev/null
+  build k8s.io/component-base "v0.${v#v1.}" k8s.io/component-base/logs/kube-log-runner "$OUT/kubernetes/$v/kube-log-runner.exe"
 done
 
 echo "$OUT"

@@ -38,7 +38,9 @@ func TestContainerdLoadsConfig(t *testing.T) {
 				}
 				p := NewPrefix(t)
 				c.lay(t, p, doc)
-				out := run(t, p, Exe(t, "containerd", release, "containerd.exe"), "--config", doc.Containerd.ConfigPath, "config", "dump")
+				// With the --log-file capwin gives the service (a flag of containerd on Windows).
+				out := run(t, p, Exe(t, "containerd", release, "containerd.exe"), "--config", doc.Containerd.ConfigPath,
+					"--log-file="+doc.Containerd.LogFile, "config", "dump")
 				out.mustSucceed(t)
 				dump := out.Stdout
 				for _, want := range []string{spec.Containerd.PauseImage, userdata.CertsDir, spec.Containerd.Root, spec.Containerd.State} {

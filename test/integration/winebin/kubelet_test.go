@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/mod/semver"
 	"sigs.k8s.io/yaml"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
@@ -101,6 +102,7 @@ func checkPatched(t *testing.T, p *Prefix, doc *userdata.Document, user any) {
 			want[k] = v
 		}
 	}
+	nodeLogQuery(want, doc.KubernetesVersion)
 	for k, v := range want {
 		if !reflect.DeepEqual(got[k], v) {
 			t.Errorf("config.yaml %s = %#v, want %#v (capwin's patch or the user's kubeletConfiguration was not applied)", k, got[k], v)
@@ -119,6 +121,24 @@ func checkPatched(t *testing.T, p *Prefix, doc *userdata.Document, user any) {
 	if len(taints) != len(joinTaints) {
 		t.Errorf("config.yaml registerWithTaints = %v, want the JoinConfiguration's %v", taints, joinTaints)
 	}
+}
+
+// nodeLogQuery adds what capwin turns on for Node Log Query unless the user set it: the query,
+// and the feature gate for a kubelet older than v1.36 (where it is locked on).
+func nodeLogQuery(want map[string]any, version string) {
+	if _, set := want["enableSystemLogQuery"]; !set {
+		want["enableSystemLogQuery"] = true
+	}
+	if semver.Compare(semver.MajorMinor(version), "v1.36") >= 0 {
+		return
+	}
+	gates := map[string]any{"NodeLogQuery": true}
+	if user, ok := want["featureGates"].(map[string]any); ok {
+		for k, v := range user {
+			gates[k] = v
+		}
+	}
+	want["featureGates"] = gates
 }
 
 func joinTaints(t *testing.T, doc *userdata.Document) []any {
