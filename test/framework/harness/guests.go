@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/capwin/capwin/test/framework/harness/guest"
+	"github.com/capwin/capwin/test/framework/nodenet"
 )
 
 // Guests are the simulated Windows guests of every powered-on VM, keyed by the VM's identity on
@@ -25,6 +26,9 @@ type Guests struct {
 	// Domain is the Active Directory domain every guest's network reaches.
 	Domain *guest.DomainController
 
+	// nodes is the workload cluster's node network: each kubelet serves on it.
+	nodes *nodenet.Network
+
 	mu      sync.Mutex
 	running map[string]*runningGuest
 	faults  func(vmName string) guest.Faults
@@ -37,8 +41,8 @@ type runningGuest struct {
 	*guest.Guest
 }
 
-func newGuests(ctx context.Context, log logr.Logger, heartbeat, joinTimeout time.Duration) *Guests {
-	return &Guests{ctx: ctx, log: log, heartbeat: heartbeat, joinTimeout: joinTimeout, Domain: NewDomain(),
+func newGuests(ctx context.Context, log logr.Logger, heartbeat, joinTimeout time.Duration, nodes *nodenet.Network) *Guests {
+	return &Guests{ctx: ctx, log: log, heartbeat: heartbeat, joinTimeout: joinTimeout, Domain: NewDomain(), nodes: nodes,
 		running: map[string]*runningGuest{}, nextIP: map[string]int{}}
 }
 
@@ -97,6 +101,7 @@ func (g *Guests) boot(key, vmName string, cfg guest.Config) {
 	g.log.V(1).Info("guest boots", "vm", vmName, "build", cfg.Build, "address", cfg.Address, "faults", faults)
 	cfg.Faults, cfg.Domain, cfg.HeartbeatInterval, cfg.JoinTimeout, cfg.StepTime = faults, g.Domain, g.heartbeat, g.joinTimeout, g.stepTime
 	cfg.Log = g.log.WithValues("vm", vmName)
+	cfg.Nodes = g.nodes
 	g.running[key] = &runningGuest{vmName: vmName, Guest: guest.Boot(g.ctx, cfg)}
 	g.booted++
 }

@@ -139,7 +139,7 @@ func Start(ctx context.Context, opts Options) (_ *Harness, retErr error) {
 	if err := h.watchSecrets(ctx); err != nil {
 		return nil, fmt.Errorf("secret scan: %w", err)
 	}
-	h.Guests = newGuests(ctx, h.log.WithName("guest"), opts.Heartbeat, opts.JoinTimeout)
+	h.Guests = newGuests(ctx, h.log.WithName("guest"), opts.Heartbeat, opts.JoinTimeout, h.Workload.Nodes)
 	h.Guests.stepTime = opts.GuestStepTime
 	return h, h.startWatcher(ctx)
 }

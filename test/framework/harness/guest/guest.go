@@ -18,6 +18,7 @@ import (
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	"github.com/capwin/capwin/test/framework/guestnet"
+	"github.com/capwin/capwin/test/framework/nodenet"
 )
 
 // Channel is how a guest talks to its hypervisor (VMware Tools guestinfo on vSphere, KVP on Hyper-V).
@@ -61,6 +62,9 @@ type Config struct {
 	Network []byte
 	// MACs are the VM's adapters (any separators); nil: every adapter a document names is there.
 	MACs []string
+	// Nodes is the workload cluster's node network, on which the kubelet opens its port at Address
+	// (nil: the kubelet serves nothing).
+	Nodes *nodenet.Network
 	// KubeletService is the command line of a kubelet service the image registered ("": none);
 	// image-builder's runs the kubelet under kube-log-runner.
 	KubeletService string
@@ -96,6 +100,7 @@ type Guest struct {
 	network        guestnet.Network // what the network step configured
 	closers        []func()         // close the kubelet's connections on Stop
 	kubeletLog     *nodeLog         // the kubelet's output as its service keeps it (nil: kept nowhere)
+	serving        bool             // the kubelet's port is open on the node network
 }
 
 func (g *Guest) containerdConfig() string {

@@ -79,7 +79,7 @@ func (f *fixture) boot(t *testing.T, n node, build uint16, faults guest.Faults, 
 	rec := &recorder{}
 	cfg := guest.Config{
 		UserData: render(t, n), Build: build, Address: nextAddress(), Channel: rec, Faults: faults,
-		HeartbeatInterval: time.Second, JoinTimeout: joinTimeout, Log: testr.New(t),
+		HeartbeatInterval: time.Second, JoinTimeout: joinTimeout, Log: testr.New(t), Nodes: f.c.Nodes,
 	}
 	for _, change := range image {
 		change(&cfg)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/Microsoft/hcsshim/osversion"
+	"golang.org/x/mod/semver"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 
 	"github.com/capwin/capwin/test/framework/guestjoin"
 )
@@ -54,6 +56,9 @@ func (g *Guest) startKubelet(ctx context.Context, name, version string, flags gu
 	config, err := g.loadKubeletConfig(flags.Config)
 	if err != nil {
 		g.kubeletSays('E', "run.go:72", "command failed", "err", err.Error())
+		return err
+	}
+	if err := g.serveKubelet(name, ptr.Deref(config.EnableSystemLogHandler, true), nodeLogQuery(config, version)); err != nil {
 		return err
 	}
 	cfg, err := g.tlsBootstrap(ctx, name, flags)
@@ -219,4 +224,16 @@ func (g *Guest) kubeletSays(severity byte, file, msg string, kv ...string) {
 	l := g.kubeletLog
 	g.mu.Unlock()
 	l.write(klog(severity, file, msg, kv...))
+}
+
+// nodeLogQuery says whether the kubelet answers Node Log Query: its configuration asks for it and
+// the NodeLogQuery feature gate is on (by default from v1.36).
+func nodeLogQuery(cfg *kubeletv1beta1.KubeletConfiguration, version string) bool {
+	if !ptr.Deref(cfg.EnableSystemLogQuery, false) {
+		return false
+	}
+	if on, set := cfg.FeatureGates["NodeLogQuery"]; set {
+		return on
+	}
+	return semver.Compare(semver.MajorMinor(version), "v1.36") >= 0
 }

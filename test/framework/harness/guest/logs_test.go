@@ -54,6 +54,43 @@ func (f *fixture) testLogs(t *testing.T) {
 			if data, _ := g.File(userdata.ContainerdLogFile); !strings.Contains(string(data), "containerd successfully booted") {
 				t.Errorf("%s: %q", userdata.ContainerdLogFile, data)
 			}
+			// Node Log Query, through the apiserver's node proxy: the kubelet's query finds its
+			// file where capwin puts it (C:\var\log\kubelet\kubelet.log) and only there.
+			kubelet := nodeLogs(t, f, name, "", "query", "kubelet")
+			if c.logFile == userdata.KubeletLogFile {
+				if !strings.Contains(kubelet, "Successfully registered node") {
+					t.Errorf("query=kubelet: %q", kubelet)
+				}
+			} else if !strings.Contains(kubelet, "log not found for kubelet") {
+				t.Errorf("query=kubelet: %q, want the kubelet's own words for a service without a log", kubelet)
+			}
+			if got := nodeLogs(t, f, name, "containerd/containerd.log"); !strings.Contains(got, "containerd successfully booted") {
+				t.Errorf("logs/containerd/containerd.log: %q", got)
+			}
+			if got := nodeLogs(t, f, name, "", "query", "containerd", "tailLines", "10"); !strings.Contains(got, "try without specifying options") {
+				t.Errorf("query=containerd&tailLines=10: %q, want the kubelet's refusal of options for a file", got)
+			}
+			if got := nodeLogs(t, f, name, ""); !strings.Contains(got, `href="containerd/"`) || !strings.Contains(got, `href="capwin/"`) {
+				t.Errorf("logs/: %q, want a listing of the log folders", got)
+			}
 		})
 	}
+}
+
+// nodeLogs is GET /api/v1/nodes/<name>/proxy/logs/<path>?<params> with the cluster's admin
+// credentials, as kubectl get --raw does.
+func nodeLogs(t *testing.T, f *fixture, name, path string, params ...string) string {
+	t.Helper()
+	req := f.cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", name, "proxy", "logs").Suffix(path)
+	for i := 0; i+1 < len(params); i += 2 {
+		req = req.Param(params[i], params[i+1])
+	}
+	if path == "" {
+		req = req.Suffix("/")
+	}
+	data, err := req.DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("logs/%s %v: %v (%s)", path, params, err, data)
+	}
+	return string(data)
 }

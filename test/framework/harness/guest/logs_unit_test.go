@@ -10,20 +10,25 @@ import (
 // wrapper's flags in each form Go's flag package accepts; a bad value fails as kube-log-runner does.
 func TestRunnerLogReadsTheWrapperAsKubeLogRunner(t *testing.T) {
 	g := &Guest{fs: newFileSystem()}
-	for wrapper, want := range map[string]nodeLog{
+	type want struct {
+		path    string
+		maxSize int64
+		maxAge  time.Duration
+	}
+	for wrapper, want := range map[string]want{
 		`C:\k\kube-log-runner.exe --log-file=C:\var\log\kubelet\kubelet.log --log-file-size=100Mi --log-file-age=168h`: {
 			path: `C:\var\log\kubelet\kubelet.log`, maxSize: 100 << 20, maxAge: 168 * time.Hour},
 		`"C:\Program Files\k\kube-log-runner.exe" -log-file "C:/var/log/kubelet/kubelet.log"`: {path: "C:/var/log/kubelet/kubelet.log"},
-		`C:\k\kube-log-runner.exe -log-file=C:/l.log -log-file-size 1Ki`: {path: "C:/l.log", maxSize: 1024},
+		`C:\k\kube-log-runner.exe -log-file=C:/l.log -log-file-size 1Ki`:                      {path: "C:/l.log", maxSize: 1024},
 	} {
 		l, err := g.runnerLog(wrapper)
 		if err != nil || l == nil || l.path != want.path || l.maxSize != want.maxSize || l.maxAge != want.maxAge {
-			t.Errorf("%s: %+v, %v; want %+v", wrapper, l, err, want)
+			t.Errorf("%s: %v, %v; want %+v", wrapper, l != nil, err, want)
 		}
 	}
 	for _, none := range []string{"", `C:\k\kube-log-runner.exe`, `C:\k\kube-log-runner.exe --also-stdout`} {
 		if l, err := g.runnerLog(none); l != nil || err != nil {
-			t.Errorf("%q: %+v, %v; want no log", none, l, err)
+			t.Errorf("%q: log %s, %v; want no log", none, l.path, err)
 		}
 	}
 	if _, err := g.runnerLog(`C:\k\kube-log-runner.exe --log-file=C:\l.log --log-file-size=big`); err == nil ||
@@ -38,7 +43,7 @@ func TestImageWrapperIsKept(t *testing.T) {
 	for line, want := range map[string]string{
 		`C:\k\kube-log-runner.exe --log-file=C:/var/log/kubelet/kubelet.log C:\k\kubelet.exe --windows-service`: `C:\k\kube-log-runner.exe --log-file=C:/var/log/kubelet/kubelet.log`,
 		`"C:\Program Files\K\KUBE-LOG-RUNNER.EXE" -log-file "C:\logs\k.log" "C:\Program Files\K\kubelet.exe"`:   `"C:\Program Files\K\KUBE-LOG-RUNNER.EXE" -log-file "C:\logs\k.log"`,
-		`C:\k\kubelet.exe --windows-service --config=C:\var\lib\kubelet\config.yaml`:                             "",
+		`C:\k\kubelet.exe --windows-service --config=C:\var\lib\kubelet\config.yaml`:                            "",
 		`C:\k\kube-log-runner.exe`: "",
 	} {
 		got := ""

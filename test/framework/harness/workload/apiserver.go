@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	capwinenvtest "github.com/capwin/capwin/internal/test/envtest"
+	"github.com/capwin/capwin/test/framework/nodenet"
 )
 
 // startControlPlane runs etcd and kube-apiserver through envtest, serving with our CA and keys.
@@ -57,6 +58,17 @@ func (c *Cluster) startControlPlane(opts Options, p *pki) error {
 	args.Set("enable-bootstrap-token-auth", "true")
 	args.Set("authorization-mode", "Node,RBAC")
 	args.Set("enable-admission-plugins", "NodeRestriction")
+	// The apiserver reaches kubelets (node proxy, Node Log Query) at their InternalIP, as kubeadm
+	// configures it, through the simulated node network.
+	if c.Nodes, err = nodenet.Start(c.certDir); err != nil {
+		return err
+	}
+	egress := filepath.Join(c.certDir, "egress-selector.yaml")
+	if err := os.WriteFile(egress, []byte(c.Nodes.EgressSelectorConfiguration()), 0o600); err != nil {
+		return err
+	}
+	args.Set("egress-selector-config-file", egress)
+	args.Set("kubelet-preferred-address-types", "InternalIP,ExternalIP,Hostname")
 	policy := filepath.Join(c.certDir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	capwinenvtest "github.com/capwin/capwin/internal/test/envtest"
+	"github.com/capwin/capwin/test/framework/nodenet"
 )
 
 // Options configures Start.
@@ -42,6 +43,8 @@ type Cluster struct {
 	LogDir     string
 	AuditLog   string        // the apiserver's audit log: who wrote Nodes, Pods and CSRs (JSON lines)
 	StartTime  time.Duration // how long Start took
+	// Nodes is the network the apiserver reaches the simulated kubelets on (their InternalIP:10250).
+	Nodes *nodenet.Network
 
 	env      *envtest.Environment
 	certDir  string
@@ -152,6 +155,9 @@ func (c *Cluster) Stop() error {
 		}
 		if c.env != nil {
 			errs = append(errs, c.env.Stop())
+		}
+		if c.Nodes != nil {
+			errs = append(errs, c.Nodes.Close())
 		}
 		for _, f := range c.logs {
 			errs = append(errs, f.Close())
