@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,6 +46,17 @@ func readWorkload(ctx context.Context, c client.Client, s *Story) Workload {
 // WorkloadClient is a client of the workload cluster of Cluster namespace/cluster, from its
 // <cluster>-kubeconfig Secret in the management cluster c, with c's scheme.
 func WorkloadClient(ctx context.Context, c client.Client, namespace, cluster string) (client.Client, error) {
+	cfg, err := WorkloadConfig(ctx, c, namespace, cluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 10 * time.Second
+	return client.New(cfg, client.Options{Scheme: c.Scheme()})
+}
+
+// WorkloadConfig is the REST configuration of the workload cluster of Cluster namespace/cluster,
+// from its <cluster>-kubeconfig Secret in the management cluster c.
+func WorkloadConfig(ctx context.Context, c client.Client, namespace, cluster string) (*rest.Config, error) {
 	kc, err := secret.GetFromNamespacedName(ctx, c, client.ObjectKey{Namespace: namespace, Name: cluster}, secret.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("workload cluster kubeconfig Secret %s-kubeconfig: %w", cluster, err)
@@ -53,8 +65,7 @@ func WorkloadClient(ctx context.Context, c client.Client, namespace, cluster str
 	if err != nil {
 		return nil, fmt.Errorf("workload cluster kubeconfig Secret %s-kubeconfig: %w", cluster, err)
 	}
-	cfg.Timeout = 10 * time.Second
-	return client.New(cfg, client.Options{Scheme: c.Scheme()})
+	return cfg, nil
 }
 
 func findNode(ctx context.Context, wc client.Client, s *Story) (*corev1.Node, error) {

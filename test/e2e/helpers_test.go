@@ -92,6 +92,7 @@ func start(t *testing.T, provider string, options ...func(*harness.Options)) *ha
 			return
 		}
 		if err == nil {
+			keepLogsOfFailure(ctx, t, h, logDir)
 			names, err := h.ScanSecrets(ctx, controllersLog)
 			if err != nil {
 				t.Error(err)

@@ -60,6 +60,9 @@ func TestHyperV(t *testing.T) {
 		Image: "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"})).To(Succeed())
 	g.Expect(h.WaitApp(ctx, app, 3, stepTimeout)).To(Succeed())
 	p("6. Hyper-V create: 3 Ready nodes spread over %d hosts", len(hosts))
+	checkJoinedLogs(t, h, workers, 3)
+	checkNeverJoinedLogs(t, h, "ltsc2022")
+	p("6. render logs: the 3 nodes' logs through Node Log Query; a never-joined Machine's story")
 
 	avail := h.TrackAvailability(ctx, app, 100*time.Millisecond)
 	g.Expect(h.SetWorkersImage(ctx, workers, "ltsc2025")).To(Succeed())

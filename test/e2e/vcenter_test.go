@@ -53,6 +53,9 @@ func TestVCenter(t *testing.T) {
 		Image: "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"})).To(Succeed())
 	g.Expect(h.WaitApp(ctx, app, 3, stepTimeout)).To(Succeed())
 	p("1. create: 3 Ready Windows nodes (tainted, 10.0.20348, providerIDs match), app Running on them")
+	checkJoinedLogs(t, h, workers, 3)
+	checkNeverJoinedLogs(t, h, "ltsc2022")
+	p("1. render logs: the 3 nodes' logs through Node Log Query; a never-joined Machine's story")
 
 	// 2. Scale 3 -> 5 -> 2: VMs follow; the scale-down drains each Node (the PDB holds).
 	g.Expect(h.ScaleWorkers(ctx, workers, 5)).To(Succeed())

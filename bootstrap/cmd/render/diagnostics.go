@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,33 +20,21 @@ const diagnosticsUsage = "usage: render diagnostics [--kubeconfig FILE] [-n NAME
 func diagnosticsFlags(kubeconfig, namespace *string, maxEvents *int) *flag.FlagSet {
 	fs := flag.NewFlagSet("render diagnostics", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(kubeconfig, "kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(namespace, "n", "", "namespace of the Machine (default: the kubeconfig context's)")
-	fs.StringVar(namespace, "namespace", "", "same as -n")
+	managementFlags(fs, kubeconfig, namespace, "Machine")
 	fs.IntVar(maxEvents, "events", 20, "how many of the latest events to print")
 	return fs
 }
 
 // printDiagnosticsUsage writes the usage of render diagnostics.
 func printDiagnosticsUsage(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString(diagnosticsUsage + "\n")
-	b.WriteString(`
+	var s string
+	var n int
+	return writeUsage(w, diagnosticsUsage, `
 Prints one Machine's story from the management cluster, in the order a join needs things: the
 Machine, its VCenterMachine or HyperVMachine, the guest's bootstrap report, the WindowsConfig,
 the Node in the workload cluster (or why there is none yet), the latest Events, and how to keep
 the VM from remediation (docs/troubleshooting.md). MACHINE is the name of a Machine,
-VCenterMachine or HyperVMachine. It only reads.
-
-Flags:
-`)
-	var s string
-	var n int
-	fs := diagnosticsFlags(&s, &s, &n)
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	_, err := io.WriteString(w, b.String())
-	return err
+VCenterMachine or HyperVMachine. It only reads.`, diagnosticsFlags(&s, &s, &n))
 }
 
 // runDiagnostics prints one Machine's story (a Machine, VCenterMachine or HyperVMachine name) from

@@ -15,7 +15,12 @@
 //
 //	render preflight --target ltsc2025 [--kubeconfig FILE] [-n NAMESPACE] CLUSTER
 //
-// `render -h` lists both; `render version` prints the version. make release ships render for
+// `render logs` gathers the story and the node logs of a Machine, a MachineDeployment or a Cluster
+// into one archive (docs/troubleshooting.md):
+//
+//	render logs [--kubeconfig FILE] [-n NAMESPACE] [-o FILE] (MACHINE | --machine-deployment NAME | --cluster NAME)
+//
+// `render -h` lists them all; `render version` prints the version. make release ships render for
 // Linux, macOS and Windows (RELEASE.md); `go build ./bootstrap/cmd/render` builds it from here.
 package main
 
@@ -76,6 +81,8 @@ func run(args []string, stdout io.Writer) error {
 		return runDiagnostics(args[1:], stdout)
 	case "preflight":
 		return runPreflight(args[1:], stdout)
+	case "logs":
+		return runLogs(args[1:], stdout)
 	case "version":
 		if len(args) > 1 {
 			return fmt.Errorf("version takes no arguments, got %q", args[1:])
@@ -94,7 +101,7 @@ func run(args []string, stdout io.Writer) error {
 		return flagError(err, stdout, printUsage, "render -h")
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (commands: diagnostics, version, help; render -h for usage)", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q (commands: diagnostics, preflight, logs, version, help; render -h for usage)", fs.Arg(0))
 	}
 	if o.file == "" || o.endpoint == "" {
 		return errors.New("-f and --api-server are required (render -h for usage)")

@@ -33,9 +33,7 @@ func preflightFlags(o *preflightOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("render preflight", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.target, "target", "", "Windows build of the new nodes: ltsc2025, ltsc2022, 10.0.26100 (required)")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)")
-	fs.StringVar(&o.namespace, "n", "", "namespace of the Cluster (default: the kubeconfig context's)")
-	fs.StringVar(&o.namespace, "namespace", "", "same as -n")
+	managementFlags(fs, &o.kubeconfig, &o.namespace, "Cluster")
 	fs.StringVar(&o.workloadKubeconfig, "workload-kubeconfig", "", "kubeconfig of the workload cluster itself, instead of CLUSTER")
 	fs.StringVar(&o.workloadNamespace, "workload-namespace", "", "check only this namespace of the workload cluster (default: all)")
 	fs.StringVar(&o.registryCA, "registry-ca", "", "PEM file of CA certificates of private registries, trusted besides the system's")
@@ -45,10 +43,7 @@ func preflightFlags(o *preflightOptions) *flag.FlagSet {
 }
 
 func printPreflightUsage(w io.Writer) error {
-	var b strings.Builder
-	b.WriteString(preflightUsage + "\n")
-	b.WriteString(`
-Before a Windows Server upgrade (2022 -> 2025): lists every Windows Pod template of the workload
+	return writeUsage(w, preflightUsage, `Before a Windows Server upgrade (2022 -> 2025): lists every Windows Pod template of the workload
 cluster (Deployments, StatefulSets, DaemonSets, CronJobs, Jobs) that will not start on nodes of
 the target build, with the fix for each. A process-isolated container needs an image for the
 node's build: each image's manifest (an image index's entries included) is read from its
@@ -57,13 +52,7 @@ Templates with a Hyper-V isolation RuntimeClass (handler runhcs-wcow-hypervisor)
 the node's build or older. It reads only; the exit status is 1 when anything will not start or
 could not be checked (docs/upgrades.md).
 
-Flags:
-`)
-	fs := preflightFlags(&preflightOptions{})
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	_, err := io.WriteString(w, b.String())
-	return err
+`, preflightFlags(&preflightOptions{}))
 }
 
 // errPreflight is the error of a preflight that found something; the report is on stdout.

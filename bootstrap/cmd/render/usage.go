@@ -17,7 +17,8 @@ var version = "dev"
 var errNoArgs = errors.New("no arguments: give the preview's flags or a command")
 
 const usageHead = `render previews a WindowsConfig's user data offline, prints a Machine's story from the
-management cluster, and checks a workload cluster's Windows images before a Windows Server upgrade.
+management cluster, gathers the logs of Windows nodes, and checks a workload cluster's Windows
+images before a Windows Server upgrade.
 
 Usage:
   render -f FILE --api-server HOST:PORT (--ca-file FILE | --ca-hash sha256:...) [flags]
@@ -27,6 +28,8 @@ Usage:
   render preflight --target BUILD [--kubeconfig FILE] [-n NAMESPACE] CLUSTER
         list the Windows workloads that will not start on nodes of a new Windows build
         (render preflight -h)
+  render logs [--kubeconfig FILE] [-n NAMESPACE] [-o FILE] (MACHINE | --machine-deployment NAME | --cluster NAME)
+        gather the stories and node logs of Machines into one .tar.gz (render logs -h)
   render version
         print render's version
   render help
@@ -99,4 +102,21 @@ func formatVersion(v string, bi *debug.BuildInfo) string {
 		rev += ", modified"
 	}
 	return fmt.Sprintf("%s (commit %s)", v, rev)
+}
+
+// writeUsage writes a command's usage line, its description and its flags.
+func writeUsage(w io.Writer, usage, description string, fs *flag.FlagSet) error {
+	var b strings.Builder
+	b.WriteString(usage + "\n\n" + strings.TrimSpace(description) + "\n\nFlags:\n")
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// managementFlags are the flags of the commands that read the management cluster.
+func managementFlags(fs *flag.FlagSet, kubeconfig, namespace *string, of string) {
+	fs.StringVar(kubeconfig, "kubeconfig", "", "kubeconfig of the management cluster (default: $KUBECONFIG or ~/.kube/config)")
+	fs.StringVar(namespace, "n", "", "namespace of the "+of+" (default: the kubeconfig context's)")
+	fs.StringVar(namespace, "namespace", "", "same as -n")
 }

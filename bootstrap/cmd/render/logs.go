@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/capwin/capwin/internal/nodelogs"
+)
+
+const logsUsage = "usage: render logs [--kubeconfig FILE] [-n NAMESPACE] [-o FILE] (MACHINE | --machine-deployment NAME | --cluster NAME)"
+
+type logsOptions struct {
+	kubeconfig, namespace, out string
+	deployment, cluster        string
+}
+
+// logsFlags defines the flags of render logs. The flag set prints nothing, as the preview's.
+func logsFlags(o *logsOptions) *flag.FlagSet {
+	fs := flag.NewFlagSet("render logs", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	managementFlags(fs, &o.kubeconfig, &o.namespace, "Machines")
+	fs.StringVar(&o.out, "o", "", "the archive to write (default: capwin-logs-<name>-<time>.tar.gz in the current folder; - for stdout)")
+	fs.StringVar(&o.deployment, "machine-deployment", "", "gather every Machine of this MachineDeployment")
+	fs.StringVar(&o.cluster, "cluster", "", "gather every Machine of this Cluster")
+	return fs
+}
+
+func printLogsUsage(w io.Writer) error {
+	return writeUsage(w, logsUsage, `Gathers into one .tar.gz what diagnosing Windows nodes needs, from the management cluster: for
+each Machine its story (as render diagnostics prints it, with the guest's bootstrap report) and,
+when its Node is up, the node's logs through Node Log Query (kubectl get --raw
+/api/v1/nodes/NODE/proxy/logs/): capwin's bootstrap log, the kubelet's (rotated files too),
+containerd's, and the kube-proxy and CNI pods' logs. notes.txt in a Machine's folder says what
+could not be gathered and why. It only reads; the archive holds no credentials.
+
+`, logsFlags(&logsOptions{}))
+}
+
+// runLogs writes the archive of a Machine, a MachineDeployment or a Cluster and prints a summary.
+func runLogs(args []string, stdout io.Writer) error {
+	o := &logsOptions{}
+	fs := logsFlags(o)
+	if err := fs.Parse(args); err != nil {
+		return flagError(err, stdout, printLogsUsage, "render logs -h")
+	}
+	machine := fs.Arg(0)
+	if err := fs.Parse(fs.Args()[min(1, fs.NArg()):]); err != nil { // flags after the name
+		return flagError(err, stdout, printLogsUsage, "render logs -h")
+	}
+	t, err := logsTarget(machine, o, fs.NArg())
+	if err != nil {
+		return err
+	}
+	c, namespace, err := management(o.kubeconfig, o.namespace)
+	if err != nil {
+		return err
+	}
+	t.Namespace = namespace
+	now := time.Now()
+	if o.out == "" {
+		o.out = fmt.Sprintf("capwin-logs-%s-%s.tar.gz", t.Name, now.UTC().Format("20060102-150405"))
+	}
+	var w io.Writer = stdout
+	summary := stdout
+	if o.out != "-" {
+		f, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = f.Close() }()
+		w = f
+	} else {
+		summary = io.Discard
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := nodelogs.Gather(ctx, c, t, nodelogs.Options{Now: func() time.Time { return now }}, w)
+	if err != nil {
+		return err
+	}
+	for _, m := range res.Machines {
+		node := m.Node
+		if node == "" {
+			node = "no Node"
+		}
+		_, _ = fmt.Fprintf(summary, "%s (%s): %d files", m.Name, node, len(m.Files))
+		for _, n := range m.Notes {
+			_, _ = fmt.Fprintf(summary, "\n  %s", n)
+		}
+		_, _ = fmt.Fprintln(summary)
+	}
+	if o.out != "-" {
+		_, err = fmt.Fprintln(summary, "wrote", o.out)
+	}
+	return err
+}
+
+// logsTarget is the one thing named: a Machine argument, or one of the flags.
+func logsTarget(machine string, o *logsOptions, extra int) (nodelogs.Target, error) {
+	var targets []nodelogs.Target
+	if machine != "" {
+		targets = append(targets, nodelogs.Target{Kind: nodelogs.Machine, Name: machine})
+	}
+	if o.deployment != "" {
+		targets = append(targets, nodelogs.Target{Kind: nodelogs.MachineDeployment, Name: o.deployment})
+	}
+	if o.cluster != "" {
+		targets = append(targets, nodelogs.Target{Kind: nodelogs.Cluster, Name: o.cluster})
+	}
+	if len(targets) != 1 || extra > 0 {
+		return nodelogs.Target{}, errors.New(logsUsage + " (name exactly one; render logs -h for the flags)")
+	}
+	return targets[0], nil
+}
