@@ -65,7 +65,7 @@ func runLogs(args []string, stdout io.Writer) error {
 	if o.out == "" {
 		o.out = fmt.Sprintf("capwin-logs-%s-%s.tar.gz", t.Name, now.UTC().Format("20060102-150405"))
 	}
-	var w io.Writer = stdout
+	w := stdout
 	summary := stdout
 	if o.out != "-" {
 		f, err := os.OpenFile(o.out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

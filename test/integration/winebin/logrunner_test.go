@@ -97,7 +97,7 @@ func install(t *testing.T, p *Prefix, version, path string) string {
 	if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(host, data, 0o755); err != nil {
+	if err := os.WriteFile(host, data, 0o644); err != nil { // Wine runs a program without the execute bit
 		t.Fatal(err)
 	}
 	return path

@@ -7,10 +7,15 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 )
+
+// unsafeServiceName finds what the kubelet refuses in a service name of a query.
+var unsafeServiceName = regexp.MustCompile(`[^a-zA-Z\-_.:0-9@]+`)
 
 // nodeLogDir is the kubelet's node log directory on Windows ("/var/log/" on the system drive).
 const nodeLogDir = `C:\var\log`
@@ -39,6 +44,8 @@ func (g *Guest) logHandler(logQuery bool) http.Handler {
 		}
 		options := len(r.URL.Query()) > 1
 		switch {
+		case slices.ContainsFunc(services, unsafeServiceName.MatchString):
+			http.Error(w, "query: Invalid value: input contains unsupported characters", http.StatusNotAcceptable)
 		case len(services) == 0 && len(paths) == 0:
 			http.Error(w, "query: Invalid value: may not be empty", http.StatusBadRequest)
 		case r.URL.Path != "":
@@ -53,7 +60,8 @@ func (g *Guest) logHandler(logQuery bool) http.Handler {
 		case options:
 			// Every service logs to a file here; the kubelet applies options to event logs only.
 			w.Header().Set("Content-Type", "text/plain;charset=UTF-8")
-			_, _ = fmt.Fprintf(w, "\noptions present and query resolved to log files for %v\ntry without specifying options\n", services)
+			//nolint:gosec // G705: text/plain, and the names passed the kubelet's own character check above
+			_, _ = io.WriteString(w, "\noptions present and query resolved to log files for ["+strings.Join(services, " ")+"]\ntry without specifying options\n")
 		default:
 			w.Header().Set("Content-Type", "text/plain;charset=UTF-8")
 			for _, s := range services {
