@@ -63,6 +63,15 @@ type MachineResult struct {
 	Notes []string
 }
 
+// Summary is one line: the Machine, its Node ("no Node") and how many files it has.
+func (m MachineResult) Summary() string {
+	node := m.Node
+	if node == "" {
+		node = "no Node"
+	}
+	return fmt.Sprintf("%s (%s): %d files", m.Name, node, len(m.Files))
+}
+
 // Gather writes the archive of t to w (a .tar.gz): <machine>/story.txt, <machine>/node.yaml,
 // <machine>/node/<path under C:\var\log>, <machine>/notes.txt, and README.txt.
 func Gather(ctx context.Context, c client.Client, t Target, opts Options, w io.Writer) (*Result, error) {
@@ -183,11 +192,7 @@ func readme(t Target, res *Result, at time.Time) []byte {
 		"node/ (C:\\var\\log of the node through Node Log Query: capwin\\bootstrap.log, kubelet\\, containerd\\,\n" +
 		"the addons' pod logs); notes.txt says what could not be gathered and why.\n\n")
 	for _, m := range res.Machines {
-		node := m.Node
-		if node == "" {
-			node = "no Node"
-		}
-		fmt.Fprintf(&b, "%s (%s): %d files\n", m.Name, node, len(m.Files))
+		b.WriteString(m.Summary() + "\n")
 	}
 	return []byte(b.String())
 }

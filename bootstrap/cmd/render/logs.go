@@ -84,11 +84,7 @@ func runLogs(args []string, stdout io.Writer) error {
 		return err
 	}
 	for _, m := range res.Machines {
-		node := m.Node
-		if node == "" {
-			node = "no Node"
-		}
-		_, _ = fmt.Fprintf(summary, "%s (%s): %d files", m.Name, node, len(m.Files))
+		_, _ = io.WriteString(summary, m.Summary())
 		for _, n := range m.Notes {
 			_, _ = fmt.Fprintf(summary, "\n  %s", n)
 		}
