@@ -42,7 +42,8 @@ func (w *HyperVMachine) Default(_ context.Context, m *infrav1.HyperVMachine) err
 // ValidateCreate validates a new HyperVMachine.
 func (w *HyperVMachine) ValidateCreate(ctx context.Context, m *infrav1.HyperVMachine) (admission.Warnings, error) {
 	path := field.NewPath("spec")
-	return nil, invalid("HyperVMachine", m.Name, append(ValidateHyperVMachineSpec(m.Spec, path), lentHyperVMachine(ctx, w.Reader, m, &m.Spec, path)...))
+	errs := append(ValidateHyperVMachineSpec(m.Spec, path), logRequest(nil, m)...)
+	return nil, invalid("HyperVMachine", m.Name, append(errs, lentHyperVMachine(ctx, w.Reader, m, &m.Spec, path)...))
 }
 
 // ValidateUpdate rejects spec changes (defaults aside) other than setting providerID once. The
@@ -58,6 +59,7 @@ func (w *HyperVMachine) ValidateUpdate(_ context.Context, old, m *infrav1.HyperV
 			"field is immutable once set: it is the Node's identity ("+before.ProviderID+")"))
 	}
 	before.ProviderID, after.ProviderID = "", ""
+	errs = append(errs, logRequest(old, m)...)
 	errs = append(errs, immutable(before, after, path, hyperVMachineImmutable)...)
 	return nil, invalid("HyperVMachine", m.Name, errs)
 }

@@ -334,6 +334,32 @@ func TestMachineUpdate(t *testing.T) {
 	g.Expect(causes(g, err)).To(Equal([]string{"spec.network"}))
 }
 
+// TestLogRequestUpdate: a log request id becomes part of file names in the guest; a bad one is
+// refused when set, a stored one does not block other metadata updates.
+func TestLogRequestUpdate(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	old := &infrav1.VCenterMachine{Spec: validMachineSpec()}
+	asked := old.DeepCopy()
+	asked.Annotations = map[string]string{infrav1.CollectLogsAnnotation: "r1764000000-2"}
+	_, err := (&VCenterMachine{}).ValidateUpdate(ctx, old, asked)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, bad := range []string{"", "../x", "a;b", "R1", strings.Repeat("a", 41), "-a"} {
+		m := old.DeepCopy()
+		m.Annotations = map[string]string{infrav1.CollectLogsAnnotation: bad}
+		_, err := (&VCenterMachine{}).ValidateUpdate(ctx, old, m)
+		g.Expect(causes(g, err)).To(Equal([]string{"metadata.annotations[infrastructure.cluster.x-k8s.io/collect-logs]"}), bad)
+		hv := &infrav1.HyperVMachine{ObjectMeta: m.ObjectMeta}
+		_, err = (&HyperVMachine{}).ValidateUpdate(ctx, &infrav1.HyperVMachine{}, hv)
+		g.Expect(err).To(MatchError(ContainSubstring("a log request id is 1 to 40")), bad)
+		// Stored before: another metadata change goes through.
+		later := m.DeepCopy()
+		later.Finalizers = nil
+		_, err = (&VCenterMachine{}).ValidateUpdate(ctx, m, later)
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+}
+
 func TestTemplateUpdate(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

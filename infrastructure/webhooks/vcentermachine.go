@@ -43,7 +43,8 @@ func (w *VCenterMachine) Default(_ context.Context, m *infrav1.VCenterMachine) e
 // ValidateCreate validates a new VCenterMachine.
 func (w *VCenterMachine) ValidateCreate(ctx context.Context, m *infrav1.VCenterMachine) (admission.Warnings, error) {
 	path := field.NewPath("spec")
-	return nil, machineInvalid(m, append(ValidateMachineSpec(m.Spec, path), lentVCenterMachine(ctx, w.Reader, m, &m.Spec, path)...))
+	errs := append(ValidateMachineSpec(m.Spec, path), logRequest(nil, m)...)
+	return nil, machineInvalid(m, append(errs, lentVCenterMachine(ctx, w.Reader, m, &m.Spec, path)...))
 }
 
 // ValidateUpdate rejects spec changes (defaults aside) other than setting providerID once. The
@@ -60,6 +61,7 @@ func (w *VCenterMachine) ValidateUpdate(_ context.Context, old, m *infrav1.VCent
 			"field is immutable once set: it is the Node's identity ("+before.ProviderID+")"))
 	}
 	before.ProviderID, after.ProviderID = "", ""
+	errs = append(errs, logRequest(old, m)...)
 	errs = append(errs, immutable(before, after, path, machineImmutable)...)
 	return nil, machineInvalid(m, errs)
 }

@@ -139,27 +139,36 @@ func newNetworkSettings(nics []NIC) (NetworkSettings, error) {
 }
 
 // Script renders the launcher: one line assigning the document as base64, then the static script.
-func (l Launch) Script() ([]byte, error) {
-	doc, err := json.Marshal(l)
-	if err != nil {
-		return nil, err
-	}
-	return []byte("$CapwinLaunch = '" + base64.StdEncoding.EncodeToString(doc) + "'\r\n" + launchScript), nil
-}
+func (l Launch) Script() ([]byte, error) { return render("CapwinLaunch", l, launchScript) }
 
 // ParseLaunch reads the document back from a rendered launcher (the simulated guest, tests).
 func ParseLaunch(script []byte) (Launch, error) {
 	var l Launch
-	first, _, ok := strings.Cut(string(script), "\r\n")
-	raw, found := strings.CutPrefix(first, "$CapwinLaunch = '")
-	if !ok || !found || !strings.HasSuffix(raw, "'") {
-		return l, fmt.Errorf("not a capwin launcher")
-	}
-	doc, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(raw, "'"))
+	return l, parse(script, "CapwinLaunch", "launcher", &l)
+}
+
+// render is a static script with its data document: a first line assigning the JSON document as
+// base64 to the variable, then the script.
+func render(variable string, doc any, script string) ([]byte, error) {
+	data, err := json.Marshal(doc)
 	if err != nil {
-		return l, fmt.Errorf("launcher document: %w", err)
+		return nil, err
 	}
-	return l, json.Unmarshal(doc, &l)
+	return []byte("$" + variable + " = '" + base64.StdEncoding.EncodeToString(data) + "'\r\n" + script), nil
+}
+
+// parse reads the data document of a script render made back into doc.
+func parse(script []byte, variable, what string, doc any) error {
+	first, _, ok := strings.Cut(string(script), "\r\n")
+	raw, found := strings.CutPrefix(first, "$"+variable+" = '")
+	if !ok || !found || !strings.HasSuffix(raw, "'") {
+		return fmt.Errorf("not a capwin %s", what)
+	}
+	data, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(raw, "'"))
+	if err != nil {
+		return fmt.Errorf("%s document: %w", what, err)
+	}
+	return json.Unmarshal(data, doc)
 }
 
 // WithMACs fills the MACs read from the VM into NICs that have none (device order).

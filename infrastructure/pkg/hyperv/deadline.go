@@ -15,7 +15,7 @@ import (
 
 // Deadlines bound one operation, from waiting for the host's turn to its result.
 type Deadlines struct {
-	// Long is for create, remove and guest (disk and file copies), default 2m.
+	// Long is for create, remove, guest and guestlogs (disk and file copies), default 2m.
 	Long time.Duration
 	// Short is for every other operation (reads, power, eject, host probe), default 30s.
 	Short time.Duration
@@ -24,7 +24,7 @@ type Deadlines struct {
 // For returns the deadline of an operation.
 func (d Deadlines) For(op wire.Script) time.Duration {
 	switch op.Name {
-	case wire.OpCreate.Name, wire.OpRemove.Name, wire.OpGuest.Name:
+	case wire.OpCreate.Name, wire.OpRemove.Name, wire.OpGuest.Name, wire.OpGuestLogs.Name:
 		return defaultDuration(d.Long, 2*time.Minute)
 	}
 	return defaultDuration(d.Short, 30*time.Second)

@@ -20,6 +20,8 @@ func action(op wire.Script, in any) string {
 		vm, power = v.ID, cmp.Or(powerWords[v.Action], "power")
 	case wire.GuestInput:
 		vm = v.ID
+	case wire.GuestLogsInput:
+		vm = v.ID
 	case wire.JobRef:
 		return "read job " + v.Job
 	case wire.ParentInput:
@@ -42,6 +44,8 @@ func action(op wire.Script, in any) string {
 		return "eject the config drive of VM " + vm
 	case wire.OpGuest.Name:
 		return "start the bootstrap script in VM " + vm
+	case wire.OpGuestLogs.Name:
+		return "collect the logs of the guest of VM " + vm
 	case wire.OpLocate.Name:
 		return "ask the failover cluster for the node of VM " + vm
 	}

@@ -93,6 +93,8 @@ func (s *Scope) Settled() bool {
 // GuestCredentials are a guest OS account (an administrator of the template image).
 type GuestCredentials struct {
 	Username, Password string
+	// Source says where they come from, for messages ("" is spec.guestCredentialsRef).
+	Source string
 }
 
 // RunsInGuest reports whether the bootstrap data is run by capwin through the hypervisor's guest
@@ -188,6 +190,11 @@ type Backend interface {
 	// starts it once (a program already started is found, not started again), then records that
 	// on the VM so GuestRunStarted turns true. A *Error means the guest refused the credentials.
 	RunInGuest(ctx context.Context, s *Scope, vm *VM) (string, error)
+	// CollectLogs runs the log collector with request id id (guest.NewCollect) in the running
+	// guest with s.GuestCredentials, once, and returns the zip it made; done is false while it
+	// still runs (ask again later). The collector's files are removed from the guest once read.
+	// A *Error means the guest refused the credentials.
+	CollectLogs(ctx context.Context, s *Scope, vm *VM, id string) (zip []byte, done bool, err error)
 	// Capabilities are the backend's optional features.
 	Capabilities() Capabilities
 }

@@ -44,7 +44,7 @@ func (b *backend) launch(ctx context.Context, s *hypervisor.Scope, vm *hyperviso
 		return 0, fmt.Errorf("render the launcher: %w", err)
 	}
 	ops := govguest.NewOperationsManager(b.sess.Client, vmRef(vm.Ref.ID))
-	auth := &types.NamePasswordAuthentication{Username: s.GuestCredentials.Username, Password: s.GuestCredentials.Password}
+	auth := authOf(s.GuestCredentials)
 	pm, err := ops.ProcessManager(ctx)
 	if err != nil {
 		return 0, b.guestError("reach the guest's process manager", err, auth)
@@ -59,8 +59,8 @@ func (b *backend) launch(ctx context.Context, s *hypervisor.Scope, vm *hyperviso
 }
 
 // startedLauncher returns the process id of a launcher running or recently finished in the guest.
-func (b *backend) startedLauncher(ctx context.Context, pm *govguest.ProcessManager, auth *types.NamePasswordAuthentication) (int64, error) {
-	procs, err := pm.ListProcesses(ctx, auth, nil)
+func (b *backend) startedLauncher(ctx context.Context, pm *govguest.ProcessManager, auth guestAuth) (int64, error) {
+	procs, err := pm.ListProcesses(ctx, auth.login, nil)
 	if err != nil {
 		return 0, b.guestError("list the guest's processes", err, auth)
 	}
@@ -73,12 +73,12 @@ func (b *backend) startedLauncher(ctx context.Context, pm *govguest.ProcessManag
 }
 
 func (b *backend) startLauncher(ctx context.Context, ops *govguest.OperationsManager, pm *govguest.ProcessManager,
-	auth *types.NamePasswordAuthentication, bootstrap, launcher []byte) (int64, error) {
+	auth guestAuth, bootstrap, launcher []byte) (int64, error) {
 	fm, err := ops.FileManager(ctx)
 	if err != nil {
 		return 0, b.guestError("reach the guest's file manager", err, auth)
 	}
-	if err := fm.MakeDirectory(ctx, auth, guest.GuestDir, true); err != nil && !fault.Is(err, &types.FileAlreadyExists{}) {
+	if err := fm.MakeDirectory(ctx, auth.login, guest.GuestDir, true); err != nil && !fault.Is(err, &types.FileAlreadyExists{}) {
 		return 0, b.guestError("create folder "+guest.GuestDir+" in the guest", err, auth)
 	}
 	for _, f := range []struct {
@@ -89,7 +89,7 @@ func (b *backend) startLauncher(ctx context.Context, ops *govguest.OperationsMan
 			return 0, err
 		}
 	}
-	pid, err := pm.StartProgram(ctx, auth, &types.GuestProgramSpec{ProgramPath: guest.GuestPowerShell, Arguments: guest.GuestLaunchArgs})
+	pid, err := pm.StartProgram(ctx, auth.login, &types.GuestProgramSpec{ProgramPath: guest.GuestPowerShell, Arguments: guest.GuestLaunchArgs})
 	if err != nil {
 		return 0, b.guestError("start the launcher "+guest.GuestLaunchPath, err, auth)
 	}
@@ -98,8 +98,8 @@ func (b *backend) startLauncher(ctx context.Context, ops *govguest.OperationsMan
 
 // upload writes one file into the guest. The transfer goes to the VM's ESX host, which is trusted
 // by the certificate thumbprint vCenter reports for it.
-func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *types.NamePasswordAuthentication, path string, data []byte) error {
-	raw, err := fm.InitiateFileTransferToGuest(ctx, auth, path, &types.GuestWindowsFileAttributes{}, int64(len(data)), true)
+func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth guestAuth, path string, data []byte) error {
+	raw, err := fm.InitiateFileTransferToGuest(ctx, auth.login, path, &types.GuestWindowsFileAttributes{}, int64(len(data)), true)
 	if err != nil {
 		return b.guestError("start the copy of "+path+" into the guest", err, auth)
 	}
@@ -124,12 +124,26 @@ func (b *backend) upload(ctx context.Context, fm *govguest.FileManager, auth *ty
 	return nil
 }
 
+// guestAuth is a guest login and where it comes from, for the message of a refusal.
+type guestAuth struct {
+	login  *types.NamePasswordAuthentication
+	source string
+}
+
+func authOf(c *hypervisor.GuestCredentials) guestAuth {
+	source := c.Source
+	if source == "" {
+		source = "spec.guestCredentialsRef"
+	}
+	return guestAuth{login: &types.NamePasswordAuthentication{Username: c.Username, Password: c.Password}, source: source}
+}
+
 // guestError turns a refused guest login into a terminal error (retrying soon could lock the
 // account out); anything else is retried, with the guest operation's action in front.
-func (b *backend) guestError(action string, err error, auth *types.NamePasswordAuthentication) error {
+func (b *backend) guestError(action string, err error, auth guestAuth) error {
 	if fault.Is(err, &types.InvalidGuestLogin{}) {
 		return hypervisor.Errorf(infrav1.GuestScriptNotStartedReason,
-			"the guest refused the login of user %q from spec.guestCredentialsRef: check the Secret", auth.Username)
+			"the guest refused the login of user %q from %s: check the Secret", auth.login.Username, auth.source)
 	}
 	return callError(subject{action: action, vm: b.machine.Name}, b.sess.Check(err))
 }

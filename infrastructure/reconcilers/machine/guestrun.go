@@ -70,9 +70,14 @@ func formatMessage(format string) string {
 
 // guestCredentials reads the Secret of spec.guestCredentialsRef (keys username and password).
 func (r *Reconciler) guestCredentials(ctx context.Context, s *hypervisor.Scope) (*hypervisor.GuestCredentials, error) {
-	name := s.Spec.GuestCredentialsRef.Name
+	return r.readGuestCredentials(ctx, s.InfraMachine.GetNamespace(), s.Spec.GuestCredentialsRef.Name)
+}
+
+// readGuestCredentials reads a guest login Secret (keys username and password) of the machine's
+// namespace; a hypervisor login is refused.
+func (r *Reconciler) readGuestCredentials(ctx context.Context, namespace, name string) (*hypervisor.GuestCredentials, error) {
 	secret := &corev1.Secret{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: s.InfraMachine.GetNamespace(), Name: name}, secret); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		return nil, fmt.Errorf("guest credentials Secret %s: %w", name, err)
 	}
 	if err := loginsecret.ForOtherUse(secret, "guest credentials"); err != nil {

@@ -67,7 +67,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *hypervisor.Scope, p
 	if res, done, err := r.start(ctx, s, b, vm); !done || err != nil {
 		return res, err
 	}
-	return r.running(ctx, s, b, vm)
+	wait := r.collectLogs(ctx, s, b, vm)
+	res, err = r.running(ctx, s, b, vm)
+	if wait > 0 && (res.RequeueAfter == 0 || wait < res.RequeueAfter) {
+		res.RequeueAfter = wait
+	}
+	return res, err
 }
 
 // inputs fills the scope with the guest name and network; ok is false while something is missing.

@@ -20,6 +20,8 @@ var unexercised = map[string]map[string]string{
 	},
 	"capwin-infrastructure-manager": {
 		"delete secrets": "adding an owner to an identity Secret (ownerReferences change)",
+		"create secrets": "the node logs Secret of a log request (reconcilers/machine/nodelogs.go)",
+		"update secrets": "a later log request replaces the node logs Secret (reconcilers/machine/nodelogs.go)",
 		"update infrastructure.cluster.x-k8s.io/vcentermachines/finalizers": "an IPAddressClaim's controller reference blocks owner deletion",
 		"update infrastructure.cluster.x-k8s.io/hypervmachines/finalizers":  "an IPAddressClaim's controller reference blocks owner deletion",
 		"get ipam.cluster.x-k8s.io/ipaddressclaims":                         "IP address claims (no IPAM pool in this test)",

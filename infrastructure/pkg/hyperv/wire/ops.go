@@ -217,5 +217,24 @@ type GuestStarted struct {
 	PID int64 `json:"pid"`
 }
 
+// GuestLogsInput is guestlogs.ps1's input: the collector script (base64) for ScriptPath in
+// Directory, the command line parts that run it, and the zip it leaves at Output.
+type GuestLogsInput struct {
+	ID         string `json:"id"`
+	Username   string `json:"username"`
+	Password   string `json:"password"`
+	Directory  string `json:"directory"`
+	ScriptPath string `json:"scriptPath"`
+	Script     string `json:"script"`
+	PowerShell string `json:"powerShell"`
+	Arguments  string `json:"arguments"`
+	Output     string `json:"output"`
+}
+
+// GuestLogs is guestlogs.ps1's result: the collector's zip, base64.
+type GuestLogs struct {
+	Data string `json:"data"`
+}
+
 // StatusKVPValue is the KVP guest item the bootstrap script reports in.
 const StatusKVPValue = "capwin.bootstrap.status"

@@ -56,14 +56,16 @@ var (
 	OpRemove = load("remove")
 	OpEject  = load("eject")
 	OpGuest  = load("guest")
-	OpLocate = load("locate")
-	OpParent = load("parent")
-	OpPeek   = load("peek")
+	// OpGuestLogs runs the log collector in a guest (PowerShell Direct).
+	OpGuestLogs = load("guestlogs")
+	OpLocate    = load("locate")
+	OpParent    = load("parent")
+	OpPeek      = load("peek")
 )
 
 // Scripts lists every static script (for syntax checks and the simulator).
 func Scripts() []Script {
-	out := []Script{Runner, Common, OpHost, OpFind, OpCreate, OpPower, OpJob, OpRemove, OpEject, OpGuest, OpLocate, OpParent, OpPeek}
+	out := []Script{Runner, Common, OpHost, OpFind, OpCreate, OpPower, OpJob, OpRemove, OpEject, OpGuest, OpGuestLogs, OpLocate, OpParent, OpPeek}
 	sort.Slice(out, func(i, j int) bool { return strings.Compare(out[i].Name, out[j].Name) < 0 })
 	return out
 }

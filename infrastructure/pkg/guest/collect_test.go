@@ -1,0 +1,92 @@
+package guest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capwin/capwin/internal/test/pscheck"
+)
+
+func TestCollectDocument(t *testing.T) {
+	c := NewCollect("r1a2")
+	if c.Output != `C:\ProgramData\capwin\collect-r1a2.zip` || c.Work != `C:\ProgramData\capwin\collect-r1a2` ||
+		PathsOfCollect("r1a2").Script != `C:\ProgramData\capwin\collect-r1a2.ps1` {
+		t.Fatalf("paths: %+v", c)
+	}
+	for _, d := range c.Directories {
+		// The bootstrap data's folder holds the join token while the bootstrap runs.
+		if strings.EqualFold(d, GuestDir) || strings.HasPrefix(strings.ToLower(GuestDir), strings.ToLower(d)+`\`) {
+			t.Fatalf("the collector reads all of %s", d)
+		}
+	}
+	script, err := c.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, rest, _ := strings.Cut(string(script), "\r\n")
+	if !strings.HasPrefix(first, "$CapwinCollect = '") || rest != CollectScript() {
+		t.Fatalf("collector is not one data line plus the static script:\n%s", first)
+	}
+	back, err := ParseCollect(script)
+	if err != nil || back.Output != c.Output || len(back.EventLogs) != 2 || back.MaxArchiveBytes != CollectMaxArchiveBytes {
+		t.Fatalf("read back %+v, %v", back, err)
+	}
+	if _, err := ParseCollect([]byte("Write-Host hi\r\n")); err == nil {
+		t.Fatal("a script that is not a collector was read")
+	}
+	if got := ArchiveName(`C:\var\log\kubelet\kubelet.log`); got != "files/C/var/log/kubelet/kubelet.log" {
+		t.Fatalf("ArchiveName = %s", got)
+	}
+}
+
+// TestCollectScriptParses checks the static collector and a rendered one with the PowerShell
+// grammar, and that it is ASCII (Windows PowerShell 5.1 reads BOM-less files as ANSI).
+func TestCollectScriptParses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	script, _ := NewCollect("r1").Script()
+	rendered := filepath.Join(t.TempDir(), "collect.ps1")
+	if err := os.WriteFile(rendered, script, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	results, err := pscheck.Files(filepath.Join("ps", "collect.ps1"), rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range results {
+		if len(r.Errors) > 0 {
+			t.Error(r.String())
+		}
+	}
+	for i, c := range collectScript {
+		if c > 127 {
+			t.Fatalf("non-ASCII character at %d", i)
+		}
+	}
+}
+
+// TestCollectReadsOnly: the collector removes nothing but its own folder and output, and starts
+// nothing but the read-only commands it names.
+func TestCollectReadsOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("node parser in -short mode")
+	}
+	calls, err := pscheck.Calls(filepath.Join("ps", "collect.ps1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"$Collect.work": true, "$Collect.output": true, "(Join-Path $Collect.work 'files')": true}
+	for _, c := range calls {
+		switch c.Name {
+		case "Remove-Item":
+			if len(c.Args) < 2 || !allowed[c.Args[1]] {
+				t.Errorf("line %d: Remove-Item %v outside the collector's folder", c.Line, c.Args)
+			}
+		case "Stop-Service", "Restart-Service", "Set-ItemProperty", "Remove-HnsNetwork", "Restart-Computer", "Set-Service":
+			t.Errorf("line %d: %s changes the node", c.Line, c.Name)
+		}
+	}
+}
