@@ -45,6 +45,15 @@ type Options struct {
 	MaxFileBytes int64
 	// Now stamps the archive's files (default time.Now).
 	Now func() time.Time
+	// Guest says when the logs are also collected through the hypervisor's guest channel by the
+	// infrastructure manager (GuestAuto, the default; GuestAlways; GuestNever).
+	Guest string
+	// GuestCredentials names a Secret of the Machines' namespace with a guest administrator's
+	// username and password; "" uses each machine's spec.guestCredentialsRef.
+	GuestCredentials string
+	// GuestTimeout bounds the wait for the managers' answers (default 5m); GuestPoll is how often
+	// they are read (default 2s).
+	GuestTimeout, GuestPoll time.Duration
 }
 
 // Result is what the archive holds, machine by machine.
@@ -84,6 +93,15 @@ func Gather(ctx context.Context, c client.Client, t Target, opts Options, w io.W
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Guest == "" {
+		opts.Guest = GuestAuto
+	}
+	if opts.GuestTimeout <= 0 {
+		opts.GuestTimeout = 5 * time.Minute
+	}
+	if opts.GuestPoll <= 0 {
+		opts.GuestPoll = 2 * time.Second
+	}
 	names, err := machines(ctx, c, t)
 	if err != nil {
 		return nil, err
@@ -91,15 +109,44 @@ func Gather(ctx context.Context, c client.Client, t Target, opts Options, w io.W
 	a := newArchive(w, opts.Now())
 	res := &Result{}
 	workloads := map[string]kubernetes.Interface{}
-	for _, name := range names {
+	id := requestID(opts.Now())
+	var requests []*guestRequest
+	for i, name := range names {
 		before := len(a.names)
 		m := MachineResult{Name: name}
-		gatherMachine(ctx, c, t.Namespace, name, opts, a, workloads, &m)
-		if len(m.Notes) > 0 {
-			_ = a.file(name+"/notes.txt", []byte(strings.Join(m.Notes, "\n")+"\n"))
+		story, nodeLogsRead := gatherMachine(ctx, c, t.Namespace, name, opts, a, workloads, &m)
+		if story != nil && (opts.Guest == GuestAlways || (opts.Guest == GuestAuto && !nodeLogsRead)) {
+			if r := requestGuest(ctx, c, story, id, opts.GuestCredentials, &m); r != nil {
+				r.machine = i
+				requests = append(requests, r)
+			}
 		}
 		m.Files = append([]string(nil), a.names[before:]...)
 		res.Machines = append(res.Machines, m)
+	}
+	deadline := time.Now().Add(opts.GuestTimeout)
+	for _, r := range requests {
+		m := &res.Machines[r.machine]
+		before := len(a.names)
+		zip, message, err := r.wait(ctx, c, deadline, opts.GuestPoll)
+		switch {
+		case err != nil:
+			m.Notes = append(m.Notes, "no guest logs: "+err.Error())
+		case zip == nil:
+			m.Notes = append(m.Notes, "no guest logs: "+message)
+		default:
+			if err := addGuestZip(a, m.Name+"/guest/", zip, opts.MaxFileBytes); err != nil {
+				m.Notes = append(m.Notes, "guest logs: "+err.Error())
+			}
+		}
+		m.Files = append(m.Files, a.names[before:]...)
+	}
+	for i := range res.Machines {
+		m := &res.Machines[i]
+		if len(m.Notes) > 0 {
+			_ = a.file(m.Name+"/notes.txt", []byte(strings.Join(m.Notes, "\n")+"\n"))
+			m.Files = append(m.Files, m.Name+"/notes.txt")
+		}
 	}
 	if err := a.file("README.txt", readme(t, res, opts.Now())); err != nil {
 		return nil, err
@@ -135,13 +182,14 @@ func machines(ctx context.Context, c client.Client, t Target) ([]string, error) 
 	return names, nil
 }
 
-// gatherMachine adds one Machine's story and, if its Node is up, its node's logs.
+// gatherMachine adds one Machine's story and, if its Node is up, its node's logs. It returns the
+// story (nil when it could not be read) and whether the node's logs were read.
 func gatherMachine(ctx context.Context, c client.Client, namespace, name string, opts Options, a *archive,
-	workloads map[string]kubernetes.Interface, m *MachineResult) {
+	workloads map[string]kubernetes.Interface, m *MachineResult) (*diagnostics.Story, bool) {
 	story, err := diagnostics.Collect(ctx, c, namespace, name)
 	if err != nil {
 		m.Notes = append(m.Notes, "story: "+err.Error())
-		return
+		return nil, false
 	}
 	m.Name = story.Machine.Name
 	var text bytes.Buffer
@@ -153,7 +201,7 @@ func gatherMachine(ctx context.Context, c client.Client, namespace, name string,
 	if node == nil {
 		why := diagnostics.WhyNoNode(story)
 		m.Notes = append(m.Notes, "no node logs: the Machine has no Node ("+why+"); story.txt has the bootstrap report and its log tail")
-		return
+		return story, false
 	}
 	m.Node = node.Name
 	if data, err := yaml.Marshal(node); err == nil {
@@ -162,10 +210,10 @@ func gatherMachine(ctx context.Context, c client.Client, namespace, name string,
 	cs, err := workloadClientset(ctx, c, namespace, story.Machine.Spec.ClusterName, workloads)
 	if err != nil {
 		m.Notes = append(m.Notes, "no node logs: "+err.Error())
-		return
+		return story, false
 	}
 	n := nodeLogs{cs: cs, node: node.Name, max: opts.MaxFileBytes}
-	n.gather(ctx, a, m.Name+"/node/", node.Labels[corev1.LabelOSStable] == "windows", &m.Notes)
+	return story, n.gather(ctx, a, m.Name+"/node/", node.Labels[corev1.LabelOSStable] == "windows", &m.Notes)
 }
 
 func workloadClientset(ctx context.Context, c client.Client, namespace, cluster string, cache map[string]kubernetes.Interface) (kubernetes.Interface, error) {
@@ -188,9 +236,12 @@ func workloadClientset(ctx context.Context, c client.Client, namespace, cluster 
 func readme(t Target, res *Result, at time.Time) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "capwin node logs of %s %s/%s, gathered %s\n\n", t.Kind, t.Namespace, t.Name, at.UTC().Format(time.RFC3339))
-	b.WriteString("Each Machine's folder has story.txt (what render diagnostics prints), node.yaml (its Node) and\n" +
+	b.WriteString("Each Machine's folder has story.txt (what render diagnostics prints), node.yaml (its Node),\n" +
 		"node/ (C:\\var\\log of the node through Node Log Query: capwin\\bootstrap.log, kubelet\\, containerd\\,\n" +
-		"the addons' pod logs); notes.txt says what could not be gathered and why.\n\n")
+		"the addons' pod logs) and guest/ (collected in the guest through the hypervisor's guest channel:\n" +
+		"files/ with the log folders and cloudbase-init's log, events/ with the System and Application event\n" +
+		"logs, state/ with hnsdiag, services, adapters and volumes, collect.log); notes.txt says what could\n" +
+		"not be gathered and why.\n\n")
 	for _, m := range res.Machines {
 		b.WriteString(m.Summary() + "\n")
 	}

@@ -102,18 +102,19 @@ func (n nodeLogs) walk(ctx context.Context, folder string, depth int) ([]string,
 	return out, nil
 }
 
-// gather adds the node's logs to the archive under prefix and notes what it could not read.
-func (n nodeLogs) gather(ctx context.Context, a *archive, prefix string, windows bool, notes *[]string) {
+// gather adds the node's logs to the archive under prefix and notes what it could not read; it
+// is false when Node Log Query does not answer at all.
+func (n nodeLogs) gather(ctx context.Context, a *archive, prefix string, windows bool, notes *[]string) bool {
 	if !windows {
 		for _, s := range linuxServices {
 			n.add(ctx, a, prefix+s+".log", notes, "", "query", s)
 		}
-		return
+		return true
 	}
 	_, folders, err := n.entries(ctx, "")
 	if err != nil {
 		*notes = append(*notes, fmt.Sprintf("Node Log Query: %v (the kubelet is not reachable through the apiserver, or its log handler is off)", err))
-		return
+		return false
 	}
 	var files []string
 	for _, folder := range folders {
@@ -131,6 +132,7 @@ func (n nodeLogs) gather(ctx context.Context, a *archive, prefix string, windows
 	for _, f := range files {
 		n.add(ctx, a, prefix+f, notes, f)
 	}
+	return true
 }
 
 // addonPods are the log files of the addons' pods (C:\var\log\pods\<namespace>_<pod>_<uid>).

@@ -10,9 +10,13 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/internal/nodelogs"
 	"github.com/capwin/capwin/test/framework/harness"
 	"github.com/capwin/capwin/test/framework/harness/guest"
@@ -40,8 +44,11 @@ func checkJoinedLogs(t *testing.T, h *harness.Harness, md string, machines int) 
 }
 
 // checkNeverJoinedLogs: a Machine whose guest never runs its bootstrap (a broken image) has no
-// Node; render logs still gathers its story (the VM, its address, why there is no Node) and says
-// in notes.txt why there are no node logs. The Machine is removed afterwards.
+// Node; render logs still gathers its story (the VM, its address, why there is no Node), says in
+// notes.txt why there are no node logs, and has the infrastructure manager collect in the guest
+// through the hypervisor's guest channel with the images' guest login: cloudbase-init's log that
+// names the failure, the event logs, HNS state. The request is withdrawn, the answer stays in the
+// machine's node logs Secret. The Machine is removed afterwards.
 func checkNeverJoinedLogs(t *testing.T, h *harness.Harness, image string) {
 	t.Helper()
 	g := NewWithT(t)
@@ -69,8 +76,32 @@ func checkNeverJoinedLogs(t *testing.T, h *harness.Harness, image string) {
 	g.Expect(m.Node).To(BeEmpty())
 	g.Expect(files[m.Name+"/story.txt"]).To(ContainSubstring(m.Name))
 	g.Expect(files[m.Name+"/notes.txt"]).To(ContainSubstring("no node logs: the Machine has no Node"))
+	g.Expect(files[m.Name+"/notes.txt"]).NotTo(ContainSubstring("no guest logs"))
+	cloudbaseInit := m.Name + "/guest/files/C/Program Files/Cloudbase Solutions/Cloudbase-Init/log/cloudbase-init.log"
+	g.Expect(files[cloudbaseInit]).To(ContainSubstring("Executing user data failed"))
+	g.Expect(files[m.Name+"/guest/events/Application.json"]).To(ContainSubstring("cloudbase-init"))
+	g.Expect(files[m.Name+"/guest/events/System.json"]).To(ContainSubstring("6005"))
+	g.Expect(files[m.Name+"/guest/state/hnsdiag.txt"]).To(ContainSubstring("nat"))
+	g.Expect(files[m.Name+"/guest/collect.log"]).To(ContainSubstring("collecting on"))
+	checkLogRequestAnswered(ctx, g, h, m.Name)
 	g.Expect(h.ScaleWorkers(ctx, md, 0)).To(Succeed())
 	g.Eventually(func() []clusterv1.Machine { return machinesOf(t, h, md) }, stepTimeout, time.Second).Should(BeEmpty())
+}
+
+// checkLogRequestAnswered: the Machine's infrastructure machine carries no log request any more,
+// and its node logs Secret (owned by it, so it goes with the machine) holds the answer.
+func checkLogRequestAnswered(ctx context.Context, g Gomega, h *harness.Harness, machine string) {
+	m := &clusterv1.Machine{}
+	g.Expect(h.Management.Client.Get(ctx, client.ObjectKey{Namespace: harness.Namespace, Name: machine}, m)).To(Succeed())
+	infra := &unstructured.Unstructured{}
+	infra.SetGroupVersionKind(infrav1.GroupVersion.WithKind(m.Spec.InfrastructureRef.Kind))
+	g.Expect(h.Management.Client.Get(ctx, client.ObjectKey{Namespace: harness.Namespace, Name: m.Spec.InfrastructureRef.Name}, infra)).To(Succeed())
+	g.Expect(infra.GetAnnotations()).NotTo(HaveKey(infrav1.CollectLogsAnnotation))
+	secret := &corev1.Secret{}
+	g.Expect(h.Management.Client.Get(ctx, client.ObjectKey{Namespace: harness.Namespace, Name: infrav1.NodeLogsSecretName(infra.GetName())}, secret)).To(Succeed())
+	g.Expect(string(secret.Type)).To(Equal(infrav1.NodeLogsSecretType))
+	g.Expect(secret.OwnerReferences).To(ContainElement(HaveField("UID", infra.GetUID())))
+	g.Expect(secret.Data).To(HaveKey(infrav1.NodeLogsArchiveKey))
 }
 
 // keepLogsOfFailure writes render logs of the harness's Cluster next to the test's logs when the

@@ -12,11 +12,14 @@ import (
 	"github.com/capwin/capwin/internal/nodelogs"
 )
 
-const logsUsage = "usage: render logs [--kubeconfig FILE] [-n NAMESPACE] [-o FILE] (MACHINE | --machine-deployment NAME | --cluster NAME)"
+const logsUsage = "usage: render logs [--kubeconfig FILE] [-n NAMESPACE] [-o FILE] [--guest auto|always|never] [--guest-credentials SECRET] " +
+	"(MACHINE | --machine-deployment NAME | --cluster NAME)"
 
 type logsOptions struct {
 	kubeconfig, namespace, out string
 	deployment, cluster        string
+	guest, guestCredentials    string
+	guestTimeout               time.Duration
 }
 
 // logsFlags defines the flags of render logs. The flag set prints nothing, as the preview's.
@@ -27,6 +30,11 @@ func logsFlags(o *logsOptions) *flag.FlagSet {
 	fs.StringVar(&o.out, "o", "", "the archive to write (default: capwin-logs-<name>-<time>.tar.gz in the current folder; - for stdout)")
 	fs.StringVar(&o.deployment, "machine-deployment", "", "gather every Machine of this MachineDeployment")
 	fs.StringVar(&o.cluster, "cluster", "", "gather every Machine of this Cluster")
+	fs.StringVar(&o.guest, "guest", nodelogs.GuestAuto, "collect in the guest through the hypervisor: auto (Machines whose node logs "+
+		"Node Log Query cannot read, such as those that never joined), always, never")
+	fs.StringVar(&o.guestCredentials, "guest-credentials", "", "a Secret of the namespace with the username and password of a guest "+
+		"administrator (default: each machine's spec.guestCredentialsRef)")
+	fs.DurationVar(&o.guestTimeout, "guest-timeout", 5*time.Minute, "how long to wait for the infrastructure manager's answers")
 	return fs
 }
 
@@ -35,8 +43,12 @@ func printLogsUsage(w io.Writer) error {
 each Machine its story (as render diagnostics prints it, with the guest's bootstrap report) and,
 when its Node is up, the node's logs through Node Log Query (kubectl get --raw
 /api/v1/nodes/NODE/proxy/logs/): capwin's bootstrap log, the kubelet's (rotated files too),
-containerd's, and the kube-proxy and CNI pods' logs. notes.txt in a Machine's folder says what
-could not be gathered and why. It only reads; the archive holds no credentials.
+containerd's, and the kube-proxy and CNI pods' logs. For a Machine whose node Node Log Query
+cannot read (one that never joined), it asks capwin's infrastructure manager to collect in the
+guest through the hypervisor's guest channel (VMware Tools, Hyper-V PowerShell Direct), with a
+guest administrator's login: the log folders, cloudbase-init's log, the System and Application
+event logs, hnsdiag and the services, adapters and volumes. notes.txt in a Machine's folder says
+what could not be gathered and why. The archive holds no credentials.
 
 `, logsFlags(&logsOptions{}))
 }
@@ -55,6 +67,9 @@ func runLogs(args []string, stdout io.Writer) error {
 	t, err := logsTarget(machine, o, fs.NArg())
 	if err != nil {
 		return err
+	}
+	if o.guest != nodelogs.GuestAuto && o.guest != nodelogs.GuestAlways && o.guest != nodelogs.GuestNever {
+		return fmt.Errorf("--guest %q: give auto, always or never", o.guest)
 	}
 	c, namespace, err := management(o.kubeconfig, o.namespace)
 	if err != nil {
@@ -77,10 +92,14 @@ func runLogs(args []string, stdout io.Writer) error {
 	} else {
 		summary = io.Discard
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute+o.guestTimeout)
 	defer cancel()
-	res, err := nodelogs.Gather(ctx, c, t, nodelogs.Options{Now: func() time.Time { return now }}, w)
+	res, err := nodelogs.Gather(ctx, c, t, nodelogs.Options{Now: func() time.Time { return now }, Guest: o.guest,
+		GuestCredentials: o.guestCredentials, GuestTimeout: o.guestTimeout}, w)
 	if err != nil {
+		if o.out != "-" {
+			_ = os.Remove(o.out) // no half-written archive is left behind
+		}
 		return err
 	}
 	for _, m := range res.Machines {

@@ -31,9 +31,12 @@ type Guests struct {
 
 	mu      sync.Mutex
 	running map[string]*runningGuest
-	faults  func(vmName string) guest.Faults
-	nextIP  map[string]int
-	booted  int
+	// refs are the keys of guests by their VM's hypervisor reference (vSphere's vm-N), for the
+	// programs Tools starts.
+	refs   map[string]string
+	faults func(vmName string) guest.Faults
+	nextIP map[string]int
+	booted int
 }
 
 type runningGuest struct {
@@ -43,7 +46,7 @@ type runningGuest struct {
 
 func newGuests(ctx context.Context, log logr.Logger, heartbeat, joinTimeout time.Duration, nodes *nodenet.Network) *Guests {
 	return &Guests{ctx: ctx, log: log, heartbeat: heartbeat, joinTimeout: joinTimeout, Domain: NewDomain(), nodes: nodes,
-		running: map[string]*runningGuest{}, nextIP: map[string]int{}}
+		running: map[string]*runningGuest{}, nextIP: map[string]int{}, refs: map[string]string{}}
 }
 
 // The harness's Active Directory domain: its DNS server, the account allowed to join computers
@@ -125,6 +128,29 @@ func (g *Guests) stopMissing(prefix string, alive map[string]bool) {
 
 // stopAll stops every guest (the harness stops).
 func (g *Guests) stopAll() { g.stopMissing("", nil) }
+
+// byKey returns the running guest of a VM key (nil if none).
+func (g *Guests) byKey(key string) *guest.Guest {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.running[key]; ok {
+		return r.Guest
+	}
+	return nil
+}
+
+// alias records the VM reference of a guest's key; keyOfRef reads it back.
+func (g *Guests) alias(ref, key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refs[ref] = key
+}
+
+func (g *Guests) keyOfRef(ref string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.refs[ref]
+}
 
 // Reports returns the bootstrap reports of the running guests, by VM name.
 func (g *Guests) Reports() map[string][]guest.Report {

@@ -141,6 +141,7 @@ func Start(ctx context.Context, opts Options) (_ *Harness, retErr error) {
 	}
 	h.Guests = newGuests(ctx, h.log.WithName("guest"), opts.Heartbeat, opts.JoinTimeout, h.Workload.Nodes)
 	h.Guests.stepTime = opts.GuestStepTime
+	h.answerCollectors()
 	return h, h.startWatcher(ctx)
 }
 

@@ -31,7 +31,8 @@ const (
 // cluster; then it sets the control plane's endpoint to the workload apiserver.
 func (h *Harness) CreateCluster(ctx context.Context) error {
 	c := h.Management.Client
-	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}}
+	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}},
+		secret(GuestCredentials, GuestUser, GuestPassword)}
 	objs = append(objs, h.infraClusterObjects()...)
 	objs = append(objs, management.NewControlPlane(Namespace, ClusterName+"-cp"), h.clusterObject())
 	for _, o := range objs {
@@ -87,6 +88,14 @@ func (h *Harness) infraClusterObjects() []client.Object {
 		}},
 	}
 }
+
+// The guest administrator's login of the images (render logs --guest-credentials): the simulated
+// guests accept any, as the hypervisors check it.
+const (
+	GuestCredentials = "guest-admin"
+	GuestUser        = "Administrator"
+	GuestPassword    = "Guest-adm1n!"
+)
 
 func secret(name, user, password string) *corev1.Secret {
 	return &corev1.Secret{

@@ -94,6 +94,7 @@ func (h *Harness) watchVSphere(ctx context.Context, c *vimClient) {
 			}
 			cfg.Build, _ = buildOfGuestID(vm.Config.GuestId)
 			cfg.Address, cfg.Channel = h.Guests.address("10.1"), &vsphereChannel{c: c, vm: object.NewVirtualMachine(c.Client, vm.Self)}
+			h.Guests.alias(vm.Self.Value, key)
 			h.Guests.boot(key, vm.Name, cfg)
 		}
 		h.Guests.stopMissing(vsphereKey, alive)
@@ -158,7 +159,11 @@ type vsphereChannel struct {
 	vm *object.VirtualMachine
 }
 
+// Address reports the address, and VMware Tools running: they start together at boot.
 func (ch *vsphereChannel) Address(ctx context.Context, ip string) error {
+	if err := ch.set(ctx, "SET.guest.toolsRunningStatus", string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)); err != nil {
+		return err
+	}
 	return ch.set(ctx, "SET.guest.ipAddress", ip)
 }
 

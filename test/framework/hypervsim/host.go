@@ -60,6 +60,9 @@ type Host struct {
 	parents *parents
 	// OnGuestRun is called (without the host lock) after guest.ps1 started a launcher in a VM.
 	OnGuestRun func(h *Host, vmID string, files map[string][]byte)
+	// OnGuestLogs runs a log collector (the rendered script guestlogs.ps1 copies in) in a VM's
+	// guest and returns the zip it made; nil means the guest has no simulated Windows to run it.
+	OnGuestLogs func(h *Host, vmID string, script []byte) ([]byte, error)
 }
 
 // VM is one simulated VM. Tests change guest-side fields through Host.Guest.

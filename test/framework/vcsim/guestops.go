@@ -4,11 +4,8 @@
 package vcsim
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -28,6 +25,9 @@ type Process struct {
 	Pid                      int64
 	Program, Arguments, User string
 	Started                  time.Time
+	// Ended is set (with ExitCode) once the program ended (Exit).
+	Ended    *time.Time
+	ExitCode int32
 }
 
 // Guest is what guest operations did in one VM.
@@ -52,6 +52,8 @@ type GuestOps struct {
 type transfer struct {
 	vm, path string
 	size     int64
+	// out is a copy out of the guest (GET), else into it (PUT).
+	out bool
 }
 
 // Install replaces vcsim's guest file and process managers; call it after model.Create and
@@ -139,26 +141,24 @@ func (m *fileManager) InitiateFileTransferToGuest(ctx *simulator.Context, req *t
 		body.Fault_ = simulator.Fault("", f)
 		return body
 	}
-	token := make([]byte, 16)
-	_, _ = rand.Read(token)
-	id := hex.EncodeToString(token)
-	m.ops.mu.Lock()
-	m.ops.pending[id] = transfer{vm: req.Vm.Value, path: req.GuestFilePath, size: req.FileSize}
-	m.ops.mu.Unlock()
-	// Host "*" means "the host you connected to" (govmomi's guest.FileManager.TransferURL).
-	u := url.URL{Scheme: "https", Host: "*", Path: transferPath + id}
-	body.Res = &types.InitiateFileTransferToGuestResponse{Returnval: u.String()}
+	u := m.ops.newTransfer(transfer{vm: req.Vm.Value, path: req.GuestFilePath, size: req.FileSize})
+	body.Res = &types.InitiateFileTransferToGuestResponse{Returnval: u}
 	return body
 }
 
-// serveTransfer stores a PUT file in its guest; a transfer URL works once.
+// serveTransfer stores a PUT file in its guest or answers the GET of one; a transfer URL works
+// once.
 func (g *GuestOps) serveTransfer(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimPrefix(r.URL.Path, transferPath)
 	g.mu.Lock()
 	t, ok := g.pending[id]
 	delete(g.pending, id)
 	g.mu.Unlock()
-	if !ok || r.Method != http.MethodPut {
+	if ok && t.out && r.Method == http.MethodGet {
+		g.serveDownload(w, t)
+		return
+	}
+	if !ok || t.out || r.Method != http.MethodPut {
 		http.Error(w, "unknown transfer", http.StatusNotFound)
 		return
 	}
@@ -208,7 +208,8 @@ func (m *processManager) ListProcessesInGuest(ctx *simulator.Context, req *types
 	body.Res = new(types.ListProcessesInGuestResponse)
 	for _, p := range m.ops.Guest(req.Vm.Value).Processes {
 		body.Res.Returnval = append(body.Res.Returnval, types.GuestProcessInfo{
-			Name: p.Program, Pid: p.Pid, Owner: p.User, CmdLine: `"` + p.Program + `" ` + p.Arguments, StartTime: p.Started})
+			Name: p.Program, Pid: p.Pid, Owner: p.User, CmdLine: `"` + p.Program + `" ` + p.Arguments, StartTime: p.Started,
+			EndTime: p.Ended, ExitCode: p.ExitCode})
 	}
 	return body
 }

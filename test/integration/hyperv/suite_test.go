@@ -67,6 +67,7 @@ func TestMain(m *testing.M) {
 	for _, name := range []string{"hv1", "hv2", "hv3"} {
 		h := hypervsim.NewHost(name, 131072, []string{vswitch}, map[string]int64{parentDisk: 30 << 30})
 		h.SetJobDelay(200 * time.Millisecond)
+		h.OnGuestLogs = collectInGuest
 		srv, err := h.Serve(map[string]string{hostUser: hostPassword})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)

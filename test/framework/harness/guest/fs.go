@@ -11,22 +11,40 @@ import (
 type fileSystem struct {
 	mu    sync.Mutex
 	files map[string][]byte
+	// names are the paths as first written, by folded path (Windows keeps a name's case).
+	names map[string]string
 }
 
-func newFileSystem() *fileSystem { return &fileSystem{files: map[string][]byte{}} }
+func newFileSystem() *fileSystem { return &fileSystem{files: map[string][]byte{}, names: map[string]string{}} }
 
 func fold(path string) string { return strings.ToLower(strings.ReplaceAll(path, "/", `\`)) }
 
 func (f *fileSystem) write(path string, data []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.name(path)
 	f.files[fold(path)] = append([]byte(nil), data...)
 }
 
 func (f *fileSystem) appendTo(path string, data []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.name(path)
 	f.files[fold(path)] = append(f.files[fold(path)], data...)
+}
+
+// name records a path's case when the file is new (f.mu held).
+func (f *fileSystem) name(path string) {
+	if _, ok := f.names[fold(path)]; !ok {
+		f.names[fold(path)] = strings.ReplaceAll(path, "/", `\`)
+	}
+}
+
+// original is a file's path as it was first written ("" if there is no such file).
+func (f *fileSystem) original(path string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.names[fold(path)]
 }
 
 func (f *fileSystem) read(path string) ([]byte, bool) {
@@ -47,6 +65,7 @@ func (f *fileSystem) remove(path string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.files, fold(path))
+	delete(f.names, fold(path))
 }
 
 // under returns the files below dir (sub-folders included) by folded path.

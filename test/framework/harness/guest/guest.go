@@ -96,11 +96,12 @@ type Guest struct {
 	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
 	sandboxPull    ImagePull
-	disks          []Disk           // the data disks' state (the disks step changes it)
-	network        guestnet.Network // what the network step configured
-	closers        []func()         // close the kubelet's connections on Stop
-	kubeletLog     *nodeLog         // the kubelet's output as its service keeps it (nil: kept nowhere)
-	serving        bool             // the kubelet's port is open on the node network
+	disks          []Disk             // the data disks' state (the disks step changes it)
+	network        guestnet.Network   // what the network step configured
+	closers        []func()           // close the kubelet's connections on Stop
+	kubeletLog     *nodeLog           // the kubelet's output as its service keeps it (nil: kept nowhere)
+	serving        bool               // the kubelet's port is open on the node network
+	events         map[string][]Event // the event logs (System, Application)
 }
 
 func (g *Guest) containerdConfig() string {
@@ -154,6 +155,7 @@ func (g *Guest) run(ctx context.Context) error {
 			log.Error(err, "report address")
 		}
 	}
+	g.cloudbaseInit()
 	if g.cfg.Faults.NeverJoin {
 		return ErrNeverJoins
 	}

@@ -1,0 +1,40 @@
+package hypervsim
+
+import (
+	"encoding/base64"
+
+	"github.com/capwin/capwin/infrastructure/pkg/hyperv/wire"
+)
+
+// guestLogs mirrors guestlogs.ps1: PowerShell Direct into a running VM with the guest's
+// credentials, the collector run to its end by the guest (OnGuestLogs), its zip returned.
+func (h *Host) guestLogs(in wire.GuestLogsInput) (any, error) {
+	h.mu.Lock()
+	vm, ok := h.vms[in.ID]
+	var err error
+	switch {
+	case !ok:
+		err = fail(wire.KindNotFound, "VM %s does not exist", in.ID)
+	case vm.State != "Running" || !vm.Heartbeat:
+		err = fail(wire.KindGuestFailed, "PowerShell Direct as %s: the virtual machine is not running", in.Username)
+	case in.Username == "" || (h.guestPassword != "" && in.Password != h.guestPassword):
+		err = fail(wire.KindGuestFailed, "PowerShell Direct as %s: The credential is invalid.", in.Username)
+	}
+	cb := h.OnGuestLogs
+	h.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	script, err := base64.StdEncoding.DecodeString(in.Script)
+	if err != nil {
+		return nil, fail(wire.KindGuestFailed, "collector script: %v", err)
+	}
+	if cb == nil {
+		return nil, fail(wire.KindGuestFailed, "the log collector ended with exit code 1")
+	}
+	zip, err := cb(h, in.ID, script)
+	if err != nil {
+		return nil, fail(wire.KindGuestFailed, "the log collector ended with exit code 1 (%v)", err)
+	}
+	return wire.GuestLogs{Data: base64.StdEncoding.EncodeToString(zip)}, nil
+}
