@@ -15,7 +15,9 @@ type fileSystem struct {
 	names map[string]string
 }
 
-func newFileSystem() *fileSystem { return &fileSystem{files: map[string][]byte{}, names: map[string]string{}} }
+func newFileSystem() *fileSystem {
+	return &fileSystem{files: map[string][]byte{}, names: map[string]string{}}
+}
 
 func fold(path string) string { return strings.ToLower(strings.ReplaceAll(path, "/", `\`)) }
 
