@@ -61,6 +61,12 @@ func buildAll(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	err = add("capwin-windows-exporter", o.version, func(sbom string) (v1.ImageIndex, error) {
+		return buildHostProcess(ctx, o, windowsExporterImage(o.windowsExporterVersion), sbom+".windows-amd64.spdx.json")
+	})
+	if err != nil {
+		return err
+	}
 	for _, kv := range o.kubernetesVersions {
 		err := add("capwin-kube-proxy-windows", kv, func(sbom string) (v1.ImageIndex, error) {
 			return buildHostProcess(ctx, o, kubeProxyImage(kv), sbom+".windows-amd64.spdx.json")

@@ -25,7 +25,7 @@ import (
 func testOptions(out, only string) options {
 	return options{
 		root: "../..", out: out, registry: "example.com/capwin", version: "v0.0.0-test",
-		flannelVersion: "v0.27.4", platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}},
+		flannelVersion: "v0.27.4", windowsExporterVersion: "v0.27.2", platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}},
 		only: map[string]bool{only: true}, created: time.Unix(1_700_000_000, 0).UTC(),
 	}
 }
@@ -214,15 +214,26 @@ func testPush(t *testing.T, archive string, want v1.Hash) {
 }
 
 func TestFlanneldWindowsImage(t *testing.T) {
-	first, _ := shared(t, "capwin-flanneld-windows")
+	checkHostProcessImage(t, "capwin-flanneld-windows", "flanneld.exe")
+}
+
+// TestWindowsExporterImage: windows_exporter of the monitoring addon, built from its Go module.
+func TestWindowsExporterImage(t *testing.T) {
+	checkHostProcessImage(t, "capwin-windows-exporter", "windows_exporter.exe")
+}
+
+// checkHostProcessImage: one windows/amd64 image whose program is at the root of its files, with
+// a security descriptor, the registry hives a Windows layer needs, and nothing outside Files/.
+func checkHostProcessImage(t *testing.T, image, program string) {
+	first, _ := shared(t, image)
 	img, p := onlyImage(t, first)
 	if p.OS != "windows" || p.Architecture != "amd64" {
 		t.Errorf("platform %s", p)
 	}
 	fs := files(t, img)
-	exe := fs["Files/flanneld.exe"]
+	exe := fs["Files/"+program]
 	if exe == nil || exe.PAXRecords["MSWINDOWS.rawsd"] == "" {
-		t.Errorf("Files/flanneld.exe: %+v", exe)
+		t.Errorf("Files/%s: %+v", program, exe)
 	}
 	for _, n := range append([]string{"Hives"}, hiveNames...) {
 		if n != "Hives" {
@@ -269,6 +280,7 @@ func TestStartScriptsFindThePrograms(t *testing.T) {
 	for script, img := range map[string]hostProcessImage{
 		"../../templates/addons/flannel/start-flanneld.ps1":                   flanneldImage("v0.27.4"),
 		"../../templates/addons/kube-proxy-windows/base/start-kube-proxy.ps1": kubeProxyImage("v1.36.3"),
+		"../../templates/addons/monitoring/start-windows-exporter.ps1":        windowsExporterImage("v0.27.2"),
 	} {
 		body, err := os.ReadFile(script)
 		if err != nil {

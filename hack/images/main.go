@@ -4,8 +4,9 @@
 //   - the managers capwin-bootstrap-windows and capwin-infrastructure and the addon installer
 //     capwin-addon-installer, for linux/amd64 and linux/arm64, with ko on a static non-root base
 //     built here (nothing is pulled);
-//   - the Windows HostProcess images capwin-flanneld-windows (tag: the release version) and
-//     capwin-kube-proxy-windows (tag: each Kubernetes version), for windows/amd64.
+//   - the Windows HostProcess images capwin-flanneld-windows and capwin-windows-exporter (tag: the
+//     release version) and capwin-kube-proxy-windows (tag: each Kubernetes version), for
+//     windows/amd64.
 //
 // Every image is one <image>-<tag>.oci.tar in the output folder, with SPDX SBOMs beside it,
 // images.txt (reference@digest and archive) and checksums.txt (sha256 of every file there).
@@ -33,6 +34,7 @@ type options struct {
 	root, out, registry, version string
 	kubernetesVersions           []string
 	flannelVersion               string
+	windowsExporterVersion       string
 	platforms                    []v1.Platform
 	only                         map[string]bool // image names to build; all when empty
 	created                      time.Time
@@ -70,6 +72,7 @@ func buildCmd(ctx context.Context, args []string) error {
 	fs.StringVar(&o.version, "version", "dev", "release version: the tag of the managers and flanneld")
 	kube := fs.String("kubernetes-versions", "v1.36.3", "comma-separated Kubernetes versions to build kube-proxy for Windows of")
 	fs.StringVar(&o.flannelVersion, "flannel-version", "v0.27.4", "flannel version built into capwin-flanneld-windows")
+	fs.StringVar(&o.windowsExporterVersion, "windows-exporter-version", "v0.27.2", "windows_exporter version built into capwin-windows-exporter")
 	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms of the manager images")
 	only := fs.String("only", "", "comma-separated image names to build (default: all)")
 	_ = fs.Parse(args)

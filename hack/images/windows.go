@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -33,6 +34,14 @@ func flanneldImage(version string) hostProcessImage {
 	return hostProcessImage{exe: "flanneld.exe", src: goSource{
 		module: "github.com/flannel-io/flannel", version: version, pkg: "github.com/flannel-io/flannel",
 		ldflags: []string{"-X github.com/flannel-io/flannel/pkg/version.Version=" + version},
+	}}
+}
+
+// windowsExporterImage is prometheus-community's windows_exporter (the monitoring addon).
+func windowsExporterImage(version string) hostProcessImage {
+	return hostProcessImage{exe: "windows_exporter.exe", src: goSource{
+		module: "github.com/prometheus-community/windows_exporter", version: version, pkg: "github.com/prometheus-community/windows_exporter",
+		ldflags: []string{"-X github.com/prometheus/common/version.Version=" + strings.TrimPrefix(version, "v")},
 	}}
 }
 

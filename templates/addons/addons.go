@@ -1,5 +1,5 @@
 // Package addons builds the workload-cluster addons of the capwin cluster templates (CNI,
-// kube-proxy for Windows, RuntimeClasses, optional storage and gMSA) and wraps them into
+// kube-proxy for Windows, RuntimeClasses, optional storage, gMSA and node metrics) and wraps them into
 // ClusterResourceSets: a template carries only the addons of its own pod network and
 // infrastructure.
 //
@@ -18,7 +18,7 @@ import (
 
 // files holds the kustomize directories of every addon.
 //
-//go:embed calico flannel gmsa installer kube-proxy-windows runtimeclasses storage
+//go:embed calico flannel gmsa installer kube-proxy-windows monitoring runtimeclasses servicemonitor storage
 var files embed.FS
 
 // LiteralDataAnnotation marks a ConfigMap whose data must reach the cluster unchanged: every "$"
@@ -36,6 +36,14 @@ const StorageLabel = "capwin.io/storage"
 // GMSALabel is the Cluster label that turns on the optional gMSA addon (value "true"): the
 // Windows gMSA admission webhook and the GMSACredentialSpec CRD.
 const GMSALabel = "capwin.io/gmsa"
+
+// MonitoringLabel is the Cluster label that turns on the optional node metrics addon (value
+// "true"): windows_exporter on every Windows node, its firewall rule and a Service.
+const MonitoringLabel = "capwin.io/monitoring"
+
+// ServiceMonitorLabel is the Cluster label that adds the Prometheus Operator ServiceMonitor of the
+// node metrics (value "true"; the cluster must have the Prometheus Operator's CRDs).
+const ServiceMonitorLabel = "capwin.io/service-monitor"
 
 // AddonLabel names the addon on each ConfigMap and ClusterResourceSet, so one addon can be
 // re-applied from a newly generated file with kubectl apply -l capwin.io/addon=NAME.
@@ -71,6 +79,8 @@ var addons = []addon{
 	{name: "storage", dir: "storage/vcenter", infra: VCenter, label: StorageLabel},
 	{name: "storage", dir: "storage/hyperv", infra: HyperV, label: StorageLabel},
 	{name: "gmsa", dir: "gmsa", label: GMSALabel},
+	{name: "windows-exporter", dir: "monitoring", label: MonitoringLabel},
+	{name: "windows-exporter-servicemonitor", dir: "servicemonitor", label: ServiceMonitorLabel},
 }
 
 // Selection is what a cluster template is built for: its pod network and infrastructure.

@@ -57,10 +57,15 @@ func TestClusterResourceSets(t *testing.T) {
 				want[StorageLabel] = "true"
 			case "gmsa":
 				want[GMSALabel] = "true"
+			case "windows-exporter":
+				want[MonitoringLabel] = "true"
+			case "windows-exporter-servicemonitor":
+				want[ServiceMonitorLabel] = "true"
 			}
 			g.Expect(crs.Spec.ClusterSelector).To(Equal(metav1.LabelSelector{MatchLabels: want}))
 		}
-		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses", "storage", "gmsa"}))
+		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses", "storage", "gmsa",
+			"windows-exporter", "windows-exporter-servicemonitor"}))
 	}
 	_, err := Manifests(vcenterCalico, "flannel")
 	NewWithT(t).Expect(err).To(HaveOccurred())

@@ -86,6 +86,7 @@ var scheme = func() *runtime.Scheme {
 	if err := errors.Join(clientgoscheme.AddToScheme(s), addonsv1.AddToScheme(s)); err != nil {
 		panic(err)
 	}
+	s.AddKnownTypeWithName(serviceMonitorGVK, &serviceMonitor{})
 	return s
 }()
 

@@ -37,7 +37,8 @@ func TestManifestsDecode(t *testing.T) {
 					g.Expect(objs).NotTo(BeEmpty())
 					for _, o := range objs {
 						id := o.u.GetKind() + " " + o.u.GetName()
-						// Only built-in kinds at the top: the CRD kinds (Calico's) go through the Job.
+						// Only built-in kinds at the top (and the ServiceMonitor, decoded strictly into
+						// servicemonitor_test.go's type): the CRD kinds (Calico's) go through the Job.
 						g.Expect(o.typed).NotTo(BeNil(), "%s: not a built-in kind", id)
 						g.Expect(o.u.GetNamespace() == "").To(Equal(clusterScoped[o.u.GetKind()]), "%s: namespace", id)
 					}
@@ -77,7 +78,8 @@ func TestLiteralRoundTrip(t *testing.T) {
 		}
 	}
 	// Every script is shipped, the kube-proxy one with both CNIs.
-	g.Expect(seen).To(Equal(map[string]int{"install.sh": 1, "start-flanneld.ps1": 1, "start-kube-proxy.ps1": 2, "install-storage.sh": 2}))
+	g.Expect(seen).To(Equal(map[string]int{"install.sh": 1, "start-flanneld.ps1": 1, "start-kube-proxy.ps1": 2, "install-storage.sh": 2,
+		"start-windows-exporter.ps1": 2}))
 	var scripts []string
 	_ = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
 		if ext := path.Ext(p); ext == ".ps1" || ext == ".sh" {
@@ -85,7 +87,7 @@ func TestLiteralRoundTrip(t *testing.T) {
 		}
 		return err
 	})
-	g.Expect(scripts).To(ConsistOf("install.sh", "start-flanneld.ps1", "start-kube-proxy.ps1", "install-storage.sh"))
+	g.Expect(scripts).To(ConsistOf("install.sh", "start-flanneld.ps1", "start-kube-proxy.ps1", "install-storage.sh", "start-windows-exporter.ps1"))
 }
 
 // podSpecs returns the pod templates of the workloads among objs, by workload name.
@@ -137,9 +139,9 @@ func TestPodSpecs(t *testing.T) {
 			}
 		}
 	}
-	// calico Job, flannel Linux + Windows, kube-proxy with both CNIs, storage (csi-proxy + Job)
-	// and the gMSA Job with both (vCenter) CNIs.
-	NewWithT(t).Expect(total).To(Equal(11))
+	// calico Job, flannel Linux + Windows, kube-proxy with both CNIs, storage (csi-proxy + Job),
+	// the gMSA Job and windows_exporter with both (vCenter) CNIs.
+	NewWithT(t).Expect(total).To(Equal(13))
 }
 
 // netConf is flannel's net-conf.json.

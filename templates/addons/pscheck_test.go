@@ -18,8 +18,8 @@ func TestPowerShellParses(t *testing.T) {
 		}
 		return err
 	})
-	if len(scripts) != 2 {
-		t.Fatalf("found scripts %v, want 2", scripts)
+	if len(scripts) != 3 {
+		t.Fatalf("found scripts %v, want 3", scripts)
 	}
 	results, err := pscheck.Files(scripts...)
 	if err != nil {
