@@ -109,6 +109,7 @@ REGISTRY ?= ghcr.io/capwin
 # Kubernetes versions capwin-kube-proxy-windows is built for (its tag is the Kubernetes version).
 KUBERNETES_VERSIONS ?= v1.36.3
 FLANNEL_VERSION ?= v0.27.4
+WINDOWS_EXPORTER_VERSION ?= v0.27.2
 .PHONY: release-manifests
 release-manifests:
 	rm -rf out
@@ -126,11 +127,11 @@ release-render:
 	    -o out/render-$$os-$$arch$$ext ./bootstrap/cmd/render; \
 	done
 
-## release-images: build the images into out/ as OCI archives (managers: linux/amd64+arm64; flanneld, kube-proxy: windows/amd64), SBOMs, images.txt, checksums.txt.
+## release-images: build the images into out/ as OCI archives (managers: linux/amd64+arm64; flanneld, windows_exporter, kube-proxy: windows/amd64), SBOMs, images.txt, checksums.txt.
 .PHONY: release-images
 release-images:
 	$(GO) -C hack/images run . build -root $(CURDIR) -out $(CURDIR)/out -registry $(REGISTRY) -version $(VERSION) \
-	  -kubernetes-versions $(subst $(space),$(comma),$(KUBERNETES_VERSIONS)) -flannel-version $(FLANNEL_VERSION)
+	  -kubernetes-versions $(subst $(space),$(comma),$(KUBERNETES_VERSIONS)) -flannel-version $(FLANNEL_VERSION) -windows-exporter-version $(WINDOWS_EXPORTER_VERSION)
 
 ## release: make release VERSION=vX.Y.Z REGISTRY=registry.example.com/capwin - the release files, the render binaries and the images in out/ (see RELEASE.md).
 .PHONY: release
