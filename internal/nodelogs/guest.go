@@ -107,8 +107,8 @@ func (r *guestRequest) wait(ctx context.Context, c client.Client, deadline time.
 }
 
 // addGuestZip unpacks the collector's zip into the archive under prefix; a name that would leave
-// prefix is skipped, and each file keeps its last max bytes.
-func addGuestZip(a *archive, prefix string, data []byte, max int64) error {
+// prefix is skipped, and each file keeps its last maxFile bytes.
+func addGuestZip(a *archive, prefix string, data []byte, maxFile int64) error {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return fmt.Errorf("the guest's zip: %w", err)
@@ -123,7 +123,7 @@ func addGuestZip(a *archive, prefix string, data []byte, max int64) error {
 		if err != nil {
 			return fmt.Errorf("%s in the guest's zip: %w", f.Name, err)
 		}
-		tail := &tailBuffer{max: max}
+		tail := &tailBuffer{max: maxFile}
 		n, err := io.Copy(tail, io.LimitReader(rc, maxGuestBytes-total+1))
 		_ = rc.Close()
 		if err != nil {

@@ -97,8 +97,11 @@ func (b *backend) download(ctx context.Context, fm *govguest.FileManager, auth g
 		return nil, fmt.Errorf("copy %s out of the guest through ESX host %s: %s", path, u.Host, res.Status)
 	}
 	data, err := io.ReadAll(io.LimitReader(res.Body, info.Size+1))
-	if err != nil || int64(len(data)) != info.Size {
-		return nil, fmt.Errorf("copy %s out of the guest: read %d of %d bytes (%v)", path, len(data), info.Size, err)
+	if err != nil {
+		return nil, fmt.Errorf("copy %s out of the guest: %w", path, err)
+	}
+	if int64(len(data)) != info.Size {
+		return nil, fmt.Errorf("copy %s out of the guest: read %d of %d bytes", path, len(data), info.Size)
 	}
 	return data, nil
 }

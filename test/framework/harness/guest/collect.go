@@ -59,15 +59,15 @@ func (g *Guest) Collect(script []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for max := doc.MaxFileBytes; ; max /= 2 {
-		out, err := g.collectOnce(doc, max)
-		if err != nil || int64(len(out)) <= doc.MaxArchiveBytes || max <= 4096 {
+	for keep := doc.MaxFileBytes; ; keep /= 2 {
+		out, err := g.collectOnce(doc, keep)
+		if err != nil || int64(len(out)) <= doc.MaxArchiveBytes || keep <= 4096 {
 			return out, err
 		}
 	}
 }
 
-func (g *Guest) collectOnce(doc guestmeta.Collect, max int64) ([]byte, error) {
+func (g *Guest) collectOnce(doc guestmeta.Collect, keep int64) ([]byte, error) {
 	var buf bytes.Buffer
 	z := zip.NewWriter(&buf)
 	notes := []string{"collecting on " + strings.ToUpper(g.cfg.Hostname)}
@@ -95,8 +95,8 @@ func (g *Guest) collectOnce(doc guestmeta.Collect, max int64) ([]byte, error) {
 	}
 	for _, p := range paths {
 		data, _ := g.fs.read(p)
-		if int64(len(data)) > max {
-			data = data[int64(len(data))-max:]
+		if int64(len(data)) > keep {
+			data = data[int64(len(data))-keep:]
 		}
 		if err := add(guestmeta.ArchiveName(g.fs.original(p)), data); err != nil {
 			return nil, err
