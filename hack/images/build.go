@@ -61,6 +61,12 @@ func buildAll(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	err = add("capwin-node-health", o.version, func(sbom string) (v1.ImageIndex, error) {
+		return buildHostProcess(ctx, o, nodeHealthImage(o.root, o.version), sbom+".windows-amd64.spdx.json")
+	})
+	if err != nil {
+		return err
+	}
 	err = add("capwin-windows-exporter", o.version, func(sbom string) (v1.ImageIndex, error) {
 		return buildHostProcess(ctx, o, windowsExporterImage(o.windowsExporterVersion), sbom+".windows-amd64.spdx.json")
 	})

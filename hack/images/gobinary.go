@@ -18,6 +18,9 @@ type goSource struct {
 	// staging: the module replaces its staging modules with ./staging folders (k8s.io/kubernetes),
 	// which a module that requires it must pin to their published versions itself.
 	staging string
+	// root, when set, is a module on disk (this repository) to build pkg in, instead of a
+	// published module and version.
+	root string
 }
 
 var stagingReplace = regexp.MustCompile(`(?m)^\s*(k8s\.io/[a-z0-9-]+) => \./staging/`)
@@ -26,11 +29,31 @@ var stagingReplace = regexp.MustCompile(`(?m)^\s*(k8s\.io/[a-z0-9-]+) => \./stag
 // (GOFLAGS=-mod=mod lets go resolve and record the dependencies): trimmed paths, no cgo, no
 // VCS stamp, so the same version gives the same binary.
 func buildGo(ctx context.Context, src goSource, goos, goarch, out string) error {
-	dir, err := os.MkdirTemp("", "capwin-gobuild")
-	if err != nil {
-		return err
+	dir, flags := src.root, "GOFLAGS=-mod=readonly"
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "capwin-gobuild")
+		if err != nil {
+			return err
+		}
+		defer removeTemp(tmp)
+		if err := writeBuildModule(ctx, src, tmp); err != nil {
+			return err
+		}
+		dir, flags = tmp, "GOFLAGS=-mod=mod"
 	}
-	defer removeTemp(dir)
+	ld := append([]string{"-s", "-w", "-buildid="}, src.ldflags...)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", strings.Join(ld, " "), "-o", out, src.pkg) //nolint:gosec // G204: the go command, on the module and package this build was asked for
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", flags, "GOWORK=off")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s@%s: %w", src.pkg, src.version, err)
+	}
+	return nil
+}
+
+// writeBuildModule writes the throwaway module that requires src.module into dir.
+func writeBuildModule(ctx context.Context, src goSource, dir string) error {
 	mod := fmt.Sprintf("module capwin.local/build\n\ngo 1.26\n\nrequire %s %s\n", src.module, src.version)
 	if src.staging != "" {
 		replaces, err := stagingReplaces(ctx, src)
@@ -39,18 +62,7 @@ func buildGo(ctx context.Context, src goSource, goos, goarch, out string) error 
 		}
 		mod += replaces
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644); err != nil {
-		return err
-	}
-	ld := append([]string{"-s", "-w", "-buildid="}, src.ldflags...)
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", strings.Join(ld, " "), "-o", out, src.pkg) //nolint:gosec // G204: the go command, on the module and package this build was asked for
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch, "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build %s@%s: %w", src.pkg, src.version, err)
-	}
-	return nil
+	return os.WriteFile(filepath.Join(dir, "go.mod"), []byte(mod), 0o644)
 }
 
 // stagingReplaces are replace directives pinning the staging modules of src.module to src.staging.

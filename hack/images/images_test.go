@@ -217,6 +217,11 @@ func TestFlanneldWindowsImage(t *testing.T) {
 	checkHostProcessImage(t, "capwin-flanneld-windows", "flanneld.exe")
 }
 
+// TestNodeHealthImage: capwin's node health checker, built from this repository.
+func TestNodeHealthImage(t *testing.T) {
+	checkHostProcessImage(t, "capwin-node-health", "capwin-node-health.exe")
+}
+
 // TestWindowsExporterImage: windows_exporter of the monitoring addon, built from its Go module.
 func TestWindowsExporterImage(t *testing.T) {
 	checkHostProcessImage(t, "capwin-windows-exporter", "windows_exporter.exe")

@@ -37,6 +37,14 @@ func flanneldImage(version string) hostProcessImage {
 	}}
 }
 
+// nodeHealthImage is capwin's Windows node health checker (the node-health addon), built from
+// this repository.
+func nodeHealthImage(root, version string) hostProcessImage {
+	return hostProcessImage{exe: "capwin-node-health.exe", src: goSource{
+		module: "github.com/capwin/capwin", version: version, pkg: "github.com/capwin/capwin/nodehealth", root: root,
+	}}
+}
+
 // windowsExporterImage is prometheus-community's windows_exporter (the monitoring addon).
 func windowsExporterImage(version string) hostProcessImage {
 	return hostProcessImage{exe: "windows_exporter.exe", src: goSource{

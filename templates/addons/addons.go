@@ -18,7 +18,7 @@ import (
 
 // files holds the kustomize directories of every addon.
 //
-//go:embed calico flannel gmsa installer kube-proxy-windows monitoring runtimeclasses servicemonitor storage
+//go:embed calico flannel gmsa installer kube-proxy-windows monitoring node-health runtimeclasses servicemonitor storage
 var files embed.FS
 
 // LiteralDataAnnotation marks a ConfigMap whose data must reach the cluster unchanged: every "$"
@@ -76,6 +76,9 @@ var addons = []addon{
 	{name: "kube-proxy-windows", dir: "kube-proxy-windows/calico", cni: "calico", reconcile: true},
 	{name: "kube-proxy-windows", dir: "kube-proxy-windows/flannel", cni: "flannel", reconcile: true},
 	{name: "runtimeclasses", dir: "runtimeclasses"},
+	// The node health checker: its Node conditions are what the flavors' MachineHealthCheck reads.
+	{name: "node-health", dir: "node-health/calico", cni: "calico"},
+	{name: "node-health", dir: "node-health/flannel", cni: "flannel"},
 	{name: "storage", dir: "storage/vcenter", infra: VCenter, label: StorageLabel},
 	{name: "storage", dir: "storage/hyperv", infra: HyperV, label: StorageLabel},
 	{name: "gmsa", dir: "gmsa", label: GMSALabel},

@@ -64,7 +64,7 @@ func TestClusterResourceSets(t *testing.T) {
 			}
 			g.Expect(crs.Spec.ClusterSelector).To(Equal(metav1.LabelSelector{MatchLabels: want}))
 		}
-		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses", "storage", "gmsa",
+		g.Expect(names(t, sel)).To(Equal([]string{sel.CNI, "kube-proxy-windows", "runtimeclasses", "node-health", "storage", "gmsa",
 			"windows-exporter", "windows-exporter-servicemonitor"}))
 	}
 	_, err := Manifests(vcenterCalico, "flannel")

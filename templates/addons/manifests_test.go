@@ -140,8 +140,8 @@ func TestPodSpecs(t *testing.T) {
 		}
 	}
 	// calico Job, flannel Linux + Windows, kube-proxy with both CNIs, storage (csi-proxy + Job),
-	// the gMSA Job and windows_exporter with both (vCenter) CNIs.
-	NewWithT(t).Expect(total).To(Equal(13))
+	// the gMSA Job, windows_exporter and the node health checker with both (vCenter) CNIs.
+	NewWithT(t).Expect(total).To(Equal(15))
 }
 
 // netConf is flannel's net-conf.json.
