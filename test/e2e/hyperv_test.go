@@ -63,6 +63,7 @@ func TestHyperV(t *testing.T) {
 	checkJoinedLogs(t, h, workers, 3)
 	checkNeverJoinedLogs(t, h, "ltsc2022")
 	p("6. render logs: the 3 nodes' logs through Node Log Query; a never-joined Machine's story")
+	healthRemediation(t, h, p)
 
 	avail := h.TrackAvailability(ctx, app, 100*time.Millisecond)
 	g.Expect(h.SetWorkersImage(ctx, workers, "ltsc2025")).To(Succeed())

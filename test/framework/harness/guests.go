@@ -22,6 +22,7 @@ type Guests struct {
 	// HeartbeatInterval and JoinTimeout are handed to every guest booted from now on.
 	heartbeat, joinTimeout time.Duration
 	stepTime               time.Duration
+	nodeHealth             time.Duration
 
 	// Domain is the Active Directory domain every guest's network reaches.
 	Domain *guest.DomainController
@@ -70,6 +71,14 @@ func (g *Guests) SetFaults(f func(vmName string) guest.Faults) {
 	g.faults = f
 }
 
+// SetNodeHealth runs capwin's node health checker, at this interval, on the nodes of guests
+// booted from now on (0: none), as the flavors' node-health addon does.
+func (g *Guests) SetNodeHealth(interval time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.nodeHealth = interval
+}
+
 // known reports whether a guest runs for the VM key.
 func (g *Guests) known(key string) bool {
 	g.mu.Lock()
@@ -103,6 +112,7 @@ func (g *Guests) boot(key, vmName string, cfg guest.Config) {
 	}
 	g.log.V(1).Info("guest boots", "vm", vmName, "build", cfg.Build, "address", cfg.Address, "faults", faults)
 	cfg.Faults, cfg.Domain, cfg.HeartbeatInterval, cfg.JoinTimeout, cfg.StepTime = faults, g.Domain, g.heartbeat, g.joinTimeout, g.stepTime
+	cfg.NodeHealthInterval = g.nodeHealth
 	cfg.Log = g.log.WithValues("vm", vmName)
 	cfg.Nodes = g.nodes
 	g.running[key] = &runningGuest{vmName: vmName, Guest: guest.Boot(g.ctx, cfg)}

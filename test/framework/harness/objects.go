@@ -180,22 +180,28 @@ func (w Workers) bootstrapSpec() bootstrapv1.WindowsConfigSpec {
 }
 
 // CreateHealthCheck creates a MachineHealthCheck for a MachineDeployment's Machines: a Machine
-// whose Node does not appear within startup, or whose Node is not Ready for notReady, is
-// remediated (replaced by its MachineSet).
+// whose Node does not appear within startup, whose Node is not Ready for notReady, or whose Node
+// has one of the flavors' node health conditions True for notReady, is remediated (replaced by
+// its MachineSet).
 func (h *Harness) CreateHealthCheck(ctx context.Context, workers string, startup, notReady time.Duration) error {
 	timeout := func(d time.Duration) *int32 { return ptr.To(int32(d / time.Second)) } //nolint:gosec // G115: a test's health check timeout in seconds, far below 2^31
+	conditions := []clusterv1.UnhealthyNodeCondition{
+		{Type: corev1.NodeReady, Status: corev1.ConditionFalse, TimeoutSeconds: timeout(notReady)},
+		{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, TimeoutSeconds: timeout(notReady)},
+	}
+	health, err := flavorHealthConditions()
+	if err != nil {
+		return err
+	}
+	for _, t := range health {
+		conditions = append(conditions, clusterv1.UnhealthyNodeCondition{Type: t, Status: corev1.ConditionTrue, TimeoutSeconds: timeout(notReady)})
+	}
 	return h.Management.Client.Create(ctx, &clusterv1.MachineHealthCheck{
 		ObjectMeta: metav1.ObjectMeta{Name: workers, Namespace: Namespace},
 		Spec: clusterv1.MachineHealthCheckSpec{
 			ClusterName: ClusterName,
 			Selector:    metav1.LabelSelector{MatchLabels: map[string]string{clusterv1.MachineDeploymentNameLabel: workers}},
-			Checks: clusterv1.MachineHealthCheckChecks{
-				NodeStartupTimeoutSeconds: timeout(startup),
-				UnhealthyNodeConditions: []clusterv1.UnhealthyNodeCondition{
-					{Type: corev1.NodeReady, Status: corev1.ConditionFalse, TimeoutSeconds: timeout(notReady)},
-					{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, TimeoutSeconds: timeout(notReady)},
-				},
-			},
+			Checks:      clusterv1.MachineHealthCheckChecks{NodeStartupTimeoutSeconds: timeout(startup), UnhealthyNodeConditions: conditions},
 		},
 	})
 }

@@ -48,7 +48,10 @@ type Config struct {
 	Faults            Faults
 	HeartbeatInterval time.Duration // Lease renewal (default 10s)
 	JoinTimeout       time.Duration // how long discovery/TLS bootstrap retry before the join step fails (default 2m)
-	Log               logr.Logger
+	// NodeHealthInterval runs capwin's node health checker on the joined node at this interval
+	// (0: not at all).
+	NodeHealthInterval time.Duration
+	Log                logr.Logger
 
 	// Hostname is the computer name (from the hypervisor's metadata); it is the node name when
 	// the user data names none. Default: "win-" + Address with dashes.
@@ -102,6 +105,7 @@ type Guest struct {
 	kubeletLog     *nodeLog           // the kubelet's output as its service keeps it (nil: kept nowhere)
 	serving        bool               // the kubelet's port is open on the node network
 	events         map[string][]Event // the event logs (System, Application)
+	hnsLost        bool               // the pod network's HNS network is gone (LoseHNSNetwork)
 }
 
 func (g *Guest) containerdConfig() string {

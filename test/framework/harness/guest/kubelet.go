@@ -95,6 +95,7 @@ func (g *Guest) startKubelet(ctx context.Context, name, version string, flags gu
 	g.kubeletSays('I', "kubelet_node_status.go:78", "Successfully registered node", "node", name)
 	k.renewLease(ctx)
 	g.spawn(func() { k.heartbeat(g.ctx) })
+	g.runHealthChecker(name, cs)
 	k.runPods(g.ctx)
 	return nil
 }
@@ -130,7 +131,9 @@ func (k *kubelet) patchStatus(ctx context.Context, old *corev1.NodeStatus) error
 	if err != nil {
 		return err
 	}
-	_, err = k.client.CoreV1().Nodes().Patch(ctx, k.name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	// A strategic merge patch, as the kubelet's: conditions merge by type, so those other agents
+	// set (the node health checker's) stay.
+	_, err = k.client.CoreV1().Nodes().Patch(ctx, k.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	if err == nil {
 		k.lastStatus = time.Now()
 	}
