@@ -9,6 +9,7 @@
 #                                                           k8s.io/component-base of that version
 #   containerd/<version>/containerd.exe                     each containerd line (1.7 and 2.x)
 #   flannel/<version>/flanneld.exe                          the flanneld the addons ship (FLANNEL_VERSION)
+#   windows-exporter/<version>/windows_exporter.exe         the node metrics addon's (WINDOWS_EXPORTER_VERSION)
 #
 #   scripts/windows-binaries.sh            build what is missing (the first run takes long: three
 #                                          kubelets' worth of Kubernetes per version), print the folder
@@ -23,6 +24,7 @@ cd "$(dirname "$0")/.."
 KUBERNETES=(v1.31.4 v1.37.2)
 CONTAINERD=(v1.7.35 v2.4.2)
 FLANNEL_VERSION=${FLANNEL_VERSION:-v0.27.4}
+WINDOWS_EXPORTER_VERSION=${WINDOWS_EXPORTER_VERSION:-v0.27.2}
 CACHE=${CAPWIN_CACHE:-$HOME/.cache/capwin}
 OUT="$CACHE/windows"
 
@@ -30,6 +32,7 @@ programs() {
   for v in "${KUBERNETES[@]}"; do for b in kubelet kubeadm kube-proxy kube-log-runner; do echo "kubernetes $v $b.exe"; done; done
   for v in "${CONTAINERD[@]}"; do echo "containerd $v containerd.exe"; done
   echo "flannel $FLANNEL_VERSION flanneld.exe"
+  echo "windows-exporter $WINDOWS_EXPORTER_VERSION windows_exporter.exe"
 }
 
 case "${1:-}" in
@@ -74,6 +77,9 @@ for v in "${CONTAINERD[@]}"; do
 done
 build github.com/flannel-io/flannel "$FLANNEL_VERSION" github.com/flannel-io/flannel \
   "$OUT/flannel/$FLANNEL_VERSION/flanneld.exe" "-X github.com/flannel-io/flannel/pkg/version.Version=$FLANNEL_VERSION"
+build github.com/prometheus-community/windows_exporter "$WINDOWS_EXPORTER_VERSION" github.com/prometheus-community/windows_exporter \
+  "$OUT/windows-exporter/$WINDOWS_EXPORTER_VERSION/windows_exporter.exe" \
+  "-X github.com/prometheus/common/version.Version=${WINDOWS_EXPORTER_VERSION#v}"
 for v in "${KUBERNETES[@]}"; do
   K8S_VERSION=$v GOOS= scripts/envtest-assets.sh --windows >/dev/null
   build k8s.io/component-base "v0.${v#v1.}" k8s.io/component-base/logs/kube-log-runner "$OUT/kubernetes/$v/kube-log-runner.exe"

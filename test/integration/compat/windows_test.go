@@ -23,7 +23,8 @@ func TestWindowsProgramsTable(t *testing.T) {
 		built[family] = append(built[family], version)
 	}
 	programs := map[string]string{"kubeadm.exe": "kubernetes", "kubelet.exe": "kubernetes", "kube-proxy.exe": "kubernetes",
-		"kube-log-runner.exe": "kubernetes", "containerd.exe": "containerd", "flanneld.exe": "flannel"}
+		"kube-log-runner.exe": "kubernetes", "containerd.exe": "containerd", "flanneld.exe": "flannel",
+		"windows_exporter.exe": "windows-exporter"}
 	rows := sectionTable(t, "Windows programs under Wine")
 	seen := map[string]bool{}
 	for _, r := range rows {
