@@ -1,7 +1,6 @@
 package guest
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,24 +47,7 @@ func TestCollectScriptParses(t *testing.T) {
 		t.Skip("node parser in -short mode")
 	}
 	script, _ := NewCollect("r1").Script()
-	rendered := filepath.Join(t.TempDir(), "collect.ps1")
-	if err := os.WriteFile(rendered, script, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	results, err := pscheck.Files(filepath.Join("ps", "collect.ps1"), rendered)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range results {
-		if len(r.Errors) > 0 {
-			t.Error(r.String())
-		}
-	}
-	for i, c := range collectScript {
-		if c > 127 {
-			t.Fatalf("non-ASCII character at %d", i)
-		}
-	}
+	checkScript(t, "collect.ps1", script)
 }
 
 // TestCollectReadsOnly: the collector removes nothing but its own folder and output, and starts

@@ -119,11 +119,19 @@ func TestLaunchScriptParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	script, _ := l.Script()
-	rendered := filepath.Join(t.TempDir(), "launch.ps1")
-	if err := os.WriteFile(rendered, script, 0o600); err != nil {
+	checkScript(t, "launch.ps1", script)
+}
+
+// checkScript parses the static script ps/<name> and a rendering of it with the PowerShell
+// grammar, and checks the static script is ASCII (Windows PowerShell 5.1 reads BOM-less files as
+// ANSI).
+func checkScript(t *testing.T, name string, rendered []byte) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, rendered, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	results, err := pscheck.Files(filepath.Join("ps", "launch.ps1"), rendered)
+	results, err := pscheck.Files(filepath.Join("ps", name), file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,9 +140,13 @@ func TestLaunchScriptParses(t *testing.T) {
 			t.Error(r.String())
 		}
 	}
-	for i, c := range launchScript {
+	static, err := os.ReadFile(filepath.Join("ps", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range static {
 		if c > 127 {
-			t.Fatalf("non-ASCII character at %d: Windows PowerShell 5.1 reads BOM-less files as ANSI", i)
+			t.Fatalf("%s: non-ASCII byte at %d: Windows PowerShell 5.1 reads BOM-less files as ANSI", name, i)
 		}
 	}
 }

@@ -1,19 +1,16 @@
 package hyperv_test
 
 import (
-	"encoding/json"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	apitypes "k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/test/framework/hypervsim"
+	"github.com/capwin/capwin/test/framework/scenario"
 )
 
 // collectInGuest is every simulated guest of the suite running a log collector: its zip is the
@@ -24,25 +21,6 @@ func collectInGuest(_ *hypervsim.Host, _ string, script []byte) ([]byte, error) 
 		return nil, err
 	}
 	return []byte(doc.Output), nil
-}
-
-// askLogs sets a log request on the machine, with the guest login Secret credentials ("" for
-// spec.guestCredentialsRef), and returns the answer once the manager wrote it.
-func (mc *machine) askLogs(t *testing.T, id, credentials string) *corev1.Secret {
-	t.Helper()
-	g := NewWithT(t)
-	annotations := map[string]any{infrav1.CollectLogsAnnotation: id, infrav1.CollectLogsCredentialsAnnotation: nil}
-	if credentials != "" {
-		annotations[infrav1.CollectLogsCredentialsAnnotation] = credentials
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	g.Expect(k8s.Patch(ctx, mc.get(g), client.RawPatch(apitypes.MergePatchType, patch))).To(Succeed())
-	s := &corev1.Secret{}
-	g.Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: mc.f.ns, Name: infrav1.NodeLogsSecretName(mc.hvm.Name)}, s)).To(Succeed())
-		g.Expect(s.Annotations).To(HaveKeyWithValue(infrav1.CollectLogsAnnotation, id))
-	}, 40*time.Second, 100*time.Millisecond).Should(Succeed())
-	return s
 }
 
 // TestCollectLogsWithPowerShellDirect: a log request runs the collector in the guest with
@@ -67,17 +45,17 @@ func TestCollectLogsWithPowerShellDirect(t *testing.T) {
 	admin := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "logs-admin", Namespace: f.ns},
 		Data: map[string][]byte{"username": []byte("Administrator"), "password": []byte("wrong")}}
 	g.Expect(k8s.Create(ctx, admin)).To(Succeed())
-	s := mc.askLogs(t, "r1", "logs-admin")
+	s := scenario.AskLogs(t, k8s, mc.get(g), "r1", "logs-admin")
 	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("The credential is invalid"))
 	g.Expect(s.Data).NotTo(HaveKey(infrav1.NodeLogsArchiveKey))
 
 	admin.Data["password"] = []byte(guestPassword)
 	g.Expect(k8s.Update(ctx, admin)).To(Succeed())
-	s = mc.askLogs(t, "r2", "logs-admin")
+	s = scenario.AskLogs(t, k8s, mc.get(g), "r2", "logs-admin")
 	g.Expect(string(s.Data[infrav1.NodeLogsArchiveKey])).To(Equal(guest.PathsOfCollect("r2").Output))
 	g.Expect(string(s.Type)).To(Equal(infrav1.NodeLogsSecretType))
 	g.Expect(s.OwnerReferences).To(ContainElement(HaveField("UID", m.UID)))
 
-	s = mc.askLogs(t, "r3", "hosts")
+	s = scenario.AskLogs(t, k8s, mc.get(g), "r3", "hosts")
 	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("hypervisor login"))
 }

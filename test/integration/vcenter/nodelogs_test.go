@@ -1,45 +1,17 @@
 package vcenter_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	"github.com/vmware/govmomi/vim25/types"
-	corev1 "k8s.io/api/core/v1"
-	apitypes "k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/test/framework/scenario"
 )
-
-// askLogs sets (or, with id "", removes) a log request on the fixture's machine, with the guest
-// login Secret credentials ("" for spec.guestCredentialsRef).
-func (f *fixture) askLogs(g Gomega, id, credentials string) {
-	annotations := map[string]any{infrav1.CollectLogsAnnotation: nil, infrav1.CollectLogsCredentialsAnnotation: nil}
-	if id != "" {
-		annotations[infrav1.CollectLogsAnnotation] = id
-	}
-	if credentials != "" {
-		annotations[infrav1.CollectLogsCredentialsAnnotation] = credentials
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	g.Expect(k8s.Patch(ctx, f.get(g), client.RawPatch(apitypes.MergePatchType, patch))).To(Succeed())
-}
-
-// waitLogs waits for the answer to request id and returns the node logs Secret.
-func (f *fixture) waitLogs(t *testing.T, id string) *corev1.Secret {
-	t.Helper()
-	s := &corev1.Secret{}
-	NewWithT(t).Eventually(func(g Gomega) {
-		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: infrav1.NodeLogsSecretName(f.vm.Name)}, s)).To(Succeed())
-		g.Expect(s.Annotations).To(HaveKeyWithValue(infrav1.CollectLogsAnnotation, id))
-	}, 20*time.Second, 50*time.Millisecond).Should(Succeed())
-	return s
-}
 
 // TestCollectLogsThroughGuestOperations: a log request on a running machine makes the manager copy
 // the collector into the guest with VMware Tools and start it once; when Tools lists it as ended,
@@ -55,7 +27,7 @@ func TestCollectLogsThroughGuestOperations(t *testing.T) {
 	guestSets(g, c, ref, map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
 	g.Eventually(func() int { return len(guestOps.Guest(ref.Value).Processes) }, 15*time.Second, 50*time.Millisecond).Should(Equal(1))
 
-	f.askLogs(g, "r1", "")
+	scenario.RequestLogs(t, k8s, m, "r1", "")
 	paths := guest.PathsOfCollect("r1")
 	var collector int64
 	g.Eventually(func(g Gomega) {
@@ -73,7 +45,7 @@ func TestCollectLogsThroughGuestOperations(t *testing.T) {
 	zip := []byte("PK\x05\x06" + strings.Repeat("\x00", 18)) // an empty zip
 	guestOps.PutFile(ref.Value, paths.Output, zip)
 	guestOps.Exit(ref.Value, collector, 0)
-	s := f.waitLogs(t, "r1")
+	s := scenario.WaitLogs(t, k8s, m, "r1")
 	g.Expect(string(s.Type)).To(Equal(infrav1.NodeLogsSecretType))
 	g.Expect(s.Data[infrav1.NodeLogsArchiveKey]).To(Equal(zip))
 	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("collected 22 bytes"))
@@ -83,8 +55,7 @@ func TestCollectLogsThroughGuestOperations(t *testing.T) {
 
 	// The same request is answered once; the hypervisor's login is never sent into the guest.
 	g.Consistently(func() int { return len(guestOps.Guest(ref.Value).Processes) }, time.Second, 100*time.Millisecond).Should(Equal(2))
-	f.askLogs(g, "r2", "vcenter-identity")
-	s = f.waitLogs(t, "r2")
+	s = scenario.AskLogs(t, k8s, m, "r2", "vcenter-identity")
 	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("hypervisor login"))
 	g.Expect(s.Data).NotTo(HaveKey(infrav1.NodeLogsArchiveKey))
 	g.Expect(guestOps.Guest(ref.Value).Processes).To(HaveLen(2))
@@ -94,7 +65,6 @@ func TestCollectLogsThroughGuestOperations(t *testing.T) {
 	plain.addMachine(t, "win-md-0-nologin-"+randSuffix(), userData, defaultSpec())
 	vm := plain.waitReason(t, infrav1.WaitingForAddressesReason)
 	guestSets(g, c, vmRef(vm.Status.VM.ID), map[string]string{"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
-	plain.askLogs(g, "r3", "")
-	s = plain.waitLogs(t, "r3")
+	s = scenario.AskLogs(t, k8s, vm, "r3", "")
 	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("no guest login"))
 }
