@@ -127,7 +127,7 @@ release-render:
 	    -o out/render-$$os-$$arch$$ext ./bootstrap/cmd/render; \
 	done
 
-## release-images: build the images into out/ as OCI archives (managers: linux/amd64+arm64; flanneld, windows_exporter, kube-proxy: windows/amd64), SBOMs, images.txt, checksums.txt.
+## release-images: build the images into out/ as OCI archives (managers: linux/amd64+arm64; flanneld, windows_exporter, node health, kube-proxy: windows/amd64), SBOMs, images.txt, checksums.txt.
 .PHONY: release-images
 release-images:
 	$(GO) -C hack/images run . build -root $(CURDIR) -out $(CURDIR)/out -registry $(REGISTRY) -version $(VERSION) \

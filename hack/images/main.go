@@ -4,9 +4,9 @@
 //   - the managers capwin-bootstrap-windows and capwin-infrastructure and the addon installer
 //     capwin-addon-installer, for linux/amd64 and linux/arm64, with ko on a static non-root base
 //     built here (nothing is pulled);
-//   - the Windows HostProcess images capwin-flanneld-windows and capwin-windows-exporter (tag: the
-//     release version) and capwin-kube-proxy-windows (tag: each Kubernetes version), for
-//     windows/amd64.
+//   - the Windows HostProcess images capwin-flanneld-windows, capwin-windows-exporter and
+//     capwin-node-health (tag: the release version) and capwin-kube-proxy-windows (tag: each
+//     Kubernetes version), for windows/amd64.
 //
 // Every image is one <image>-<tag>.oci.tar in the output folder, with SPDX SBOMs beside it,
 // images.txt (reference@digest and archive) and checksums.txt (sha256 of every file there).
