@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -106,7 +107,11 @@ type Program struct {
 	Until string
 }
 
-// Exec runs prog as Run does.
+// Exec runs prog as Run does. The program's output goes through pipes this function reads
+// itself: the Wine session's helper processes (services.exe, winedevice.exe, started by the first
+// program of a session) inherit them and would hold them open for as long as the wineserver
+// lingers after the program, seconds more on a busy machine. So once the program ended, the
+// session is ended too (wineserver -k), and the output is read to its end.
 func (p *Prefix) Exec(ctx context.Context, prog Program) (Result, error) {
 	cmd := exec.Command(p.wine, append([]string{prog.Exe}, prog.Args...)...)
 	cmd.Dir = p.Drive()
@@ -114,12 +119,15 @@ func (p *Prefix) Exec(ctx context.Context, prog Program) (Result, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &watch{until: prog.Until, seen: make(chan struct{})}
 	out.stdout.w, out.stderr.w = out, out
-	cmd.Stdout, cmd.Stderr = &out.stdout, &out.stderr
-	cmd.WaitDelay = 5 * time.Second
+	read, err := pipeTo(cmd, &out.stdout, &out.stderr)
+	if err != nil {
+		return Result{}, err
+	}
 	if err := cmd.Start(); err != nil {
+		read.abandon()
 		return Result{}, fmt.Errorf("start %s under Wine: %w", prog.Exe, err)
 	}
-	var err error
+	read.started()
 	done := make(chan struct{})
 	go func() { err = cmd.Wait(); close(done) }()
 	select {
@@ -132,12 +140,78 @@ func (p *Prefix) Exec(ctx context.Context, prog Program) (Result, error) {
 		<-done
 		err = fmt.Errorf("%s did not end: %w", filepath.Base(prog.Exe), ctx.Err())
 	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what is left of the program's process group
+	p.endSession()
+	if !read.wait(time.Minute) && err == nil {
+		err = fmt.Errorf("the output of %s is held open after its Wine session ended", filepath.Base(prog.Exe))
+	}
 	r := Result{Stdout: out.stdout.String(), Stderr: out.stderr.String(), ExitCode: cmd.ProcessState.ExitCode()}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		err = nil
 	}
 	return r, err
+}
+
+// endSession stops the prefix's wineserver and with it every process of the Wine session.
+func (p *Prefix) endSession() {
+	cmd := exec.Command(p.wineserver, "-k")
+	cmd.Env = p.env
+	_ = cmd.Run() // exits 1 when no server runs
+}
+
+// readers copy a program's stdout and stderr pipes until every writer closed them.
+type readers struct {
+	files []*os.File // the write ends, closed in this process once the program has them
+	wg    sync.WaitGroup
+}
+
+// pipeTo gives cmd an stdout and an stderr pipe whose read ends are copied into stdout and stderr.
+func pipeTo(cmd *exec.Cmd, stdout, stderr io.Writer) (*readers, error) {
+	r := &readers{}
+	for i, w := range []io.Writer{stdout, stderr} {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			r.abandon()
+			return nil, err
+		}
+		r.files = append(r.files, pw)
+		if i == 0 {
+			cmd.Stdout = pw
+		} else {
+			cmd.Stderr = pw
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			_, _ = io.Copy(w, pr)
+			_ = pr.Close()
+		}()
+	}
+	return r, nil
+}
+
+// started closes this process's write ends: the program and its children hold their own.
+func (r *readers) started() {
+	for _, f := range r.files {
+		_ = f.Close()
+	}
+}
+
+// abandon closes the write ends of a program that did not start, ending the copies.
+func (r *readers) abandon() { r.started() }
+
+// wait waits for the copies to reach the end of the output, false if they did not within limit
+// (a process outside the Wine session holds a pipe; a bound, so a test says so instead of hanging).
+func (r *readers) wait(limit time.Duration) bool {
+	done := make(chan struct{})
+	go func() { r.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(limit):
+		return false
+	}
 }
 
 // watch keeps a program's output and closes seen once it has the text until.

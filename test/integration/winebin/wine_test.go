@@ -60,3 +60,19 @@ func TestGoProgramStarts(t *testing.T) {
 		t.Fatalf("exit %d, output:\n%s", r.ExitCode, r.Output())
 	}
 }
+
+// TestExecEndsWithTheProgram: a program whose child keeps its output pipes open (as the Wine
+// session's helper processes do while the wineserver lingers, longer on a busy machine) ends Exec
+// when the program itself ends, with its output, and no error.
+func TestExecEndsWithTheProgram(t *testing.T) {
+	p := NewPrefix(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := p.Exec(ctx, Program{Exe: "cmd", Args: []string{"/c", "start /b ping -n 30 127.0.0.1 & echo launched"}})
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out.Output())
+	}
+	if !strings.Contains(out.Stdout, "launched") {
+		t.Errorf("output %q", out.Output())
+	}
+}
