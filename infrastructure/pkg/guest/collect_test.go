@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
@@ -71,4 +72,37 @@ func TestCollectReadsOnly(t *testing.T) {
 			t.Errorf("line %d: %s changes the node", c.Line, c.Name)
 		}
 	}
+}
+
+// FuzzCollect: a request id that passes admission (the only value of a log request that reaches
+// the guest) stays data: the collector is one line of base64 before the static script, its
+// document reads back, and every path it names is in capwin's folder with the id inside the
+// file name only.
+func FuzzCollect(f *testing.F) {
+	for _, s := range []string{"r1", "r1764000000", "a-b", "x'; Remove-Item C:\\ -Recurse #", "..", "r1\r\nWrite-Host"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if !infrav1.ValidCollectLogsID(id) {
+			return
+		}
+		c := NewCollect(id)
+		script, err := c.Script()
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, rest, _ := strings.Cut(string(script), "\r\n")
+		if rest != CollectScript() || strings.ContainsAny(strings.TrimSuffix(strings.TrimPrefix(first, "$CapwinCollect = '"), "'"), "'\"`$;\r\n ") {
+			t.Fatalf("the id %q reached the script text: %s", id, first)
+		}
+		back, err := ParseCollect(script)
+		if err != nil || back.Output != c.Output || back.Work != c.Work {
+			t.Fatalf("read back %+v, %v", back, err)
+		}
+		for _, p := range []string{c.Output, c.Work, PathsOfCollect(id).Script} {
+			if !strings.HasPrefix(p, GuestDir+`\collect-`+id) || strings.Count(p, `\`) != strings.Count(GuestDir, `\`)+1 {
+				t.Fatalf("path %q leaves %s", p, GuestDir)
+			}
+		}
+	})
 }
