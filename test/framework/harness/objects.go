@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
@@ -31,8 +32,11 @@ const (
 // cluster; then it sets the control plane's endpoint to the workload apiserver.
 func (h *Harness) CreateCluster(ctx context.Context) error {
 	c := h.Management.Client
-	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}},
-		secret(GuestCredentials, GuestUser, GuestPassword)}
+	guestLogin := secret(GuestCredentials, GuestUser, GuestPassword)
+	// Referenced by no object of the cluster, so clusterctl move takes it by this label, as an
+	// operator's guest login Secret needs.
+	guestLogin.Labels = map[string]string{clusterctlv1.ClusterctlMoveLabel: ""}
+	objs := []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: Namespace}}, guestLogin}
 	objs = append(objs, h.infraClusterObjects()...)
 	objs = append(objs, management.NewControlPlane(Namespace, ClusterName+"-cp"), h.clusterObject())
 	for _, o := range objs {

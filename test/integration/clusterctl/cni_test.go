@@ -40,7 +40,8 @@ func checkOneCNI(g Gomega, flavor string, objs []unstructured.Unstructured) {
 		}
 		g.Expect(strings.ToLower(o.GetName())).NotTo(ContainSubstring(other), "%s: %s %s", flavor, o.GetKind(), o.GetName())
 	}
-	g.Expect(addons).To(ConsistOf(cni, "kube-proxy-windows", "runtimeclasses", "storage", "gmsa"), flavor)
+	g.Expect(addons).To(ConsistOf(cni, "kube-proxy-windows", "runtimeclasses", "node-health", "storage", "gmsa",
+		"windows-exporter", "windows-exporter-servicemonitor"), flavor)
 }
 
 // TestOneCNIPerFile generates every flavor and checks that its file carries one pod network.

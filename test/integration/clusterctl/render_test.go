@@ -268,6 +268,9 @@ func dryRunAddons(ctx context.Context, t *testing.T, objs []unstructured.Unstruc
 				}
 			}
 			for i := range inner {
+				if inner[i].GroupVersionKind().Group == "monitoring.coreos.com" {
+					continue // the Prometheus Operator's CRD is not in this API server (templates/addons decodes it strictly)
+				}
 				g.Expect(apply(ctx, &inner[i], client.DryRunAll)).To(Succeed(), "%s: %s %s", key, inner[i].GetKind(), inner[i].GetName())
 			}
 		}
