@@ -20,6 +20,10 @@ import (
 
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=create;update
 
+// maxNodeLogs is the largest archive written to a node logs Secret (the API server takes 1.5 MiB
+// per object; the collector aims at guest.CollectMaxArchiveBytes).
+const maxNodeLogs = 1 << 20
+
 // collectLogs answers a request for the node's logs (infrav1.CollectLogsAnnotation) of a machine
 // whose VM runs: it runs the log collector in the guest through the hypervisor's guest channel and
 // writes the zip, or why there is none, to the machine's node logs Secret, once per request id.
@@ -96,6 +100,10 @@ func (r *Reconciler) runCollector(ctx context.Context, s *hypervisor.Scope, b hy
 		return nil, err.Error(), true
 	case !done:
 		return nil, "", false
+	case len(zip) > maxNodeLogs:
+		// The guest made the zip: one too large for a Secret is answered, not written again and
+		// again (a failed write would run the collector once more at every reconcile).
+		return nil, fmt.Sprintf("the guest's archive has %d bytes, more than the %d a node logs Secret holds", len(zip), maxNodeLogs), true
 	}
 	return zip, fmt.Sprintf("collected %d bytes from the guest of VM %s", len(zip), vm.Ref.ID), true
 }

@@ -1,6 +1,8 @@
 package hyperv_test
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -19,6 +21,9 @@ func collectInGuest(_ *hypervsim.Host, _ string, script []byte) ([]byte, error) 
 	doc, err := guest.ParseCollect(script)
 	if err != nil {
 		return nil, err
+	}
+	if strings.Contains(doc.Output, "huge") { // a guest that hands back more than a Secret holds
+		return bytes.Repeat([]byte{'x'}, 2<<20), nil
 	}
 	return []byte(doc.Output), nil
 }
@@ -58,4 +63,9 @@ func TestCollectLogsWithPowerShellDirect(t *testing.T) {
 
 	s = scenario.AskLogs(t, k8s, mc.get(g), "r3", "hosts")
 	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("hypervisor login"))
+
+	// Too large for a Secret: answered once, with why.
+	s = scenario.AskLogs(t, k8s, mc.get(g), "huge", "logs-admin")
+	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("the guest's archive has 2097152 bytes"))
+	g.Expect(s.Data).NotTo(HaveKey(infrav1.NodeLogsArchiveKey))
 }
