@@ -41,7 +41,8 @@ const (
 // spec waits for the Cluster to be Available and every Machine to be Ready; then each Windows
 // Machine's HyperVMachine reports BootstrapSucceeded (from the guest's KVP report) and its Node
 // runs the parent disk's Windows build, is tainted os=windows:NoSchedule and is linked to its
-// Machine by a hyperv:// providerID. Serial: one workload cluster at a time.
+// Machine by a hyperv:// providerID. A joined Machine and one that never joins are then
+// diagnosed with render logs (checkRenderLogs). Serial: one workload cluster at a time.
 var _ = Describe("When following the Cluster API quick start with the hyperv-windows flavor", Serial, func() {
 	capie2e.QuickStartSpec(ctx, func() capie2e.QuickStartSpecInput {
 		ensureReleaseFlavor(e2eConfig, clusterctlConfigPath, hypervWindowsFlavor)
@@ -66,6 +67,7 @@ var _ = Describe("When following the Cluster API quick start with the hyperv-win
 			},
 			PostMachinesProvisioned: func(proxy framework.ClusterProxy, namespace, clusterName string) {
 				verifyHyperVWindowsWorkers(ctx, proxy, namespace, clusterName, e2eConfig.MustGetVariable(hypervWindowsBuild))
+				checkRenderLogs(ctx, proxy, namespace, clusterName)
 			},
 		}
 	})

@@ -66,7 +66,7 @@ type hypervHost struct {
 // whose caBundle does not verify that certificate for its address is served anyway (the provider
 // then reports the TLS error, as it would against a real host) and logged, so a wrong e2e config
 // shows in the simulator's log.
-func startHyperV(o options, log logr.Logger) (*hypervHosts, error) {
+func startHyperV(o options, log logr.Logger, guests *journals) (*hypervHosts, error) {
 	specs, err := parseHyperVHosts(o.hypervHosts)
 	if err != nil {
 		return nil, err
@@ -95,6 +95,11 @@ func startHyperV(o options, log logr.Logger) (*hypervHosts, error) {
 		h := hypervsim.NewHost(spec.Name, hypervHostMemoryMiB, []string{o.hypervSwitch}, disks)
 		// The image has capwin's scripts (by content hash) but no PowerShell parser.
 		h.SkipSyntaxCheck()
+		// PowerShell Direct runs capwin's log collector in a VM's guest to its end.
+		name := spec.Name
+		h.OnGuestLogs = func(_ *hypervsim.Host, id string, script []byte) ([]byte, error) {
+			return guests.collect(hypervKey(name, id), script)
+		}
 		srv, err := h.ServeWith(wsman.Options{
 			Users:       map[string]string{o.hypervUser: o.hypervPassword},
 			Addr:        net.JoinHostPort("", strconv.Itoa(int(spec.Port))),
@@ -370,6 +375,9 @@ func (s *sim) bootHyperV(ctx context.Context, im *infrav1.HyperVMachine, h *hype
 			return fmt.Errorf("report address: %w", err)
 		}
 		s.guests[hypervKey(h.name, v.ID)] = g
+		if im.Spec.OS != infrav1.OSLinux {
+			g.journal = s.journals.add(hypervKey(h.name, v.ID), md.LocalHostname, g.build)
+		}
 		s.log.Info("guest powered on", "host", h.name, "vm", v.Name, "node", g.node, "address", g.address, "os", im.Spec.OS)
 	}
 	return s.runGuest(ctx, im, im.Spec.OS, g, g.userData)

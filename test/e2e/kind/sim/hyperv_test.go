@@ -163,6 +163,19 @@ func TestSimulatorHyperV(t *testing.T) {
 	if !hasTaint(wnode, "os", "windows", corev1.TaintEffectNoSchedule) {
 		t.Errorf("taints %v", wnode.Spec.Taints)
 	}
+	// Its logs, as the provider collects them through PowerShell Direct.
+	logs := guestLogs(ctx, t, conns["hv2"], win)
+	for name, want := range map[string]string{
+		"files/C/var/log/capwin/bootstrap.log": "[finish] Succeeded",
+		"files/C/var/log/kubelet/kubelet.log":  `"Successfully registered node" node="win-c1a1"`,
+		"state/hnsdiag.txt":                    "Overlay",
+		"collect.log":                          "collecting on WIN-C1A1",
+		"files/C/Program Files/Cloudbase Solutions/Cloudbase-Init/log/cloudbase-init.log": "Executing user data script",
+	} {
+		if !strings.Contains(logs[name], want) {
+			t.Errorf("guest logs of the joined node: %s = %q, want %q", name, logs[name], want)
+		}
+	}
 
 	// Cluster API's remediation spec marks a Node unhealthy with a status patch. The in-memory
 	// API server has no status subresource; a patch of the object carries the status (the kind
@@ -196,6 +209,31 @@ func TestSimulatorHyperV(t *testing.T) {
 	})
 	if r := kvpReport(ctx, t, conns["hv1"], bad); r.State != simguest.StateFailed || r.Step != "preflight" || !strings.Contains(r.Message, "--hyperv-disk") {
 		t.Errorf("report of the Windows guest on a Linux disk: %+v", r)
+	}
+	if got := guestLogs(ctx, t, conns["hv1"], bad)["files/C/var/log/capwin/bootstrap.log"]; !strings.Contains(got, "[preflight] Failed") {
+		t.Errorf("bootstrap log of the Windows guest on a Linux disk: %q", got)
+	}
+
+	// A Windows machine on a broken image: cloudbase-init does not run the user data; no report,
+	// no Node, only the guest's own logs say why.
+	broken := addHyperVMachine(ctx, t, mgmt, conns["hv1"], cluster, "c1-windows-c3", testWindowsDisk, infrav1.OSWindows, false,
+		windowsUserData(t, endpoint, "abcdef.0123456789abcdef", pin))
+	breakImage(ctx, t, mgmt, cluster.Namespace, "c1-windows-c3")
+	eventually(t, step, func() error {
+		if g := s.guests[hypervKey("hv1", broken.id)]; g == nil || !g.booted {
+			return fmt.Errorf("guest not done")
+		}
+		return nil
+	})
+	if raw := findVM(ctx, t, conns["hv1"], broken).KVP[wire.StatusKVPValue]; raw != "" {
+		t.Errorf("the broken image's guest reported %q", raw)
+	}
+	logs = guestLogs(ctx, t, conns["hv1"], broken)
+	if got := logs["files/C/Program Files/Cloudbase Solutions/Cloudbase-Init/log/cloudbase-init.log"]; !strings.Contains(got, "Executing user data failed") {
+		t.Errorf("cloudbase-init log of the broken image: %q", got)
+	}
+	if !strings.Contains(logs["events/Application.json"], "cloudbase-init") || !strings.Contains(logs["collect.log"], `no file C:\var\lib\capwin\steps.done`) {
+		t.Errorf("guest logs of the broken image: %v", logs)
 	}
 
 	// Removing the Windows VM deletes its Node; turning the control plane VM off stops its API

@@ -44,6 +44,7 @@ type sim struct {
 	refused   map[client.ObjectKey]string    // Clusters that cannot be served, with the reason (logged once)
 	guests    map[string]*guest              // booted (or booting) guests: by VM instance UUID (vCenter), by hypervKey (Hyper-V)
 	hv        *hypervHosts                   // simulated Hyper-V hosts (nil without --hyperv-hosts)
+	journals  *journals                      // the Windows guests' logs, by the guests' key
 	addresses int                            // addresses handed out so far
 }
 
@@ -72,6 +73,10 @@ type guest struct {
 	image, imageFlag string
 	// userData is what the guest read at boot, where it is read once (Hyper-V's config drive).
 	userData []byte
+	// journal is a Windows guest's disk and event logs (nil for Linux); cloudbaseInitRan once
+	// cloudbase-init wrote its part.
+	journal          *windowsJournal
+	cloudbaseInitRan bool
 }
 
 // Hypervisors a guest runs on.
@@ -154,9 +159,9 @@ func newSim(ctx context.Context, o options, mgmt client.Client) (*sim, error) {
 		return nil, fmt.Errorf("in-memory API server: %w", err)
 	}
 	s := &sim{o: o, log: ctrl.Log.WithName("sim"), mgmt: mgmt, vc: &vcenter{u: u}, mem: mem, mux: mux,
-		workloads: map[client.ObjectKey]*workload{}, refused: map[client.ObjectKey]string{}, guests: map[string]*guest{}}
+		workloads: map[client.ObjectKey]*workload{}, refused: map[client.ObjectKey]string{}, guests: map[string]*guest{}, journals: &journals{}}
 	if o.hypervHosts != "" {
-		if s.hv, err = startHyperV(o, s.log.WithName("hyperv")); err != nil {
+		if s.hv, err = startHyperV(o, s.log.WithName("hyperv"), s.journals); err != nil {
 			_ = mux.Shutdown(context.Background())
 			return nil, fmt.Errorf("Hyper-V hosts: %w", err)
 		}
@@ -352,6 +357,9 @@ func (s *sim) boot(ctx context.Context, im *infrav1.VCenterMachine, v vm, g *gue
 			return fmt.Errorf("report address: %w", err)
 		}
 		s.guests[string(im.UID)] = g
+		if im.Spec.OS != infrav1.OSLinux {
+			g.journal = s.journals.add(string(im.UID), hostname, g.build)
+		}
 		s.log.Info("guest powered on", "vm", v.name, "node", g.node, "address", g.address, "os", im.Spec.OS)
 	}
 	data, _, err := v.userData()
@@ -388,7 +396,8 @@ func (s *sim) runGuest(ctx context.Context, im client.Object, osType infrav1.Ope
 		g.controlPlane = isControlPlane(machine)
 		err = s.bootLinux(ctx, w, machine, g, data)
 	} else {
-		err = s.bootWindows(ctx, w, g, data)
+		_, broken := machine.Annotations[BrokenImageAnnotation]
+		err = s.bootWindows(ctx, w, g, data, broken)
 	}
 	if err != nil {
 		return err
@@ -415,6 +424,7 @@ func (s *sim) powerOff(ctx context.Context, uuid string, g *guest, gone bool) {
 		}
 	}
 	delete(s.guests, uuid)
+	s.journals.remove(uuid)
 	s.log.Info("guest powered off", "vm", g.vmName, "node", g.node, "vmDeleted", gone)
 }
 

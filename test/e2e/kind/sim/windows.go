@@ -35,7 +35,18 @@ var errRetry = errors.New("waiting")
 // format (guestinfo on vSphere, a KVP item on Hyper-V), and the kubelet registers the Node with
 // the labels and taints the data asks for.
 // Nothing is installed or run: the harness (test/framework/harness/guest) simulates the steps themselves.
-func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byte) error {
+// What the guest does is also kept in its journal (cloudbase-init's and the bootstrap's logs, the
+// services' logs once joined, event-log entries) for capwin's log collector; a broken image
+// (BrokenImageAnnotation) stops after cloudbase-init failed to run the user data.
+func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byte, broken bool) error {
+	if !g.cloudbaseInitRan && g.journal != nil {
+		g.cloudbaseInitRan = true
+		g.journal.CloudbaseInit(broken)
+	}
+	if broken {
+		s.log.Info("broken image: cloudbase-init cannot run the user data; nothing runs", "vm", g.vmName)
+		return nil
+	}
 	u, err := userdata.Unpack(data)
 	if err != nil {
 		s.log.Info("cloudbase-init cannot unpack the user data; nothing runs", "vm", g.vmName, "err", err.Error())
@@ -47,7 +58,9 @@ func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byt
 		return nil
 	}
 	report := func(step, state, msg string) error {
-		return g.ch.report(ctx, doc.Status, simguest.Report{Step: step, State: state, Message: msg})
+		r := simguest.Report{Step: step, State: state, Message: msg}
+		g.journal.step(doc, r)
+		return g.ch.report(ctx, doc.Status, r)
 	}
 	fail := func(step string, err error) error {
 		s.log.Info("bootstrap failed", "vm", g.vmName, "step", step, "err", err.Error())
@@ -116,6 +129,7 @@ func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byt
 		return fail("join", fmt.Errorf("kubelet: unable to register node %q with the API server: %w", name, err))
 	}
 	s.log.Info("Windows node joined", "vm", g.vmName, "node", name, "build", build)
+	g.journal.joinedAs(doc, name)
 	return report("finish", simguest.StateSucceeded, "the node has joined the cluster")
 }
 

@@ -14,8 +14,9 @@ import (
 // folders and files, never the rest of the disk), keeps each file's end and its name's case,
 // halves what it keeps until the zip fits, and records what it did not find.
 func TestCollectLikeTheScript(t *testing.T) {
-	g := &Guest{fs: newFileSystem(), cfg: Config{Hostname: "win-md-0-abc12", Faults: Faults{NeverJoin: true}}}
-	g.cloudbaseInit()
+	j := NewJournal()
+	g := &Guest{journal: j, fs: j.fs, cfg: Config{Hostname: "win-md-0-abc12"}}
+	j.CloudbaseInit(true)
 	g.fs.write(`C:\var\log\capwin\bootstrap.log`, []byte(strings.Repeat("x", 100)+"the end"))
 	g.fs.write(`C:\ProgramData\capwin\bootstrap.ps1`, []byte("holds the join token"))
 	g.fs.write(`C:\ProgramData\capwin\launch.log`, []byte("launched"))

@@ -83,13 +83,14 @@ type Config struct {
 
 // Guest is a running simulated Windows guest.
 type Guest struct {
-	cfg    Config
-	fs     *fileSystem
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	done   chan struct{}
-	once   sync.Once
+	cfg     Config
+	journal *Journal
+	fs      *fileSystem // the journal's disk
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	done    chan struct{}
+	once    sync.Once
 
 	mu sync.Mutex
 	// containerdPath is where the bootstrap wrote containerd's config (read by the kubelet).
@@ -99,13 +100,12 @@ type Guest struct {
 	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
 	sandboxPull    ImagePull
-	disks          []Disk             // the data disks' state (the disks step changes it)
-	network        guestnet.Network   // what the network step configured
-	closers        []func()           // close the kubelet's connections on Stop
-	kubeletLog     *nodeLog           // the kubelet's output as its service keeps it (nil: kept nowhere)
-	serving        bool               // the kubelet's port is open on the node network
-	events         map[string][]Event // the event logs (System, Application)
-	hnsLost        bool               // the pod network's HNS network is gone (LoseHNSNetwork)
+	disks          []Disk           // the data disks' state (the disks step changes it)
+	network        guestnet.Network // what the network step configured
+	closers        []func()         // close the kubelet's connections on Stop
+	kubeletLog     *nodeLog         // the kubelet's output as its service keeps it (nil: kept nowhere)
+	serving        bool             // the kubelet's port is open on the node network
+	hnsLost        bool             // the pod network's HNS network is gone (LoseHNSNetwork)
 }
 
 func (g *Guest) containerdConfig() string {
@@ -134,7 +134,8 @@ func Boot(ctx context.Context, cfg Config) *Guest {
 	if cfg.Hostname == "" {
 		cfg.Hostname = defaultHostname(cfg.Address)
 	}
-	g := &Guest{cfg: cfg, fs: newFileSystem(), done: make(chan struct{}), disks: append([]Disk(nil), cfg.Disks...)}
+	j := NewJournal()
+	g := &Guest{cfg: cfg, journal: j, fs: j.fs, done: make(chan struct{}), disks: append([]Disk(nil), cfg.Disks...)}
 	g.ctx, g.cancel = context.WithCancel(ctx)
 	g.wg.Add(1)
 	go func() {
@@ -159,7 +160,7 @@ func (g *Guest) run(ctx context.Context) error {
 			log.Error(err, "report address")
 		}
 	}
-	g.cloudbaseInit()
+	g.journal.CloudbaseInit(g.cfg.Faults.NeverJoin)
 	if g.cfg.Faults.NeverJoin {
 		return ErrNeverJoins
 	}
