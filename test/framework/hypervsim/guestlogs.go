@@ -10,16 +10,7 @@ import (
 // credentials, the collector run to its end by the guest (OnGuestLogs), its zip returned.
 func (h *Host) guestLogs(in wire.GuestLogsInput) (any, error) {
 	h.mu.Lock()
-	vm, ok := h.vms[in.ID]
-	var err error
-	switch {
-	case !ok:
-		err = fail(wire.KindNotFound, "VM %s does not exist", in.ID)
-	case vm.State != "Running" || !vm.Heartbeat:
-		err = fail(wire.KindGuestFailed, "PowerShell Direct as %s: the virtual machine is not running", in.Username)
-	case in.Username == "" || (h.guestPassword != "" && in.Password != h.guestPassword):
-		err = fail(wire.KindGuestFailed, "PowerShell Direct as %s: The credential is invalid.", in.Username)
-	}
+	_, err := h.powerShellDirect(in.ID, in.Username, in.Password)
 	cb := h.OnGuestLogs
 	h.mu.Unlock()
 	if err != nil {

@@ -248,16 +248,26 @@ func (h *Host) eject(k wire.VMKey) {
 	h.unlink(iso)
 }
 
+// powerShellDirect is what Hyper-V checks before PowerShell Direct runs anything in a VM: the VM
+// exists and runs with its integration services, and the guest accepts the credentials (h.mu
+// held).
+func (h *Host) powerShellDirect(id, username, password string) (*VM, error) {
+	vm, ok := h.vms[id]
+	switch {
+	case !ok:
+		return nil, fail(wire.KindNotFound, "VM %s does not exist", id)
+	case vm.State != "Running" || !vm.Heartbeat:
+		return nil, fail(wire.KindGuestFailed, "PowerShell Direct as %s: the virtual machine is not running", username)
+	case username == "" || (h.guestPassword != "" && password != h.guestPassword):
+		return nil, fail(wire.KindGuestFailed, "PowerShell Direct as %s: The credential is invalid.", username)
+	}
+	return vm, nil
+}
+
 func (h *Host) guestRun(in wire.GuestInput) (any, error) {
-	vm, ok := h.vms[in.ID]
-	if !ok {
-		return nil, fail(wire.KindNotFound, "VM %s does not exist", in.ID)
-	}
-	if vm.State != "Running" || !vm.Heartbeat {
-		return nil, fail(wire.KindGuestFailed, "PowerShell Direct as %s: the virtual machine is not running", in.Username)
-	}
-	if in.Username == "" || (h.guestPassword != "" && in.Password != h.guestPassword) {
-		return nil, fail(wire.KindGuestFailed, "PowerShell Direct as %s: The credential is invalid.", in.Username)
+	vm, err := h.powerShellDirect(in.ID, in.Username, in.Password)
+	if err != nil {
+		return nil, err
 	}
 	if len(vm.GuestPIDs) > 0 {
 		return wire.GuestStarted{PID: vm.GuestPIDs[0]}, nil
