@@ -67,7 +67,7 @@ build_binaries() {
     sigs.k8s.io/cluster-api/core sigs.k8s.io/cluster-api/bootstrap/kubeadm:bootstrap sigs.k8s.io/cluster-api/controlplane/kubeadm:controlplane
   go_module_build cluster-api-operator "sigs.k8s.io/cluster-api-operator@$CAPI_OPERATOR_VERSION" \
     "-s -w -X sigs.k8s.io/cluster-api-operator/version.gitVersion=$CAPI_OPERATOR_VERSION" 0 sigs.k8s.io/cluster-api-operator/cmd:manager
-  build_own vcsim ./hack/e2e/vcsim
+  build_own vcsim ./e2e/kind/vcsim test e2e
   build_pause
   build_own runcwrap ./hack/runcwrap
   build_cert_manager
@@ -90,9 +90,12 @@ build_pause() {
 }
 
 # build_own NAME PACKAGE: a command of this repository (capwin's go.mod) into $BIN/NAME/NAME.
+# build_own NAME PACKAGE [MODULE_DIR [TAGS]] builds one of capwin's own programs (MODULE_DIR: the
+# module's folder in the repository, default its root).
 build_own() {
   mkdir -p "$BIN/$1"
-  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/$1/$1" "$2") || die "building $2 failed"
+  (cd "$ROOT/${3:-.}" && CGO_ENABLED=0 go build -trimpath -tags "${4:-}" -ldflags "-s -w" -o "$BIN/$1/$1" "$2") ||
+    die "building $2 failed"
 }
 
 build_cert_manager() {

@@ -97,8 +97,8 @@ func TestTestPackagesByKind(t *testing.T) {
 		if !p.doc {
 			t.Errorf("test/%s has no package comment", p.dir)
 		}
-		// The kind e2e's guest simulator (test/e2e/kind/sim) is a program too, but it is the
-		// image that suite builds and stays with it.
+		// The kind e2e's guest simulator and vcsim (test/e2e/kind/sim, test/e2e/kind/vcsim) are
+		// programs too, but they are images that suite builds and stay with it.
 		if (kind == "cmd" && p.name != "main") || (p.name == "main" && kind != "cmd" && kind != "e2e") {
 			t.Errorf("test/%s: package %q; programs (package main) live in test/cmd, and only they", p.dir, p.name)
 		}

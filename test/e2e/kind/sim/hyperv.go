@@ -376,7 +376,7 @@ func (s *sim) bootHyperV(ctx context.Context, im *infrav1.HyperVMachine, h *hype
 		}
 		s.guests[hypervKey(h.name, v.ID)] = g
 		if im.Spec.OS != infrav1.OSLinux {
-			g.journal = s.journals.add(hypervKey(h.name, v.ID), md.LocalHostname, g.build)
+			g.journal = s.journals.add(hypervKey(h.name, v.ID), "", md.LocalHostname, g.build)
 		}
 		s.log.Info("guest powered on", "host", h.name, "vm", v.Name, "node", g.node, "address", g.address, "os", im.Spec.OS)
 	}

@@ -4,6 +4,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,6 +25,8 @@ const BrokenImageAnnotation = "e2e.capwin.io/broken-image"
 type journals struct {
 	mu    sync.Mutex
 	byKey map[string]*windowsJournal
+	// keys are the guest keys by VM reference value (vCenter: the collector names its VM so).
+	keys map[string]string
 }
 
 // windowsJournal is one Windows guest's disk and event logs, and what Save-State lists of it.
@@ -33,14 +37,18 @@ type windowsJournal struct {
 	joined   atomic.Bool
 }
 
-func (j *journals) add(key, hostname string, build int) *windowsJournal {
+// add starts the journal of the guest with that key; ref, when set, is its VM's reference value.
+func (j *journals) add(key, ref, hostname string, build int) *windowsJournal {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.byKey == nil {
-		j.byKey = map[string]*windowsJournal{}
+		j.byKey, j.keys = map[string]*windowsJournal{}, map[string]string{}
 	}
 	wj := &windowsJournal{Journal: simguest.NewJournal(), hostname: hostname, build: build}
 	j.byKey[key] = wj
+	if ref != "" {
+		j.keys[ref] = key
+	}
 	return wj
 }
 
@@ -48,7 +56,44 @@ func (j *journals) remove(key string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	delete(j.byKey, key)
+	for ref, k := range j.keys {
+		if k == key {
+			delete(j.keys, ref)
+		}
+	}
 }
+
+// keyOfRef is the guest key of a VM reference value ("" if none).
+func (j *journals) keyOfRef(ref string) string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.keys[ref]
+}
+
+// serveCollect runs a log collector in a vSphere guest for vcsim (its -guest-agent): POST
+// collectPath?vm=<VM reference value> with the rendered collect.ps1; the answer is the zip.
+func (j *journals) serveCollect(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST the collector script", http.StatusMethodNotAllowed)
+		return
+	}
+	script, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	ref := r.URL.Query().Get("vm")
+	zip, err := j.collect(j.keyOfRef(ref), script)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("VM %s: %v", ref, err), http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	_, _ = w.Write(zip)
+}
+
+// collectPath is where vcsim asks for a collector run (test/e2e/kind/vcsim).
+const collectPath = "/guest/collect"
 
 // collect runs a log collector (a rendered collect.ps1) in the guest with that key.
 func (j *journals) collect(key string, script []byte) ([]byte, error) {

@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,6 +41,27 @@ func guestLogs(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine
 	if err != nil {
 		t.Fatal(err)
 	}
+	return unzipFiles(t, data)
+}
+
+// vcenterGuestLogs runs capwin's log collector in a VM's guest as vcsim does (-guest-agent): a
+// POST of the script to the simulator's collectPath.
+func vcenterGuestLogs(t *testing.T, s *sim, ref string) map[string]string {
+	t.Helper()
+	script, err := guestmeta.NewCollect("r1").Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.journals.serveCollect(rec, httptest.NewRequest(http.MethodPost, collectPath+"?vm="+ref, bytes.NewReader(script)))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("collect in VM %s: %d %s", ref, rec.Code, rec.Body)
+	}
+	return unzipFiles(t, rec.Body.Bytes())
+}
+
+func unzipFiles(t *testing.T, data []byte) map[string]string {
+	t.Helper()
 	z, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)

@@ -111,7 +111,7 @@ func run(ctx context.Context, o options) error {
 	defer s.close()
 
 	var ready atomic.Bool
-	go serveHealth(ctx, s.log, o.healthAddr, &ready, s.hv)
+	go serveHealth(ctx, s.log, o.healthAddr, &ready, s.hv, s.journals)
 	t := time.NewTicker(o.poll)
 	defer t.Stop()
 	for {
@@ -178,11 +178,13 @@ func (s *sim) close() {
 	}
 }
 
-// serveHealth answers /healthz always, /readyz once vcsim has the templates, and hypervVMsPath
-// (the Hyper-V hosts' VMs as the hosts configured them, for the provider upgrade spec): the suite
+// serveHealth answers /healthz always, /readyz once vcsim has the templates, hypervVMsPath
+// (the Hyper-V hosts' VMs as the hosts configured them, for the provider upgrade spec) and
+// collectPath (log collectors vcsim runs in the guests): the suite
 // waits for the Deployment to be available before it creates clusters.
-func serveHealth(ctx context.Context, log logr.Logger, addr string, ready *atomic.Bool, hv *hypervHosts) {
+func serveHealth(ctx context.Context, log logr.Logger, addr string, ready *atomic.Bool, hv *hypervHosts, guests *journals) {
 	mux := http.NewServeMux()
+	mux.HandleFunc(collectPath, guests.serveCollect)
 	mux.HandleFunc(hypervVMsPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(hv.configs())
@@ -358,7 +360,7 @@ func (s *sim) boot(ctx context.Context, im *infrav1.VCenterMachine, v vm, g *gue
 		}
 		s.guests[string(im.UID)] = g
 		if im.Spec.OS != infrav1.OSLinux {
-			g.journal = s.journals.add(string(im.UID), hostname, g.build)
+			g.journal = s.journals.add(string(im.UID), v.ref.Value, hostname, g.build)
 		}
 		s.log.Info("guest powered on", "vm", v.name, "node", g.node, "address", g.address, "os", im.Spec.OS)
 	}

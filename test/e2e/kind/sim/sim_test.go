@@ -184,6 +184,19 @@ func TestSimulator(t *testing.T) {
 		t.Errorf("taints %v", wnode.Spec.Taints)
 	}
 
+	// Its logs, as vcsim's guest operations collect them (the VM runs VMware Tools).
+	ref := vmByName(ctx, t, vc, win.Name).Reference().Value
+	logs := vcenterGuestLogs(t, s, ref)
+	if got := logs["files/C/var/log/kubelet/kubelet.log"]; !strings.Contains(got, `node="win-c1a1"`) {
+		t.Errorf("kubelet log of the joined node: %q (files %d)", got, len(logs))
+	}
+	var mvm mo.VirtualMachine
+	if vm := vmByName(ctx, t, vc, win.Name); vm.Properties(ctx, vm.Reference(), []string{"guest.toolsRunningStatus"}, &mvm) != nil {
+		t.Fatal("read the VM's guest.toolsRunningStatus")
+	} else if mvm.Guest == nil || mvm.Guest.ToolsRunningStatus != string(types.VirtualMachineToolsRunningStatusGuestToolsRunning) {
+		t.Errorf("VMware Tools of the Windows VM: %+v", mvm.Guest)
+	}
+
 	// A Windows machine whose user data pins another CA fails its join, and says so.
 	bad := addMachine(ctx, t, mgmt, vc, cluster, "c1-windows-b2", "windows-2022", infrav1.OSWindows, false,
 		windowsUserData(t, endpoint, "abcdef.0123456789abcdef", "sha256:"+hex.EncodeToString(make([]byte, 32))))

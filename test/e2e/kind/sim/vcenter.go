@@ -202,7 +202,8 @@ type vcenterChannel struct {
 }
 
 func (c *vcenterChannel) address(ctx context.Context, ip string) error {
-	return c.vc.setExtraConfig(ctx, c.ref, map[string]string{"SET.guest.ipAddress": ip})
+	return c.vc.setExtraConfig(ctx, c.ref, map[string]string{"SET.guest.ipAddress": ip,
+		"SET.guest.toolsRunningStatus": string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)})
 }
 
 func (c *vcenterChannel) report(ctx context.Context, st userdata.Status, r simguest.Report) error {
