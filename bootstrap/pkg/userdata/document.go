@@ -127,6 +127,8 @@ type DocContainerd struct {
 	// LogFile is where the containerd service writes its log (--log-file; without it a containerd
 	// service's log goes nowhere): given when the service is registered, added to an image's.
 	LogFile string `json:"logFile"`
+	// LogRotation rotates LogFile, which containerd never rotates itself.
+	LogRotation DocLogRotation `json:"logRotation"`
 	// Hosts are the hosts.toml and CA files of the configured registries, under the config's
 	// config_path; other host folders there are left alone.
 	Hosts []DocFile `json:"hosts,omitempty"`
@@ -181,4 +183,20 @@ type DocJoin struct {
 	Config string `json:"config"`
 	// Kubeconfig exists once the node has joined; its presence makes the join idempotent.
 	Kubeconfig string `json:"kubeconfig"`
+}
+
+// DocLogRotation is the scheduled task that rotates the log files of services that never rotate
+// them (rotate-logs.ps1, written to ScriptPath with its configuration at ConfigPath): every
+// IntervalMinutes, a file of Files at or past MaxBytes is copied aside and emptied, and rotated
+// copies older than MaxAgeHours are removed.
+type DocLogRotation struct {
+	Task       string `json:"task"`
+	ScriptPath string `json:"scriptPath"`
+	// Script is rotate-logs.ps1 (base64), the static script capwin ships.
+	Script          string   `json:"script"`
+	ConfigPath      string   `json:"configPath"`
+	Files           []string `json:"files"`
+	MaxBytes        int64    `json:"maxBytes"`
+	MaxAgeHours     int      `json:"maxAgeHours"`
+	IntervalMinutes int      `json:"intervalMinutes"`
 }

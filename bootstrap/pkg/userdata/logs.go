@@ -1,6 +1,8 @@
 package userdata
 
 import (
+	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/util/version"
@@ -20,6 +22,30 @@ const (
 	KubeletLogSize = "100Mi"
 	KubeletLogAge  = "168h"
 )
+
+// containerd's log is rotated by capwin's scheduled task (containerd never rotates its
+// --log-file): past ContainerdLogBytes, checked every LogRotationMinutes; rotated files are kept
+// as long as the kubelet's.
+const (
+	LogRotationTask    = "capwin-log-rotation"
+	ContainerdLogBytes = 100 << 20
+	LogRotationMinutes = 15
+	logRotationAge     = 168
+)
+
+//go:embed ps/rotate-logs.ps1
+var rotateLogsScript []byte
+
+// RotateLogsScript is the static log rotation script (for syntax checks and the simulated guest).
+func RotateLogsScript() []byte { return rotateLogsScript }
+
+// logRotation is the rotation of containerd's log.
+func logRotation() DocLogRotation {
+	return DocLogRotation{Task: LogRotationTask, ScriptPath: StateDir + `\rotate-logs.ps1`,
+		Script: base64.StdEncoding.EncodeToString(rotateLogsScript), ConfigPath: StateDir + `\rotate-logs.json`,
+		Files: []string{ContainerdLogFile}, MaxBytes: ContainerdLogBytes, MaxAgeHours: logRotationAge,
+		IntervalMinutes: LogRotationMinutes}
+}
 
 // kubeLogRunner is how the kubelet service runs under kube-log-runner: the kubelet has had no
 // log file flag since v1.26, and a Windows service's output goes nowhere. kube-log-runner before

@@ -1,10 +1,15 @@
 package userdata
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/capwin/capwin/internal/test/pscheck"
 )
 
 // kubeletPatchFor renders a node of version with the user's kubeletConfiguration and returns the
@@ -111,4 +116,36 @@ func TestKubeLogRunnerDownload(t *testing.T) {
 	_, doc := render(t, in)
 	g.Expect(doc.Downloads).To(ContainElement(DocDownload{URL: "https://dl.example.com/kube-log-runner.exe", SHA256: sha,
 		Path: in.Binaries.Directory + `\kube-log-runner.exe`, Service: "kubelet"}))
+}
+
+// TestContainerdLogRotation: containerd's log file is rotated by capwin's scheduled task (it never
+// rotates its --log-file): the document carries the static rotate-logs.ps1 unchanged and what it
+// rotates, and the containerd step registers the task after the service is configured.
+func TestContainerdLogRotation(t *testing.T) {
+	g := NewWithT(t)
+	_, doc := render(t, minimalInput(FormatPowerShell))
+	r := doc.Containerd.LogRotation
+	g.Expect(r.Files).To(Equal([]string{doc.Containerd.LogFile}))
+	g.Expect(r.MaxBytes).To(BeEquivalentTo(100 << 20))
+	g.Expect(r.MaxAgeHours).To(Equal(168))
+	g.Expect(r.IntervalMinutes).To(BeNumerically(">", 0))
+	g.Expect(r.Task).To(Equal(LogRotationTask))
+	script, err := base64.StdEncoding.DecodeString(r.Script)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(script).To(Equal(RotateLogsScript()))
+	g.Expect(r.ScriptPath).To(HavePrefix(StateDir + `\`))
+	g.Expect(r.ConfigPath).To(Equal(StateDir + `\rotate-logs.json`), "rotate-logs.ps1 reads the file next to it")
+
+	calls, err := pscheck.Calls(filepath.Join("ps", "bootstrap.ps1"))
+	g.Expect(err).NotTo(HaveOccurred())
+	register, at := pscheck.Find(calls, in("Step-Containerd", "Register-LogRotation"))
+	_, restart := pscheck.Find(calls, in("Step-Containerd", "Restart-Service"))
+	g.Expect(register.Args).To(Equal([]string{"$config.logRotation"}))
+	g.Expect(at).To(BeNumerically(">", restart), "the task is registered once containerd runs with its log file")
+	task, _ := pscheck.Find(calls, in("Register-LogRotation", "Register-ScheduledTask"))
+	g.Expect(task.Args).To(ContainElements("$Rotation.task", "'SYSTEM'"))
+	own, err := pscheck.Calls(filepath.Join("ps", "rotate-logs.ps1"))
+	g.Expect(err).NotTo(HaveOccurred())
+	_, found := pscheck.Find(own, func(c pscheck.Call) bool { return c.Name == "Join-Path" && slices.Contains(c.Args, "'rotate-logs.json'") })
+	g.Expect(found).To(BeNumerically(">=", 0), "rotate-logs.ps1 reads rotate-logs.json next to it")
 }

@@ -12,7 +12,7 @@ import (
 // grammar (one parser run for all files: node start-up dominates).
 func TestPowerShellParses(t *testing.T) {
 	dir := t.TempDir()
-	paths := []string{filepath.Join("ps", "bootstrap.ps1")}
+	paths := []string{filepath.Join("ps", "bootstrap.ps1"), filepath.Join("ps", "rotate-logs.ps1")}
 	for name, in := range map[string]Input{
 		"full-powershell.ps1":    fullInput(FormatPowerShell),
 		"full-cloudconfig.ps1":   fullInput(FormatCloudConfig),

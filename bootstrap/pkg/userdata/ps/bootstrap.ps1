@@ -541,6 +541,19 @@ function Step-Containerd {
     } else {
         Start-Service -Name 'containerd'
     }
+    Register-LogRotation $config.logRotation
+}
+
+# Register-LogRotation installs capwin's static rotate-logs.ps1 with its configuration and the
+# scheduled task that runs it every few minutes as SYSTEM (containerd never rotates its log).
+function Register-LogRotation {
+    param($Rotation)
+    [IO.File]::WriteAllBytes($Rotation.scriptPath, [Convert]::FromBase64String($Rotation.script))
+    $settings = [ordered]@{ files = @($Rotation.files); maxBytes = $Rotation.maxBytes; maxAgeHours = $Rotation.maxAgeHours }
+    [IO.File]::WriteAllText($Rotation.configPath, (ConvertTo-Json -InputObject $settings))
+    $action = New-ScheduledTaskAction -Execute 'powershell.exe' -Argument ('-NoProfile -NonInteractive -ExecutionPolicy Bypass -File "{0}"' -f $Rotation.scriptPath)
+    $trigger = New-ScheduledTaskTrigger -Once -At (Get-Date) -RepetitionInterval (New-TimeSpan -Minutes $Rotation.intervalMinutes)
+    Register-ScheduledTask -TaskName $Rotation.task -Action $action -Trigger $trigger -User 'SYSTEM' -RunLevel Highest -Force | Out-Null
 }
 
 function Step-Firewall {

@@ -104,6 +104,8 @@ type Guest struct {
 	network        guestnet.Network // what the network step configured
 	closers        []func()         // close the kubelet's connections on Stop
 	kubeletLog     *nodeLog         // the kubelet's output as its service keeps it (nil: kept nowhere)
+	containerdLog  *nodeLog         // containerd's --log-file, rotated by capwin's scheduled task
+	tasks          []string         // the scheduled tasks the bootstrap registered
 	serving        bool             // the kubelet's port is open on the node network
 	hnsLost        bool             // the pod network's HNS network is gone (LoseHNSNetwork)
 }

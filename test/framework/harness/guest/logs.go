@@ -1,13 +1,18 @@
 package guest
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
 
 // imageWrapper finds an image's kube-log-runner in front of the kubelet on the service's command
@@ -174,4 +179,47 @@ func klog(severity byte, file, msg string, kv ...string) string {
 		fmt.Fprintf(&b, " %s=%q", kv[i], kv[i+1])
 	}
 	return b.String()
+}
+
+// registerLogRotation is Register-LogRotation: rotate-logs.ps1 and its configuration on the disk,
+// and the scheduled task. The task's effect (copy the file aside past its size, empty it, remove
+// old copies) is what nodeLog does when containerd writes past the size.
+func (s *script) registerLogRotation(c userdata.DocContainerd) error {
+	r := c.LogRotation
+	script, err := base64.StdEncoding.DecodeString(r.Script)
+	if err != nil {
+		return fmt.Errorf("rotate-logs.ps1: %w", err)
+	}
+	settings, err := json.Marshal(map[string]any{"files": r.Files, "maxBytes": r.MaxBytes, "maxAgeHours": r.MaxAgeHours})
+	if err != nil {
+		return err
+	}
+	s.g.fs.write(r.ScriptPath, script)
+	s.g.fs.write(r.ConfigPath, settings)
+	l := &nodeLog{fs: s.g.fs, path: c.LogFile}
+	if slices.Contains(r.Files, c.LogFile) {
+		l.maxSize, l.maxAge = r.MaxBytes, time.Duration(r.MaxAgeHours)*time.Hour
+	}
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	s.g.containerdLog = l
+	if !slices.Contains(s.g.tasks, r.Task) {
+		s.g.tasks = append(s.g.tasks, r.Task)
+	}
+	return nil
+}
+
+// containerdLine is a line containerd logs (logrus' text format).
+func (g *Guest) containerdLine(msg string) {
+	g.mu.Lock()
+	l := g.containerdLog
+	g.mu.Unlock()
+	l.write(fmt.Sprintf("time=%q level=info msg=%q", time.Now().UTC().Format(time.RFC3339Nano), msg))
+}
+
+// Tasks are the scheduled tasks the bootstrap registered.
+func (g *Guest) Tasks() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.tasks...)
 }

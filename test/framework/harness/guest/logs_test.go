@@ -1,6 +1,7 @@
 package guest_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,10 @@ func (f *fixture) testLogs(t *testing.T) {
 			}
 			if data, _ := g.File(userdata.ContainerdLogFile); !strings.Contains(string(data), "containerd successfully booted") {
 				t.Errorf("%s: %q", userdata.ContainerdLogFile, data)
+			}
+			if script, _ := g.File(userdata.StateDir + `\rotate-logs.ps1`); !slices.Contains(g.Tasks(), userdata.LogRotationTask) ||
+				string(script) != string(userdata.RotateLogsScript()) {
+				t.Errorf("containerd's log rotation: tasks %v, rotate-logs.ps1 of %d bytes", g.Tasks(), len(script))
 			}
 			// Node Log Query, through the apiserver's node proxy: the kubelet's query finds its
 			// file where capwin puts it (C:\var\log\kubelet\kubelet.log) and only there.

@@ -1,9 +1,12 @@
 package guest
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
 
 // TestRunnerLogReadsTheWrapperAsKubeLogRunner: the log file and its rotation come from the
@@ -79,4 +82,33 @@ func TestNodeLogRotates(t *testing.T) {
 	}
 	var none *nodeLog
 	none.write("kept nowhere") // a kubelet without a wrapper
+}
+
+// TestContainerdLogRotation: Register-LogRotation leaves the static script and its configuration
+// on the disk and the task registered once; containerd's log then rotates at the document's size.
+func TestContainerdLogRotation(t *testing.T) {
+	g := &Guest{fs: newFileSystem()}
+	s := &script{g: g}
+	c := userdata.DocContainerd{LogFile: userdata.ContainerdLogFile, LogRotation: userdata.DocLogRotation{
+		Task: userdata.LogRotationTask, ScriptPath: `C:\var\lib\capwin\rotate-logs.ps1`, ConfigPath: `C:\var\lib\capwin\rotate-logs.json`,
+		Script: base64.StdEncoding.EncodeToString(userdata.RotateLogsScript()), Files: []string{userdata.ContainerdLogFile},
+		MaxBytes: 200, MaxAgeHours: 168, IntervalMinutes: 15,
+	}}
+	for range 2 { // the step runs again after a reboot
+		if err := s.registerLogRotation(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := g.Tasks(); len(got) != 1 || got[0] != userdata.LogRotationTask {
+		t.Errorf("tasks %v", got)
+	}
+	if config, _ := g.fs.read(c.LogRotation.ConfigPath); !strings.Contains(string(config), `"maxBytes":200`) {
+		t.Errorf("rotate-logs.json: %s", config)
+	}
+	for range 3 {
+		g.containerdLine(strings.Repeat("x", 60)) // ~120 bytes a line: the second rotates
+	}
+	if files := g.fs.walk(`C:\var\log\containerd`); len(files) != 2 {
+		t.Errorf("containerd's log folder: %v, want the log and one rotated copy", files)
+	}
 }

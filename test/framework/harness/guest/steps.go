@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 )
@@ -74,7 +73,10 @@ func (s *script) do(ctx context.Context, name string) error {
 			return err
 		}
 		s.running["containerd"] = c.Directory + `\containerd.exe`
-		s.g.fs.appendTo(c.LogFile, []byte(fmt.Sprintf("time=%q level=info msg=\"containerd successfully booted\"\n", time.Now().UTC().Format(time.RFC3339Nano))))
+		if err := s.registerLogRotation(c); err != nil {
+			return err
+		}
+		s.g.containerdLine("containerd successfully booted")
 	case "files":
 		return s.writeFiles()
 	case "preJoin":
