@@ -94,7 +94,7 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 			Config:      containerd,
 			Register:    in.Binaries.Containerd != nil,
 			LogFile:     ContainerdLogFile,
-			LogRotation: logRotation(),
+			LogRotation: logRotation(in),
 			Hosts:       hosts,
 		},
 		Firewall: firewall(in.CNI),

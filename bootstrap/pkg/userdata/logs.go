@@ -24,8 +24,9 @@ const (
 )
 
 // containerd's log is rotated by capwin's scheduled task (containerd never rotates its
-// --log-file): past ContainerdLogBytes, checked every LogRotationMinutes; rotated files are kept
-// as long as the kubelet's.
+// --log-file), and so is the kubelet's where kube-log-runner cannot (before v1.34): past
+// ContainerdLogBytes, checked every LogRotationMinutes; rotated files are kept as long as the
+// kubelet's. Both programs append to their files, so a copy and truncation in place is safe.
 const (
 	LogRotationTask    = "capwin-log-rotation"
 	ContainerdLogBytes = 100 << 20
@@ -39,12 +40,15 @@ var rotateLogsScript []byte
 // RotateLogsScript is the static log rotation script (for syntax checks and the simulated guest).
 func RotateLogsScript() []byte { return rotateLogsScript }
 
-// logRotation is the rotation of containerd's log.
-func logRotation() DocLogRotation {
+// logRotation is the rotation of containerd's log, and of the kubelet's before v1.34.
+func logRotation(in *Input) DocLogRotation {
+	files := []string{ContainerdLogFile}
+	if !minorAtLeast(in.KubernetesVersion, 34) {
+		files = append(files, KubeletLogFile)
+	}
 	return DocLogRotation{Task: LogRotationTask, ScriptPath: StateDir + `\rotate-logs.ps1`,
 		Script: base64.StdEncoding.EncodeToString(rotateLogsScript), ConfigPath: StateDir + `\rotate-logs.json`,
-		Files: []string{ContainerdLogFile}, MaxBytes: ContainerdLogBytes, MaxAgeHours: logRotationAge,
-		IntervalMinutes: LogRotationMinutes}
+		Files: files, MaxBytes: ContainerdLogBytes, MaxAgeHours: logRotationAge, IntervalMinutes: LogRotationMinutes}
 }
 
 // kubeLogRunner is how the kubelet service runs under kube-log-runner: the kubelet has had no

@@ -119,13 +119,18 @@ func TestKubeLogRunnerDownload(t *testing.T) {
 }
 
 // TestContainerdLogRotation: containerd's log file is rotated by capwin's scheduled task (it never
-// rotates its --log-file): the document carries the static rotate-logs.ps1 unchanged and what it
+// rotates its --log-file), and the kubelet's where kube-log-runner cannot: the document carries the static rotate-logs.ps1 unchanged and what it
 // rotates, and the containerd step registers the task after the service is configured.
 func TestContainerdLogRotation(t *testing.T) {
 	g := NewWithT(t)
-	_, doc := render(t, minimalInput(FormatPowerShell))
+	input := minimalInput(FormatPowerShell)
+	input.KubernetesVersion = "v1.34.0"
+	_, doc := render(t, input)
 	r := doc.Containerd.LogRotation
-	g.Expect(r.Files).To(Equal([]string{doc.Containerd.LogFile}))
+	g.Expect(r.Files).To(Equal([]string{doc.Containerd.LogFile}), "kube-log-runner rotates the kubelet's log from v1.34")
+	input.KubernetesVersion = "v1.33.5"
+	_, old := render(t, input)
+	g.Expect(old.Containerd.LogRotation.Files).To(Equal([]string{doc.Containerd.LogFile, KubeletLogFile}), "before v1.34 the task rotates the kubelet's log too")
 	g.Expect(r.MaxBytes).To(BeEquivalentTo(100 << 20))
 	g.Expect(r.MaxAgeHours).To(Equal(168))
 	g.Expect(r.IntervalMinutes).To(BeNumerically(">", 0))

@@ -197,9 +197,7 @@ func (s *script) registerLogRotation(c userdata.DocContainerd) error {
 	s.g.fs.write(r.ScriptPath, script)
 	s.g.fs.write(r.ConfigPath, settings)
 	l := &nodeLog{fs: s.g.fs, path: c.LogFile}
-	if slices.Contains(r.Files, c.LogFile) {
-		l.maxSize, l.maxAge = r.MaxBytes, time.Duration(r.MaxAgeHours)*time.Hour
-	}
+	rotatedByTask(l, r)
 	s.g.mu.Lock()
 	defer s.g.mu.Unlock()
 	s.g.containerdLog = l
@@ -207,6 +205,13 @@ func (s *script) registerLogRotation(c userdata.DocContainerd) error {
 		s.g.tasks = append(s.g.tasks, r.Task)
 	}
 	return nil
+}
+
+// rotatedByTask gives a log the rotation of capwin's task when the task rotates its file.
+func rotatedByTask(l *nodeLog, r userdata.DocLogRotation) {
+	if slices.ContainsFunc(r.Files, func(f string) bool { return fold(f) == fold(l.path) }) {
+		l.maxSize, l.maxAge = r.MaxBytes, time.Duration(r.MaxAgeHours)*time.Hour
+	}
 }
 
 // containerdLine is a line containerd logs (logrus' text format).

@@ -111,4 +111,15 @@ func TestContainerdLogRotation(t *testing.T) {
 	if files := g.fs.walk(`C:\var\log\containerd`); len(files) != 2 {
 		t.Errorf("containerd's log folder: %v, want the log and one rotated copy", files)
 	}
+	// kube-log-runner before v1.34 cannot rotate: the task rotates the kubelet's file when it names it.
+	kubelet := &nodeLog{fs: g.fs, path: "C:/var/log/kubelet/kubelet.log"}
+	rotatedByTask(kubelet, c.LogRotation)
+	if kubelet.maxSize != 0 {
+		t.Errorf("a file the task does not name got its rotation")
+	}
+	c.LogRotation.Files = append(c.LogRotation.Files, userdata.KubeletLogFile)
+	rotatedByTask(kubelet, c.LogRotation)
+	if kubelet.maxSize != 200 || kubelet.maxAge != 168*time.Hour {
+		t.Errorf("the kubelet's log: size %d, age %s", kubelet.maxSize, kubelet.maxAge)
+	}
 }

@@ -89,6 +89,9 @@ func (s *script) do(ctx context.Context, name string) error {
 		if err != nil {
 			return err
 		}
+		if l != nil && l.maxSize == 0 {
+			rotatedByTask(l, doc.Containerd.LogRotation) // kube-log-runner before v1.34
+		}
 		s.g.mu.Lock()
 		s.g.kubeletLog = l
 		s.g.mu.Unlock()
