@@ -11,6 +11,9 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,7 +36,9 @@ var _ = JustAfterEach(func() {
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // keepLogsOfFailedSpec writes one render logs archive per Cluster of the management cluster,
-// named after the spec and the Cluster. What fails is logged, never failing the spec again.
+// named after the spec and the Cluster, with the guests' logs through the guest channel (the
+// guest-admin Secret is created where the spec made none). What fails is logged, never failing
+// the spec again.
 func keepLogsOfFailedSpec(ctx context.Context, cfg *rest.Config, dir, spec string) {
 	c, err := client.New(cfg, client.Options{Scheme: diagnostics.Scheme()})
 	if err == nil {
@@ -49,9 +54,12 @@ func keepLogsOfFailedSpec(ctx context.Context, cfg *rest.Config, dir, spec strin
 	}
 	for _, cl := range clusters.Items {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		err := ensureGuestAdmin(ctx, c, cl.Namespace)
 		var buf bytes.Buffer
-		_, err := nodelogs.Gather(ctx, c, nodelogs.Target{Kind: nodelogs.Cluster, Namespace: cl.Namespace, Name: cl.Name},
-			nodelogs.Options{GuestTimeout: 2 * time.Minute}, &buf)
+		if err == nil {
+			_, err = nodelogs.Gather(ctx, c, nodelogs.Target{Kind: nodelogs.Cluster, Namespace: cl.Namespace, Name: cl.Name},
+				nodelogs.Options{GuestCredentials: guestAdmin, GuestTimeout: 2 * time.Minute}, &buf)
+		}
 		cancel()
 		if err != nil {
 			GinkgoWriter.Printf("capwin logs of Cluster %s/%s: %v\n", cl.Namespace, cl.Name, err)
@@ -64,4 +72,17 @@ func keepLogsOfFailedSpec(ctx context.Context, cfg *rest.Config, dir, spec strin
 		}
 		GinkgoWriter.Printf("capwin logs of Cluster %s/%s (render logs --cluster): %s\n", cl.Namespace, cl.Name, path)
 	}
+}
+
+// ensureGuestAdmin creates the Secret of the guests' administrator login (guestAdmin) in
+// namespace unless it is there.
+func ensureGuestAdmin(ctx context.Context, c client.Client, namespace string) error {
+	err := c.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: guestAdmin},
+		StringData: map[string]string{"username": "Administrator", "password": guestAdminPassword},
+	})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -41,12 +40,9 @@ const (
 // infrastructure manager in the cluster. Neither archive holds the guest's password.
 func checkRenderLogs(ctx context.Context, proxy framework.ClusterProxy, namespace, clusterName string) {
 	mgmt := proxy.GetClient()
-	Expect(mgmt.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: guestAdmin},
-		StringData: map[string]string{"username": "Administrator", "password": guestAdminPassword},
-	})).To(Succeed())
 	c, err := client.New(proxy.GetRESTConfig(), client.Options{Scheme: diagnostics.Scheme()})
 	Expect(err).NotTo(HaveOccurred())
+	Expect(ensureGuestAdmin(ctx, c, namespace)).To(Succeed())
 
 	md := windowsMachineDeployment(ctx, mgmt, namespace, clusterName)
 	files, res := renderLogs(ctx, c, nodelogs.Target{Kind: nodelogs.MachineDeployment, Namespace: namespace, Name: md.Name})
