@@ -25,7 +25,8 @@ func (b *backend) CollectLogs(ctx context.Context, s *hypervisor.Scope, vm *hype
 	}
 	in := wire.GuestLogsInput{ID: vm.Ref.ID, Username: s.GuestCredentials.Username, Password: s.GuestCredentials.Password,
 		Directory: guest.GuestDir, ScriptPath: paths.Script, Script: base64.StdEncoding.EncodeToString(script),
-		PowerShell: guest.GuestPowerShell, Arguments: guest.CollectArgs(paths.Script), Output: paths.Output}
+		PowerShell: guest.GuestPowerShell, Arguments: guest.CollectArgs(paths.Script), Output: paths.Output,
+		MaxBytes: guest.CollectMaxArchiveBytes * 2}
 	var out wire.GuestLogs
 	if err := c.Run(ctx, wire.OpGuestLogs, in, &out); err != nil {
 		if KindOf(err) == wire.KindGuestFailed {

@@ -66,6 +66,7 @@ func TestCollectLogsWithPowerShellDirect(t *testing.T) {
 
 	// Too large for a Secret: answered once, with why.
 	s = scenario.AskLogs(t, k8s, mc.get(g), "huge", "logs-admin")
-	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("the guest's archive has 2097152 bytes"))
+	g.Expect(string(s.Data[infrav1.NodeLogsMessageKey])).To(ContainSubstring("the guest's archive has 2097152 bytes, more than the 1572864 a log archive may"),
+		"refused on the host: the zip does not cross WinRM")
 	g.Expect(s.Data).NotTo(HaveKey(infrav1.NodeLogsArchiveKey))
 }

@@ -218,7 +218,8 @@ type GuestStarted struct {
 }
 
 // GuestLogsInput is guestlogs.ps1's input: the collector script (base64) for ScriptPath in
-// Directory, the command line parts that run it, and the zip it leaves at Output.
+// Directory, the command line parts that run it, and the zip it leaves at Output (at most
+// MaxBytes).
 type GuestLogsInput struct {
 	ID         string `json:"id"`
 	Username   string `json:"username"`
@@ -229,6 +230,8 @@ type GuestLogsInput struct {
 	PowerShell string `json:"powerShell"`
 	Arguments  string `json:"arguments"`
 	Output     string `json:"output"`
+	// MaxBytes is the largest zip the host hands back; a larger one is refused on the host.
+	MaxBytes int64 `json:"maxBytes"`
 }
 
 // GuestLogs is guestlogs.ps1's result: the collector's zip, base64.

@@ -32,7 +32,8 @@ func guestLogs(ctx context.Context, t *testing.T, conn *hyperv.Conn, m hvMachine
 	}
 	in := wire.GuestLogsInput{ID: m.id, Username: "Administrator", Password: "Guest-pw1", Directory: guestmeta.GuestDir,
 		ScriptPath: paths.Script, Script: base64.StdEncoding.EncodeToString(script),
-		PowerShell: guestmeta.GuestPowerShell, Arguments: guestmeta.CollectArgs(paths.Script), Output: paths.Output}
+		PowerShell: guestmeta.GuestPowerShell, Arguments: guestmeta.CollectArgs(paths.Script), Output: paths.Output,
+		MaxBytes: guestmeta.CollectMaxArchiveBytes * 2}
 	var out wire.GuestLogs
 	if err := conn.Run(ctx, wire.OpGuestLogs, in, &out); err != nil {
 		t.Fatalf("collect the logs of VM %s: %v", m.id, err)

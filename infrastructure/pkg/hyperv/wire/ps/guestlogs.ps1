@@ -32,4 +32,14 @@ if ($null -eq $answer -or -not [int64]::TryParse([string]$answer.exitCode, [ref]
 if ($exitCode -ne 0) {
     Stop-Capwin 'GuestFailed' ('the log collector ended with exit code {0}' -f $exitCode)
 }
-return @{ data = [string]$answer.data }
+# A guest that hands back more than a log archive may is answered on the host: the zip does not
+# cross WinRM.
+$data = [string]$answer.data
+$size = [int64]0
+if ($data.Length -gt 0) {
+    $size = [Convert]::FromBase64String($data).Length
+}
+if ($size -gt [int64]$In.maxBytes) {
+    Stop-Capwin 'GuestFailed' ("the guest's archive has {0} bytes, more than the {1} a log archive may" -f $size, $In.maxBytes)
+}
+return @{ data = $data }
