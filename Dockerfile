@@ -32,6 +32,7 @@ COPY api/ api/
 COPY bootstrap/ bootstrap/
 COPY infrastructure/ infrastructure/
 COPY internal/ internal/
+COPY nodehealth/ nodehealth/
 COPY test/ test/
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
