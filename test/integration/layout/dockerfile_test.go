@@ -50,7 +50,7 @@ func dockerfileCopies(t *testing.T, path string) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	out := map[string]bool{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
