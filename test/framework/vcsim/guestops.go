@@ -76,6 +76,27 @@ func TrustHosts(m *simulator.Model, thumbprint string) {
 	}
 }
 
+// HostsAtClientAddress makes guest file transfers go to the address the client reached vCenter
+// at: the ESX hosts report no management IP, so govmomi keeps that address in transfer URLs
+// (vcsim serves the transfers itself). Without it, clients are sent to the hosts' 127.0.0.1,
+// which only a client on vcsim's own machine reaches (a vcsim in a pod).
+func HostsAtClientAddress(m *simulator.Model) {
+	for _, h := range m.Map().All("HostSystem") {
+		host := h.(*simulator.HostSystem)
+		if host.Config == nil || host.Config.VirtualNicManagerInfo == nil {
+			continue
+		}
+		for i := range host.Config.VirtualNicManagerInfo.NetConfig {
+			nc := &host.Config.VirtualNicManagerInfo.NetConfig[i]
+			for j := range nc.CandidateVnic {
+				if nc.CandidateVnic[j].Spec.Ip != nil {
+					nc.CandidateVnic[j].Spec.Ip.IpAddress = ""
+				}
+			}
+		}
+	}
+}
+
 // Guest returns a copy of what happened in a VM's guest.
 func (g *GuestOps) Guest(vm string) Guest {
 	g.mu.Lock()

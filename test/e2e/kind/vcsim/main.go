@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/soap"
 
 	"github.com/capwin/capwin/test/framework/vcsim"
 )
@@ -56,6 +57,9 @@ func run(listen, certFile, keyFile, agent string) error {
 	if agent != "" {
 		ops.RunCollectors(forward(agent), nil)
 	}
+	// Guest file transfers: to vcsim's address as its clients reach it (the Service), with the
+	// certificate vcsim serves.
+	vcsim.HostsAtClientAddress(model)
 	model.Service.Listen = &url.URL{Scheme: "https", Host: listen}
 	if certFile != "" || keyFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
@@ -68,6 +72,7 @@ func run(listen, certFile, keyFile, agent string) error {
 	}
 	server := model.Service.NewServer()
 	defer server.Close()
+	vcsim.TrustHosts(model, soap.ThumbprintSHA256(server.Certificate()))
 	fmt.Printf("vcsim serving %s (datacenter DC0, cluster DC0_C0)\n", server.URL.String())
 
 	stop := make(chan os.Signal, 1)
