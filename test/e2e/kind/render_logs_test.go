@@ -33,9 +33,9 @@ const (
 
 // checkRenderLogs diagnoses two Windows machines from the management cluster with render logs'
 // one command (nodelogs.Gather), as docs/node-logs.md shows: the joined Machines of the Windows
-// MachineDeployment, and a Machine whose image is broken and that never joins. The suite runs on
-// a workstation that cannot reach the workload cluster's endpoint (a ClusterIP), so both are
-// collected through the hypervisor's guest channel (VMware Tools' guest operations on vcsim,
+// MachineDeployment, and a Machine whose image is broken and that never joins. The suite's
+// workstation cannot read the workload cluster through its kubeconfig (the endpoint is a ClusterIP
+// of the management cluster), so both are collected through the hypervisor's guest channel (VMware Tools' guest operations on vcsim,
 // PowerShell Direct over capwin's WinRM client on the simulated Hyper-V hosts), by the
 // infrastructure manager in the cluster. Neither archive holds the guest's password.
 func checkRenderLogs(ctx context.Context, proxy framework.ClusterProxy, namespace, clusterName string) {
