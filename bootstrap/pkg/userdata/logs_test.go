@@ -139,7 +139,7 @@ func TestContainerdLogRotation(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(script).To(Equal(RotateLogsScript()))
 	g.Expect(r.ScriptPath).To(HavePrefix(StateDir + `\`))
-	g.Expect(r.ConfigPath).To(Equal(StateDir + `\rotate-logs.json`), "rotate-logs.ps1 reads the file next to it")
+	g.Expect(r.ConfigPath).To(Equal(StateDir+`\rotate-logs.json`), "rotate-logs.ps1 reads the file next to it")
 
 	calls, err := pscheck.Calls(filepath.Join("ps", "bootstrap.ps1"))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -151,6 +151,8 @@ func TestContainerdLogRotation(t *testing.T) {
 	g.Expect(task.Args).To(ContainElements("$Rotation.task", "'SYSTEM'"))
 	own, err := pscheck.Calls(filepath.Join("ps", "rotate-logs.ps1"))
 	g.Expect(err).NotTo(HaveOccurred())
-	_, found := pscheck.Find(own, func(c pscheck.Call) bool { return c.Name == "Join-Path" && slices.Contains(c.Args, "'rotate-logs.json'") })
+	_, found := pscheck.Find(own, func(c pscheck.Call) bool {
+		return c.Name == "Join-Path" && slices.Contains(c.Args, "'rotate-logs.json'")
+	})
 	g.Expect(found).To(BeNumerically(">=", 0), "rotate-logs.ps1 reads rotate-logs.json next to it")
 }
