@@ -103,21 +103,8 @@ func (j *journals) collect(key string, script []byte) ([]byte, error) {
 	if wj == nil {
 		return nil, fmt.Errorf("no Windows guest runs in VM %s", key)
 	}
-	return wj.Collect(script, wj.hostname, wj.state())
-}
-
-// state is Save-State's listings: the services, and HNS as hnsdiag lists it (the Containers
-// feature's nat network; the CNI's overlay network once the node joined).
-func (wj *windowsJournal) state() map[string]string {
-	kubelet, hns := "Stopped", "Networks:\r\nName      Type\r\nnat       NAT\r\n"
-	if wj.joined.Load() {
-		kubelet, hns = "Running", hns+"vxlan0    Overlay\r\n"
-	}
-	return map[string]string{
-		"services": "Name        Status  StartType\r\ncontainerd  Running Automatic\r\nkubelet     " + kubelet + " Automatic\r\n",
-		"hnsdiag":  hns,
-		"computer": fmt.Sprintf("Caption     : Microsoft Windows Server\r\nBuildNumber : %d\r\n", wj.build),
-	}
+	joined := wj.joined.Load()
+	return wj.Collect(script, wj.hostname, simguest.SavedState(wj.build, joined, joined))
 }
 
 // step is bootstrap.ps1's Write-Log of a status report: a line in the bootstrap log.

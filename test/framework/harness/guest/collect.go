@@ -5,25 +5,27 @@ import "fmt"
 // Collect runs capwin's log collector (a rendered collect.ps1) as the guest would, from its disk
 // and what it knows of itself (Journal.Collect).
 func (g *Guest) Collect(script []byte) ([]byte, error) {
-	return g.journal.Collect(script, g.cfg.Hostname, g.state())
+	g.mu.Lock()
+	state := SavedState(int(g.cfg.Build), g.serving, g.nodeName != "")
+	g.mu.Unlock()
+	return g.journal.Collect(script, g.cfg.Hostname, state)
 }
 
-// state is what the collector's Save-State records: the services, and HNS as hnsdiag lists it
-// (the default nat network of the Containers feature; the CNI's own once the node joined).
-func (g *Guest) state() map[string]string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+// SavedState is what the collector's Save-State records of a simulated guest of that Windows
+// build: the services (the kubelet running or stopped), and HNS as hnsdiag lists it (the default
+// nat network of the Containers feature; the CNI's overlay network once the node joined).
+func SavedState(build int, kubeletRunning, joined bool) map[string]string {
 	kubelet := "Stopped"
-	if g.serving {
+	if kubeletRunning {
 		kubelet = "Running"
 	}
 	hns := "Networks:\r\nName      Type\r\nnat       NAT\r\n"
-	if g.nodeName != "" {
+	if joined {
 		hns += "vxlan0    Overlay\r\n"
 	}
 	return map[string]string{
 		"services": fmt.Sprintf("Name        Status  StartType\r\ncontainerd  Running Automatic\r\nkubelet     %s Automatic\r\n", kubelet),
 		"hnsdiag":  hns,
-		"computer": fmt.Sprintf("Caption     : Microsoft Windows Server\r\nBuildNumber : %d\r\n", g.cfg.Build),
+		"computer": fmt.Sprintf("Caption     : Microsoft Windows Server\r\nBuildNumber : %d\r\n", build),
 	}
 }
