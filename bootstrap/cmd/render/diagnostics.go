@@ -66,6 +66,9 @@ func runDiagnostics(args []string, stdout io.Writer) error {
 	return diagnostics.Write(stdout, story, maxEvents)
 }
 
+// errNoKubeconfig replaces client-go's hint (KUBERNETES_MASTER) when no kubeconfig is found.
+var errNoKubeconfig = errors.New("no kubeconfig of the management cluster: pass --kubeconfig FILE, or set KUBECONFIG, or write ~/.kube/config")
+
 // management is a client of the management cluster of kubeconfig (default: $KUBECONFIG,
 // ~/.kube/config), and namespace, or the kubeconfig context's when it is empty.
 func management(kubeconfig, namespace string) (client.Client, string, error) {
@@ -73,6 +76,9 @@ func management(kubeconfig, namespace string) (client.Client, string, error) {
 	rules.ExplicitPath = kubeconfig
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
 	cfg, err := cc.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, "", errNoKubeconfig
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -183,3 +183,17 @@ func selfManaged(t *testing.T, g Gomega, ns string) (string, client.Client) {
 		Labels: map[string]string{clusterv1.ClusterNameLabel: "win"}}, Data: map[string][]byte{"value": env.KubeConfig}})
 	return kubeconfig, c
 }
+
+// TestNoKubeconfig: with no --kubeconfig, no KUBECONFIG and no ~/.kube/config, the commands that
+// read the management cluster name the three ways to give one (client-go's own error names
+// KUBERNETES_MASTER, which a reader cannot act on).
+func TestNoKubeconfig(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	for _, args := range [][]string{{"diagnostics", "m"}, {"logs", "m"}, {"preflight", "--target", "ltsc2025", "c"}} {
+		g := NewWithT(t)
+		err := run(args, io.Discard)
+		g.Expect(err).To(MatchError(errNoKubeconfig), "%q", args)
+		g.Expect(err.Error()).NotTo(ContainSubstring("KUBERNETES_MASTER"))
+	}
+}

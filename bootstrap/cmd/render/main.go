@@ -34,7 +34,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/yaml"
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
@@ -48,9 +47,9 @@ func main() {
 
 // previewOptions are the flags of the user-data preview.
 type previewOptions struct {
-	file, endpoint, token, caHash, caFile string
-	kubernetesVersion, nodeName, format   string
-	gzip                                  bool
+	file, name, endpoint, token, caHash, caFile string
+	kubernetesVersion, nodeName, format         string
+	gzip                                        bool
 }
 
 // previewFlags defines the preview's flags into o. The flag set prints nothing: run prints the
@@ -58,7 +57,8 @@ type previewOptions struct {
 func previewFlags(o *previewOptions) *flag.FlagSet {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.file, "f", "", "WindowsConfig or WindowsConfigTemplate YAML file (required)")
+	fs.StringVar(&o.file, "f", "", "YAML file with a WindowsConfig or WindowsConfigTemplate, alone or among other objects (e.g. a generated cluster) (required)")
+	fs.StringVar(&o.name, "name", "", "the WindowsConfig or WindowsConfigTemplate to use when the file holds several")
 	fs.StringVar(&o.endpoint, "api-server", "", "control plane endpoint host:port (required)")
 	fs.StringVar(&o.token, "token", "abcdef.0123456789abcdef", "bootstrap token")
 	fs.StringVar(&o.caHash, "ca-hash", "", "CA public key pin sha256:<hex>; or use --ca-file")
@@ -106,7 +106,7 @@ func run(args []string, stdout io.Writer) error {
 	if o.file == "" || o.endpoint == "" {
 		return errors.New("-f and --api-server are required (render -h for usage)")
 	}
-	obj, spec, err := readSpec(o.file)
+	obj, spec, err := readSpec(o.file, o.name, notices)
 	if err != nil {
 		return err
 	}
@@ -157,42 +157,6 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	return w.Close()
-}
-
-// readSpec reads a file of either kind and returns the object and its WindowsConfigSpec.
-func readSpec(path string) (runtime.Object, *bootstrapv1.WindowsConfigSpec, error) {
-	raw, err := os.ReadFile(path) //nolint:gosec // G304: the file named on this command line
-	if err != nil {
-		return nil, nil, err
-	}
-	obj, spec, err := decodeSpec(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return obj, spec, nil
-}
-
-// decodeSpec decodes YAML of either kind strictly (an unknown field is an error).
-func decodeSpec(raw []byte) (runtime.Object, *bootstrapv1.WindowsConfigSpec, error) {
-	var meta struct{ Kind string }
-	if err := yaml.Unmarshal(raw, &meta); err != nil {
-		return nil, nil, err
-	}
-	switch meta.Kind {
-	case "WindowsConfig":
-		c := &bootstrapv1.WindowsConfig{}
-		if err := yaml.UnmarshalStrict(raw, c); err != nil {
-			return nil, nil, err
-		}
-		return c, &c.Spec, nil
-	case "WindowsConfigTemplate":
-		t := &bootstrapv1.WindowsConfigTemplate{}
-		if err := yaml.UnmarshalStrict(raw, t); err != nil {
-			return nil, nil, err
-		}
-		return t, &t.Spec.Template.Spec, nil
-	}
-	return nil, nil, fmt.Errorf("kind %q is neither WindowsConfig nor WindowsConfigTemplate", meta.Kind)
 }
 
 // admit applies the same defaults and checks as admission (the CRD's schema and CEL rules, then
