@@ -187,6 +187,8 @@ bench-scale: envtest npm
 
 ## demo: the whole flow on the local harness: create -> scale -> blue/green 2022->2025 -> delete (DEMO=hyperv for Hyper-V); ends with one JSON line.
 DEMO ?= vcenter
+# DEMO_LOG_DIR: where the demo writes its logs (default: a new capwin-demo-* folder in $TMPDIR each run).
+DEMO_LOG_DIR ?=
 .PHONY: demo
 demo:
 	@scripts/envtest-assets.sh --workload --check >/dev/null || \
@@ -195,7 +197,7 @@ demo:
 	@$(MAKE) --no-print-directory npm
 	@echo "Building the demo (the first build of CAPI and Kubernetes packages takes a few minutes)"
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) -C test build -o ../bin/demo ./cmd/demo
-	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo
+	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo $(if $(DEMO_LOG_DIR),-log-dir $(DEMO_LOG_DIR))
 
 # --- kind e2e (test/e2e/kind): a kind management cluster, clusterctl init, vcsim ---------------
 E2E_CONFIG ?= $(CURDIR)/test/e2e/config/capwin.yaml

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -27,8 +26,16 @@ func main() {
 	replicas := flag.Int("replicas", 3, "Windows machines of the MachineDeployment")
 	scaleTo := flag.Int("scale-to", 5, "replicas of the scale step (then back)")
 	timeout := flag.Duration("step-timeout", 5*time.Minute, "time limit of each step")
-	logDir := flag.String("log-dir", filepath.Join(os.TempDir(), "capwin-demo"), "controller and workload cluster logs")
+	logDir := flag.String("log-dir", "", "controller and workload cluster logs (default: a new folder capwin-demo-* in $TMPDIR for each run)")
 	flag.Parse()
+	if *logDir == "" {
+		dir, err := os.MkdirTemp("", "capwin-demo-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "demo:", err)
+			os.Exit(1)
+		}
+		*logDir = dir
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"time"
 
+	clog "github.com/containerd/log"
+	"github.com/sirupsen/logrus"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
@@ -220,6 +223,28 @@ func (g *Guest) containerdLine(msg string) {
 	l := g.containerdLog
 	g.mu.Unlock()
 	l.write(fmt.Sprintf("time=%q level=info msg=%q", time.Now().UTC().Format(time.RFC3339Nano), msg))
+}
+
+// containerdLogger is a logger (logrus' text format, as containerd's) that writes to containerd's
+// log file on the node.
+func (g *Guest) containerdLogger() *clog.Entry {
+	l := logrus.New()
+	l.SetOutput(containerdLogWriter{g})
+	l.SetFormatter(&logrus.TextFormatter{DisableColors: true, FullTimestamp: true, TimestampFormat: time.RFC3339Nano})
+	return logrus.NewEntry(l)
+}
+
+// containerdLogWriter appends what it is given, line by line, to containerd's log on the node.
+type containerdLogWriter struct{ g *Guest }
+
+func (w containerdLogWriter) Write(p []byte) (int, error) {
+	w.g.mu.Lock()
+	l := w.g.containerdLog
+	w.g.mu.Unlock()
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		l.write(line)
+	}
+	return len(p), nil
 }
 
 // Tasks are the scheduled tasks the bootstrap registered.

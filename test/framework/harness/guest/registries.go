@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	clog "github.com/containerd/log"
+
 	"github.com/capwin/capwin/internal/test/containerdcfg"
 )
 
@@ -45,7 +47,9 @@ func (s *script) startContainerd(ctx context.Context, dir string) error {
 		}
 	}
 	config := filepath.Join(tmp, filepath.Base(strings.ReplaceAll(s.doc.Containerd.ConfigPath, `\`, "/")))
-	images, err := containerdcfg.Load(ctx, config)
+	// What containerd says while it reads its config (a version 2 file's migration, say) goes to
+	// its log file on the node, as the service's --log-file keeps it, not to the harness's stderr.
+	images, err := containerdcfg.Load(clog.WithLogger(ctx, s.g.containerdLogger()), config)
 	if err != nil {
 		return fmt.Errorf("service containerd does not start: %w", err)
 	}

@@ -58,6 +58,9 @@ func (s *script) do(ctx context.Context, name string) error {
 		c := doc.Containerd
 		s.g.mu.Lock()
 		s.g.containerdPath = c.ConfigPath
+		if s.g.containerdLog == nil { // the service's --log-file (its rotation comes below)
+			s.g.containerdLog = &nodeLog{fs: s.g.fs, path: c.LogFile}
+		}
 		s.g.mu.Unlock()
 		if old, ok := s.g.fs.read(c.ConfigPath); !ok || string(old) != c.Config {
 			s.g.fs.write(c.ConfigPath, []byte(c.Config))
