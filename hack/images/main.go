@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"strconv"
@@ -45,6 +46,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: images build|push|docker-archive [flags]")
 		os.Exit(2)
 	}
+	log.SetOutput(quietKo{os.Stderr})
 	ctx := context.Background()
 	var err error
 	switch os.Args[1] {
