@@ -103,6 +103,23 @@ test-windows:
 	@scripts/windows-binaries.sh --check || echo "First run: building the Windows programs of the stage (two Kubernetes versions, two containerd releases, flanneld; long on 2 cores; cached in ~/.cache/capwin/windows)"
 	@CAPWIN_WINDOWS_BINARIES=$$(scripts/windows-binaries.sh) $(GO) -C test test ./integration/winebin -count=1 -timeout 30m
 
+## clusterctl: build clusterctl of the Cluster API capwin is tested with into bin/clusterctl, stamped with its version (go install of clusterctl is refused: Cluster API's go.mod has replace directives).
+.PHONY: clusterctl
+clusterctl:
+	@scripts/clusterctl.sh bin/clusterctl
+
+## release-offline: the clusterctl repository of an air-gapped site's prerequisites in out/offline: Cluster API (core, kubeadm bootstrap and control plane) and cert-manager from their pinned modules, their images as OCI archives named $(REGISTRY)/<image>:<version> (OFFLINE_IMAGES=false: the manifests only).
+OFFLINE_IMAGES ?= true
+OFFLINE_PLATFORMS ?= linux/amd64,linux/arm64
+.PHONY: release-offline
+release-offline:
+	rm -rf out/offline
+	scripts/offline-repository.sh out/offline $(REGISTRY)
+	@if [ "$(OFFLINE_IMAGES)" = true ]; then \
+	  $(GO) -C hack/images run . offline -root $(CURDIR) -out $(CURDIR)/out/offline -registry $(REGISTRY) -platforms $(OFFLINE_PLATFORMS) \
+	    -capi-version $$($(GO) list -m -f '{{.Version}}' sigs.k8s.io/cluster-api); \
+	fi
+
 ## release-manifests: write a release into out/ (components, metadata.yaml, cluster templates, ClusterClasses); images named $(REGISTRY)/<image>:$(VERSION).
 VERSION ?= dev
 REGISTRY ?= ghcr.io/capwin
@@ -141,11 +158,12 @@ release:
 	@$(MAKE) --no-print-directory release-render
 	@$(MAKE) --no-print-directory release-images
 
-## release-push: push the image archives in out/ to the registry they name (PUSH_REGISTRY=... for another one); credentials from docker login / crane auth login.
+## release-push: push the image archives in out/ (PUSH_DIR=out/offline: those of make release-offline) to the registry they name (PUSH_REGISTRY=... for another one); credentials from docker login / crane auth login.
 PUSH_REGISTRY ?=
+PUSH_DIR ?= out
 .PHONY: release-push
 release-push:
-	$(GO) -C hack/images run . push -out $(CURDIR)/out $(if $(PUSH_REGISTRY),-registry $(PUSH_REGISTRY))
+	$(GO) -C hack/images run . push -out $(abspath $(PUSH_DIR)) $(if $(PUSH_REGISTRY),-registry $(PUSH_REGISTRY))
 
 ## test-e2e-release: the kind e2e on the images of `make release` (E2E_RELEASE_VERSION, E2E_RELEASE_REGISTRY), loaded into the node under their stamped names; nothing is pulled.
 E2E_RELEASE_VERSION ?= v0.2.0

@@ -6,9 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -22,74 +23,84 @@ type built struct {
 	archive string
 }
 
-// buildAll writes every selected image into o.out, then images.txt and checksums.txt.
-func buildAll(ctx context.Context, o options) error {
-	var images []built
-	add := func(image, tag string, buildIndex func(sbomPrefix string) (v1.ImageIndex, error)) error {
-		if len(o.only) > 0 && !o.only[image] {
-			return nil
-		}
-		ref, err := name.NewTag(o.registry + "/" + image + ":" + tag)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "images: building %s\n", ref)
-		idx, err := buildIndex(filepath.Join(o.out, image+"-"+tag))
-		if err != nil {
-			return err
-		}
-		archive := image + "-" + tag + ".oci.tar"
-		if err := writeArchive(filepath.Join(o.out, archive), ref, idx, o.created); err != nil {
-			return err
-		}
-		d, err := idx.Digest()
-		if err != nil {
-			return err
-		}
-		images = append(images, built{ref, d, archive})
+// imageSet is the images one command writes into o.out, listed at the end in images.txt.
+type imageSet struct {
+	o      options
+	images []built
+}
+
+// add builds one image (unless o.only leaves it out) and writes its archive; buildIndex gets the
+// prefix of its SBOM files.
+func (s *imageSet) add(image, tag string, buildIndex func(sbomPrefix string) (v1.ImageIndex, error)) error {
+	if len(s.o.only) > 0 && !s.o.only[image] {
 		return nil
 	}
+	ref, err := name.NewTag(s.o.registry + "/" + image + ":" + tag)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "images: building %s\n", ref)
+	idx, err := buildIndex(filepath.Join(s.o.out, image+"-"+tag))
+	if err != nil {
+		return err
+	}
+	archive := image + "-" + tag + ".oci.tar"
+	if err := writeArchive(filepath.Join(s.o.out, archive), ref, idx, s.o.created); err != nil {
+		return err
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	s.images = append(s.images, built{ref, d, archive})
+	return nil
+}
+
+// finish writes images.txt (reference@digest and archive of each image) and checksums.txt.
+func (s *imageSet) finish() error {
+	var list strings.Builder
+	for _, b := range s.images {
+		fmt.Fprintf(&list, "%s@%s %s\n", b.ref, b.digest, b.archive)
+	}
+	if err := os.WriteFile(filepath.Join(s.o.out, "images.txt"), []byte(list.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprint(os.Stderr, list.String())
+	return writeChecksums(s.o.out)
+}
+
+// buildAll writes every selected image into o.out, then images.txt and checksums.txt.
+func buildAll(ctx context.Context, o options) error {
+	set := &imageSet{o: o}
 	for _, image := range sortedKeys(managers) {
-		err := add(image, o.version, func(string) (v1.ImageIndex, error) { return buildManager(ctx, o, image, o.out) })
+		err := set.add(image, o.version, func(string) (v1.ImageIndex, error) { return buildManager(ctx, o, image, o.out) })
 		if err != nil {
 			return err
 		}
 	}
-	err := add("capwin-flanneld-windows", o.version, func(sbom string) (v1.ImageIndex, error) {
-		return buildHostProcess(ctx, o, flanneldImage(o.flannelVersion), sbom+".windows-amd64.spdx.json")
-	})
-	if err != nil {
-		return err
-	}
-	err = add("capwin-node-health", o.version, func(sbom string) (v1.ImageIndex, error) {
-		return buildHostProcess(ctx, o, nodeHealthImage(o.root, o.version), sbom+".windows-amd64.spdx.json")
-	})
-	if err != nil {
-		return err
-	}
-	err = add("capwin-windows-exporter", o.version, func(sbom string) (v1.ImageIndex, error) {
-		return buildHostProcess(ctx, o, windowsExporterImage(o.windowsExporterVersion), sbom+".windows-amd64.spdx.json")
-	})
-	if err != nil {
-		return err
+	hostProcess := []struct {
+		image, tag string
+		h          hostProcessImage
+	}{
+		{"capwin-flanneld-windows", o.version, flanneldImage(o.flannelVersion)},
+		{"capwin-node-health", o.version, nodeHealthImage(o.root, o.version)},
+		{"capwin-windows-exporter", o.version, windowsExporterImage(o.windowsExporterVersion)},
 	}
 	for _, kv := range o.kubernetesVersions {
-		err := add("capwin-kube-proxy-windows", kv, func(sbom string) (v1.ImageIndex, error) {
-			return buildHostProcess(ctx, o, kubeProxyImage(kv), sbom+".windows-amd64.spdx.json")
+		hostProcess = append(hostProcess, struct {
+			image, tag string
+			h          hostProcessImage
+		}{"capwin-kube-proxy-windows", kv, kubeProxyImage(kv)})
+	}
+	for _, hp := range hostProcess {
+		err := set.add(hp.image, hp.tag, func(sbom string) (v1.ImageIndex, error) {
+			return buildHostProcess(ctx, o, hp.h, sbom+".windows-amd64.spdx.json")
 		})
 		if err != nil {
 			return err
 		}
 	}
-	var list strings.Builder
-	for _, b := range images {
-		fmt.Fprintf(&list, "%s@%s %s\n", b.ref, b.digest, b.archive)
-	}
-	if err := os.WriteFile(filepath.Join(o.out, "images.txt"), []byte(list.String()), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprint(os.Stderr, list.String())
-	return writeChecksums(o.out)
+	return set.finish()
 }
 
 // writeChecksums writes checksums.txt: the sha256 of every other file in dir, as sha256sum
@@ -126,11 +137,7 @@ func sha256File(p string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func sortedKeys(m map[string]string) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+// sortedKeys are the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }

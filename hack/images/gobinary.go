@@ -18,6 +18,9 @@ type goSource struct {
 	// staging: the module replaces its staging modules with ./staging folders (k8s.io/kubernetes),
 	// which a module that requires it must pin to their published versions itself.
 	staging string
+	// requires are other modules the build module pins ("path version"), for a module whose
+	// own go.mod replaces them with folders of its own.
+	requires []string
 	// root, when set, is a module on disk (this repository) to build pkg in, instead of a
 	// published module and version.
 	root string
@@ -55,6 +58,9 @@ func buildGo(ctx context.Context, src goSource, goos, goarch, out string) error 
 // writeBuildModule writes the throwaway module that requires src.module into dir.
 func writeBuildModule(ctx context.Context, src goSource, dir string) error {
 	mod := fmt.Sprintf("module capwin.local/build\n\ngo 1.26\n\nrequire %s %s\n", src.module, src.version)
+	for _, r := range src.requires {
+		mod += "require " + r + "\n"
+	}
 	if src.staging != "" {
 		replaces, err := stagingReplaces(ctx, src)
 		if err != nil {

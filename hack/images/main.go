@@ -43,7 +43,7 @@ type options struct {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: images build|push|docker-archive [flags]")
+		fmt.Fprintln(os.Stderr, "usage: images build|offline|push|docker-archive [flags]")
 		os.Exit(2)
 	}
 	log.SetOutput(quietKo{os.Stderr})
@@ -52,12 +52,14 @@ func main() {
 	switch os.Args[1] {
 	case "build":
 		err = buildCmd(ctx, os.Args[2:])
+	case "offline":
+		err = offlineCmd(ctx, os.Args[2:])
 	case "push":
 		err = pushCmd(ctx, os.Args[2:])
 	case "docker-archive":
 		err = dockerArchiveCmd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q (build, push or docker-archive)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (build, offline, push or docker-archive)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
@@ -79,12 +81,8 @@ func buildCmd(ctx context.Context, args []string) error {
 	only := fs.String("only", "", "comma-separated image names to build (default: all)")
 	_ = fs.Parse(args)
 	o.kubernetesVersions = split(*kube)
-	for _, p := range split(*platforms) {
-		pl, err := v1.ParsePlatform(p)
-		if err != nil {
-			return err
-		}
-		o.platforms = append(o.platforms, *pl)
+	if err := o.setPlatforms(*platforms); err != nil {
+		return err
 	}
 	o.only = map[string]bool{}
 	for _, n := range split(*only) {

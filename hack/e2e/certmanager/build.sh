@@ -4,7 +4,9 @@
 # Go module (mains in this directory's nested module), plus cert-manager.yaml
 # rendered from the Helm chart shipped in that module.
 #
-#   hack/e2e/certmanager/build.sh OUTDIR IMAGE_PREFIX
+#   hack/e2e/certmanager/build.sh [--manifest-only] OUTDIR IMAGE_PREFIX
+#
+# (--manifest-only: only OUTDIR/cert-manager.yaml; make release-offline builds the images itself.)
 #
 # writes
 #   OUTDIR/bin/cert-manager-controller
@@ -39,7 +41,9 @@ VERSION=v1.21.2
 log() { echo "cert-manager: $*" >&2; }
 die() { echo "cert-manager: ERROR: $*" >&2; exit 1; }
 
-[[ $# -eq 2 ]] || die "usage: $0 OUTDIR IMAGE_PREFIX   (e.g. $0 _out/e2e e2e.capwin.local/)"
+manifest_only=false
+if [[ ${1:-} == --manifest-only ]]; then manifest_only=true; shift; fi
+[[ $# -eq 2 ]] || die "usage: $0 [--manifest-only] OUTDIR IMAGE_PREFIX   (e.g. $0 _out/e2e e2e.capwin.local/)"
 OUTDIR=$1
 PREFIX=$2
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -47,7 +51,7 @@ HELMRENDER=$(cd "$HERE/../helmrender" && pwd)
 
 command -v go >/dev/null || die "go not found in PATH"
 export GOTOOLCHAIN=local CGO_ENABLED=0
-mkdir -p "$OUTDIR/bin" || die "cannot create $OUTDIR/bin"
+if $manifest_only; then mkdir -p "$OUTDIR"; else mkdir -p "$OUTDIR/bin"; fi || die "cannot create $OUTDIR"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 trap 'rc=$?; [[ $rc -eq 0 ]] || echo "cert-manager: ERROR: build failed (exit $rc)" >&2' EXIT
 
@@ -64,6 +68,7 @@ install_if_changed() {
 cd "$HERE"
 ldflags="-s -w -X github.com/cert-manager/cert-manager/pkg/util.AppVersion=$VERSION"
 for name in controller webhook cainjector; do
+  $manifest_only && break
   log "building $name"
   bin="$OUTDIR/bin/cert-manager-$name"
   # go build skips the link when $bin is already up to date (build ID check).
@@ -103,4 +108,5 @@ for name in controller webhook cainjector; do
   grep -q "image: \"${PREFIX}cert-manager-$name:$VERSION\"" "$OUTDIR/cert-manager.yaml" \
     || die "rendered manifest lacks image ${PREFIX}cert-manager-$name:$VERSION"
 done
+if $manifest_only; then log "done: $OUTDIR/cert-manager.yaml"; exit 0; fi
 log "done: $OUTDIR/bin/cert-manager-{controller,webhook,cainjector} $OUTDIR/cert-manager.yaml"
