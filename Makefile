@@ -108,6 +108,14 @@ test-windows:
 clusterctl:
 	@scripts/clusterctl.sh bin/clusterctl
 
+## kubectl: build kubectl of the Kubernetes version capwin is tested with into bin/kubectl, stamped with its version.
+.PHONY: kubectl
+kubectl:
+	@v=$$($(GO) -C test list -m -f '{{.Version}}' k8s.io/kubectl); v=v1.$${v#v0.}; minor=$${v#v1.}; \
+	  ld="-s -w"; for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do \
+	    ld="$$ld -X $$p.gitVersion=$$v -X $$p.gitMajor=1 -X $$p.gitMinor=$${minor%%.*} -X $$p.gitTreeState=clean"; done; \
+	  CGO_ENABLED=0 $(GO) -C test build -trimpath -ldflags "$$ld" -o ../bin/kubectl ./cmd/kubectl && echo "kubectl $$v: bin/kubectl"
+
 ## release-offline: the clusterctl repository of an air-gapped site's prerequisites in out/offline: Cluster API (core, kubeadm bootstrap and control plane) and cert-manager from their pinned modules, their images as OCI archives named $(REGISTRY)/<image>:<version> (OFFLINE_IMAGES=false: the manifests only).
 OFFLINE_IMAGES ?= true
 OFFLINE_PLATFORMS ?= linux/amd64,linux/arm64

@@ -1,5 +1,6 @@
-// Command kubectl is kubectl, built from k8s.io/kubectl at the version of go.mod, for the doc
-// test (test/integration/doctest), which runs the documented kubectl commands against a real API server.
+// Command kubectl is kubectl, built from k8s.io/kubectl at the version of go.mod: make kubectl
+// (stamped with that version) for a reader without one, and the doc test
+// (test/integration/doctest), which runs the documented kubectl commands against a real API server.
 package main
 
 import (

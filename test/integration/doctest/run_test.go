@@ -47,6 +47,7 @@ generate -n docs-topology --flavor windows-topology-flannel | kubectl apply --dr
 // kubectl's -w is dropped, so a documented watch lists once.
 func TestDocsRun(t *testing.T) {
 	w := newWorld(t)
+	closed := newClosedNetwork(t)
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\ntrap 'echo \"doctest: exit status $? at line $LINENO\" >&2' ERR\n")
 	var starts []scriptLine // where each block begins in the script
@@ -78,13 +79,14 @@ func TestDocsRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
-	cmd.Dir, cmd.Env = w.dir, w.env()
+	cmd.Dir, cmd.Env = w.dir, append(w.env(), closed.env()...)
 	out, err := cmd.CombinedOutput()
 	t.Logf("output:\n%s", out)
 	if err != nil {
 		t.Fatalf("%v; %s", err, failedBlock(out, starts))
 	}
 	w.verify(t)
+	w.verifyOffline(t, closed)
 }
 
 // check validates a YAML file as the API server would admit it, without storing it.
@@ -137,7 +139,7 @@ func (w *world) add(script *strings.Builder, where, text string) scriptLine {
 func (w *world) env() []string {
 	return []string{
 		"HOME=" + w.home,
-		"PATH=" + strings.Join([]string{bin, filepath.Join(w.home, ".local", "bin"), "/usr/local/bin", "/usr/bin", "/bin"}, ":"),
+		"PATH=" + strings.Join([]string{bin, "/usr/local/bin", "/usr/bin", "/bin"}, ":"), // install.md puts ~/.local/bin first
 		"CLUSTERCTL_DISABLE_VERSIONCHECK=true",
 		"LANG=C.UTF-8",
 	}

@@ -150,9 +150,10 @@ func TestDocumentedMakeCommandsExist(t *testing.T) {
 }
 
 // TestExportedVariablesAreDocumented: every variable the run pages export is a template variable
-// of docs/variables.md or a manager setting of clusterctl init (or KUBECONFIG, CLUSTER_TOPOLOGY).
+// of docs/variables.md or a manager setting of clusterctl init (or KUBECONFIG, CLUSTER_TOPOLOGY,
+// PATH).
 func TestExportedVariablesAreDocumented(t *testing.T) {
-	known := map[string]bool{"KUBECONFIG": true, "CLUSTER_TOPOLOGY": true}
+	known := map[string]bool{"KUBECONFIG": true, "CLUSTER_TOPOLOGY": true, "PATH": true}
 	addMatches(t, known, "docs/variables.md", `(?m)^\| `+"`"+`([A-Z0-9_]+)`+"`")
 	addMatches(t, known, "bootstrap/config/manager/manager.yaml", `\$\{([A-Z0-9_]+):=`)
 	addMatches(t, known, "infrastructure/config/manager/manager.yaml", `\$\{([A-Z0-9_]+):=`)

@@ -42,7 +42,8 @@ type world struct {
 // newWorld makes what the docs' skipped steps would have made:
 //   - out/ as make release writes it, without the image archives (hack/images builds and tests
 //     those): the release files by the same code, render for linux/amd64 with the same flags,
-//     and checksums.txt;
+//     and checksums.txt; and out/offline/repository as make release-offline writes it, without
+//     the image archives (scripts/offline-repository.sh, from the module cache alone);
 //   - ~/.kube/config: the management cluster, as clusterctl init left it (clusterctl's provider
 //     inventory of the five providers; their CRDs and webhooks are the harness's);
 //   - the Secret win1-kubeconfig that the control plane writes once it runs, naming the same API
@@ -65,6 +66,7 @@ func newWorld(t *testing.T) *world {
 	}
 	for _, step := range []error{
 		writeChecksums(out),
+		writeOfflineRepository(w.dir),
 		writeCA(filepath.Join(w.dir, "corp-root-ca.pem")),
 		writeCA(filepath.Join(w.dir, "winrm-ca.pem")),
 		os.MkdirAll(filepath.Join(w.home, ".kube"), 0o700),
