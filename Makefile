@@ -96,6 +96,11 @@ lint: modules $(GOLANGCI_LINT)
 test: modules envtest npm
 	@GO=$(GO) scripts/test.sh
 
+## test-offline: the doc test with the air-gapped install run for real: clusterctl init from the docs' local repository on an empty management cluster, with the network closed; cert-manager's and the providers' images run as local processes (test/framework/localpods). Builds cert-manager and the managers (a few minutes the first time).
+.PHONY: test-offline
+test-offline: modules envtest
+	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh) $(GO) -C test test ./integration/doctest -run TestDocsRun -count=1 -timeout 30m -args -offline-init
+
 ## test-windows: the Windows-binaries stage: the Windows kubelet, kubeadm, kube-proxy, containerd and flanneld (built once by scripts/windows-binaries.sh, cached in ~/.cache/capwin/windows) run under Wine (installed by scripts/wine.sh when missing) against what capwin renders (test/integration/winebin).
 .PHONY: test-windows
 test-windows:

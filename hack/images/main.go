@@ -67,12 +67,17 @@ func main() {
 	}
 }
 
+// flags defines the flags both build commands have: -root, -out (default out) and -registry.
+func (o *options) flags(fs *flag.FlagSet, out string) {
+	fs.StringVar(&o.root, "root", ".", "repository root (the managers' module; hack/e2e/certmanager holds cert-manager's mains)")
+	fs.StringVar(&o.out, "out", out, "output folder")
+	fs.StringVar(&o.registry, "registry", "ghcr.io/capwin", "registry the images are named in")
+}
+
 func buildCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("build", flag.ExitOnError)
 	var o options
-	fs.StringVar(&o.root, "root", ".", "repository root (the module the managers are built from)")
-	fs.StringVar(&o.out, "out", "out", "output folder")
-	fs.StringVar(&o.registry, "registry", "ghcr.io/capwin", "registry the images are named in")
+	o.flags(fs, "out")
 	fs.StringVar(&o.version, "version", "dev", "release version: the tag of the managers and flanneld")
 	kube := fs.String("kubernetes-versions", "v1.36.3", "comma-separated Kubernetes versions to build kube-proxy for Windows of")
 	fs.StringVar(&o.flannelVersion, "flannel-version", "v0.27.4", "flannel version built into capwin-flanneld-windows")

@@ -64,9 +64,7 @@ func certManagerPrograms(root, version string) map[string]linuxProgram {
 func offlineCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("offline", flag.ExitOnError)
 	var o options
-	fs.StringVar(&o.root, "root", ".", "repository root (hack/e2e/certmanager holds cert-manager's mains)")
-	fs.StringVar(&o.out, "out", "out/offline", "output folder")
-	fs.StringVar(&o.registry, "registry", "ghcr.io/capwin", "registry the images are named in")
+	o.flags(fs, "out/offline")
 	capi := fs.String("capi-version", "v1.14.2", "Cluster API version of the three managers")
 	certManager := fs.String("cert-manager-version", "v1.21.2", "cert-manager version (hack/e2e/certmanager's)")
 	platforms := fs.String("platforms", "linux/amd64,linux/arm64", "comma-separated platforms")

@@ -44,7 +44,11 @@ func Start(dir string) (*Network, error) {
 
 // EgressSelectorConfiguration is the apiserver's --egress-selector-config-file: traffic to the
 // cluster (nodes, pods, services) goes through the proxy.
-func (n *Network) EgressSelectorConfiguration() string {
+func (n *Network) EgressSelectorConfiguration() string { return EgressSelection(n.sock) }
+
+// EgressSelection is an egress selector configuration whose "cluster" network (nodes, pods,
+// services) goes through the HTTP CONNECT proxy on the Unix socket.
+func EgressSelection(socket string) string {
 	return fmt.Sprintf(`apiVersion: apiserver.k8s.io/v1beta1
 kind: EgressSelectorConfiguration
 egressSelections:
@@ -54,7 +58,7 @@ egressSelections:
     transport:
       uds:
         udsName: %s
-`, n.sock)
+`, socket)
 }
 
 // Listen opens a loopback listener that receives the connections made to address (host:port of

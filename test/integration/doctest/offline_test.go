@@ -2,6 +2,7 @@ package doctest_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	"github.com/go-logr/logr/testr"
 
-	"github.com/capwin/capwin/internal/test/envtest"
+	"github.com/capwin/capwin/test/framework/localpods"
 )
 
 // closedNetwork stands in for a site without internet access: every HTTP and HTTPS request of
@@ -80,41 +81,73 @@ var offlineImages = []string{
 	"registry.example.com/capwin/kubeadm-control-plane-controller:v1.14.2",
 }
 
+// offlineInit turns on the whole air-gapped install in verifyOffline (make test-offline, run by
+// .ci/run): it builds cert-manager and the providers' managers, which make test leaves out for
+// its time budget.
+var offlineInit = flag.Bool("offline-init", false, "also run clusterctl init for real (make test-offline)")
+
 // verifyOffline: with the clusterctl.yaml the docs wrote and nothing else (no
-// CLUSTERCTL_DISABLE_VERSIONCHECK in the environment), clusterctl init on a new, empty management
-// cluster finds all five providers and cert-manager in the local repository, asks the network
-// for nothing, and installs only images of the release's registry.
+// CLUSTERCTL_DISABLE_VERSIONCHECK in the environment), clusterctl finds cert-manager and all five
+// providers in the local repository on a new, empty management cluster, asks the network for
+// nothing, and would install only images of the release's registry. With -offline-init,
+// clusterctl init installs them, their Deployments run (each image's program as a local process,
+// test/framework/localpods), and the cluster they make admits win1.yaml through their webhooks.
 func (w *world) verifyOffline(t *testing.T, closed *closedNetwork) {
 	t.Helper()
-	assets, err := envtest.Assets()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{Environment: &ctrlenvtest.Environment{BinaryAssetsDirectory: assets}}
-	if env.Config, err = envtest.StartControlPlane(env.Environment); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	empty := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := env.WriteAdminKubeconfig("admin", empty); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "clusterctl"), "init", "list-images", "--kubeconfig", empty,
-		"--bootstrap", "kubeadm,windows", "--control-plane", "kubeadm", "--infrastructure", "capwin") //nolint:gosec // G204: the clusterctl built for this test
-	cmd.Dir = w.dir
-	cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, closed.env()...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("clusterctl init list-images: %v\n%s", err, out)
+	var programs map[string]localpods.Program
+	if *offlineInit {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if programs, err = localpods.Build(ctx, root, filepath.Join(cache, "capwin", "localpods")); err != nil {
+			t.Fatal(err)
+		}
 	}
-	got := strings.Fields(string(out))
+	cluster, err := localpods.Start(ctx, t.TempDir(), programs, testr.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cluster.Stop() }()
+	defer func() {
+		if t.Failed() {
+			logTails(t, cluster.Runner.Logs())
+		}
+	}()
+	run := func(name string, args ...string) string {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, name), append(args, "--kubeconfig", cluster.Kubeconfig)...) //nolint:gosec // G204: the tools built for this test
+		cmd.Dir = w.dir
+		cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, closed.env()...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	providers := []string{"--bootstrap", "kubeadm,windows", "--control-plane", "kubeadm", "--infrastructure", "capwin"}
+	got := strings.Fields(run("clusterctl", append([]string{"init", "list-images"}, providers...)...))
 	slices.Sort(got)
 	if !slices.Equal(got, offlineImages) {
 		t.Errorf("clusterctl init would install\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(offlineImages, "\n"))
 	}
+	if *offlineInit {
+		t.Log(run("clusterctl", append([]string{"init", "--wait-providers", "--wait-provider-timeout", "600"}, providers...)...))
+		t.Log(run("kubectl", "get", "deployments", "-A"))
+		t.Log(run("kubectl", "apply", "--dry-run=server", "-f", "win1.yaml"))
+	}
 	if asked := closed.requests(); len(asked) > 0 {
 		t.Errorf("the docs' commands asked the internet: %q", asked)
+	}
+}
+
+// logTails logs the last lines of each local pod's log.
+func logTails(t *testing.T, dir string) {
+	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l) //nolint:gosec // G304: a log this test's pods wrote
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		t.Logf("%s:\n%s", filepath.Base(l), strings.Join(lines[max(0, len(lines)-15):], "\n"))
 	}
 }
