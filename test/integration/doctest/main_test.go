@@ -62,14 +62,18 @@ func buildTools(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	// jq and render come from the main module; clusterctl and kubectl (test/cmd/kubectl) from
-	// the test module, which requires them.
+	// jq and render come from the main module; kubectl (test/cmd/kubectl) from the test module,
+	// and clusterctl as make clusterctl builds it (scripts/clusterctl.sh, stamped with its version).
+	clusterctl := exec.Command(filepath.Join(root, "scripts", "clusterctl.sh"), filepath.Join(dir, "clusterctl")) //nolint:gosec // G204: the repository's script
+	if out, err := clusterctl.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, out)
+	}
 	for _, b := range []struct {
 		module string
 		pkgs   []string
 	}{
 		{root, []string{"github.com/itchyny/gojq/cmd/gojq", "./bootstrap/cmd/render"}},
-		{filepath.Join(root, "test"), []string{"sigs.k8s.io/cluster-api/cmd/clusterctl", "./cmd/kubectl"}},
+		{filepath.Join(root, "test"), []string{"./cmd/kubectl"}},
 	} {
 		build := exec.Command(goCommand(), append([]string{"build", "-o", dir + string(filepath.Separator)}, b.pkgs...)...)
 		build.Dir = b.module

@@ -180,6 +180,12 @@ func (w *world) verify(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.home, ".local", "bin", "render")); err != nil {
 		t.Errorf("render is not installed: %v", err)
 	}
+	// make clusterctl stamps the version (a plain go build leaves GitVersion empty).
+	version := exec.Command(filepath.Join(bin, "clusterctl"), "version", "-o", "short") //nolint:gosec // G204: the clusterctl built for this test
+	version.Env = []string{"HOME=" + w.home}                                            // the docs' clusterctl.yaml: no version check
+	if out, err := version.Output(); err != nil || strings.TrimSpace(string(out)) != "v1.14.2" {
+		t.Errorf("clusterctl version -o short: %q %v, want v1.14.2", out, err)
+	}
 	get := func(kind, name string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion(map[string]string{
