@@ -91,7 +91,8 @@ var offlineInit = flag.Bool("offline-init", false, "also run clusterctl init for
 // providers in the local repository on a new, empty management cluster, asks the network for
 // nothing, and would install only images of the release's registry. With -offline-init,
 // clusterctl init installs them, their Deployments run (each image's program as a local process,
-// test/framework/localpods), and the cluster they make admits win1.yaml through their webhooks.
+// test/framework/localpods), the cluster they make admits win1.yaml through their webhooks, and
+// clusterctl describe reads it back.
 func (w *world) verifyOffline(t *testing.T, closed *closedNetwork) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -135,7 +136,8 @@ func (w *world) verifyOffline(t *testing.T, closed *closedNetwork) {
 	if *offlineInit {
 		t.Log(run("clusterctl", append([]string{"init", "--wait-providers", "--wait-provider-timeout", "600"}, providers...)...))
 		t.Log(run("kubectl", "get", "deployments", "-A"))
-		t.Log(run("kubectl", "apply", "--dry-run=server", "-f", "win1.yaml"))
+		t.Log(run("kubectl", "apply", "-f", "win1.yaml"))
+		t.Log(run("clusterctl", "describe", "cluster", "win1", "-n", "default"))
 	}
 	if asked := closed.requests(); len(asked) > 0 {
 		t.Errorf("the docs' commands asked the internet: %q", asked)
