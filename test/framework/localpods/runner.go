@@ -142,6 +142,12 @@ func (r *Runner) stopAll() {
 	}
 }
 
+// probeClient sends the readiness probes: one client for all (a new transport per probe would
+// keep an idle connection per probe, every half second), no kept connections, and, as the
+// kubelet's probes, no certificate check.
+var probeClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true,
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // G402: a probe, as the kubelet's, does not verify
+
 // ready reports whether the pod's readiness probe answers 2xx or 3xx (no probe: it runs).
 func (p *pod) ready(ctx context.Context) bool {
 	if p.probe == nil {
@@ -162,8 +168,7 @@ func (p *pod) ready(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // G402: a probe, as the kubelet's, does not verify
-	resp, err := c.Do(req)
+	resp, err := probeClient.Do(req)
 	if err != nil {
 		return false
 	}
