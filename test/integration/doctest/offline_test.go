@@ -136,7 +136,23 @@ func (w *world) verifyOffline(t *testing.T, closed *closedNetwork) {
 	if *offlineInit {
 		t.Log(run("clusterctl", append([]string{"init", "--wait-providers", "--wait-provider-timeout", "600"}, providers...)...))
 		t.Log(run("kubectl", "get", "deployments", "-A"))
-		t.Log(run("kubectl", "apply", "-f", "win1.yaml"))
+		// An available Deployment can serve its webhook before cert-manager's cainjector has put
+		// the CA into the webhook configuration (the API server then refuses its certificate):
+		// as on any cluster just made, apply again until the bundles are in, for a minute.
+		apply := func() ([]byte, error) {
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "apply", "-f", "win1.yaml", "--kubeconfig", cluster.Kubeconfig) //nolint:gosec // G204: the kubectl built for this test
+			cmd.Dir, cmd.Env = w.dir, append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, closed.env()...)
+			return cmd.CombinedOutput()
+		}
+		out, err := apply()
+		for end := time.Now().Add(time.Minute); err != nil && strings.Contains(string(out), "failed calling webhook") && time.Now().Before(end); {
+			time.Sleep(2 * time.Second)
+			out, err = apply()
+		}
+		if err != nil {
+			t.Fatalf("kubectl apply -f win1.yaml: %v\n%s", err, out)
+		}
+		t.Log(string(out))
 		t.Log(run("clusterctl", "describe", "cluster", "win1", "-n", "default"))
 	}
 	if asked := closed.requests(); len(asked) > 0 {
