@@ -96,7 +96,7 @@ lint: modules $(GOLANGCI_LINT)
 test: modules envtest npm
 	@GO=$(GO) scripts/test.sh
 
-## test-offline: the doc test with the air-gapped install run for real: clusterctl init from the docs' local repository on an empty management cluster, with the network closed; cert-manager's and the providers' images run as local processes (test/framework/localpods). Builds cert-manager and the managers (a few minutes the first time).
+## test-offline: the doc test with the air-gapped install run for real, in the sandbox of docs/sandbox.md (test/framework/sandbox), with the network closed: clusterctl init from the docs' local repository, then the page's cluster created on vcsim with simulated guests, scaled, diagnosed and deleted; cert-manager's and the providers' images run as local processes (test/framework/localpods). Builds cert-manager, the managers and the simulators (a few minutes the first time).
 .PHONY: test-offline
 test-offline: modules envtest
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh) $(GO) -C test test ./integration/doctest -run TestDocsRun -count=1 -timeout 30m -args -offline-init
@@ -229,6 +229,15 @@ demo:
 	@echo "Building the demo (the first build of CAPI and Kubernetes packages takes a few minutes)"
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) -C test build -o ../bin/demo ./cmd/demo
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo $(if $(DEMO_LOG_DIR),-log-dir $(DEMO_LOG_DIR))
+
+## sandbox: a place to try the quick start (docs/sandbox.md): a management cluster for clusterctl init whose Deployments run as local processes, vcsim with the quick start's templates and simulated guests, left running in the background; prints what to source.
+.PHONY: sandbox sandbox-down
+sandbox:
+	@GO=$(GO) scripts/sandbox.sh up
+
+## sandbox-down: stop the sandbox and remove .sandbox/.
+sandbox-down:
+	@scripts/sandbox.sh down
 
 # --- kind e2e (test/e2e/kind): a kind management cluster, clusterctl init, vcsim ---------------
 E2E_CONFIG ?= $(CURDIR)/test/e2e/config/capwin.yaml

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,8 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"github.com/capwin/capwin/test/framework/localpods"
+	"github.com/capwin/capwin/test/framework/sandbox"
+	"github.com/capwin/capwin/test/integration/doctest"
 )
 
 // closedNetwork stands in for a site without internet access: every HTTP and HTTPS request of
@@ -82,90 +85,118 @@ var offlineImages = []string{
 }
 
 // offlineInit turns on the whole air-gapped install in verifyOffline (make test-offline, run by
-// .ci/run): it builds cert-manager and the providers' managers, which make test leaves out for
-// its time budget.
-var offlineInit = flag.Bool("offline-init", false, "also run clusterctl init for real (make test-offline)")
+// .ci/run): it builds cert-manager, the providers' managers and the sandbox's simulators, which
+// make test leaves out for its time budget.
+var offlineInit = flag.Bool("offline-init", false, "also run clusterctl init for real, in the sandbox of docs/sandbox.md (make test-offline)")
 
 // verifyOffline: with the clusterctl.yaml the docs wrote and nothing else (no
 // CLUSTERCTL_DISABLE_VERSIONCHECK in the environment), clusterctl finds cert-manager and all five
 // providers in the local repository on a new, empty management cluster, asks the network for
-// nothing, and would install only images of the release's registry. With -offline-init,
-// clusterctl init installs them, their Deployments run (each image's program as a local process,
-// test/framework/localpods), the cluster they make admits win1.yaml through their webhooks, and
-// clusterctl describe reads it back.
+// nothing, and would install only images of the release's registry. With -offline-init, that
+// cluster is the sandbox's (test/framework/sandbox, as make sandbox starts it, in .sandbox of the
+// reader's directory), and docs/sandbox.md's blocks run in it: clusterctl init installs
+// cert-manager and the providers (their Deployments run as local processes), and the cluster the
+// page generates from the sandbox's variables comes up on vcsim with simulated guests, scales,
+// is explained by render diagnostics and is deleted without leaving a Machine.
 func (w *world) verifyOffline(t *testing.T, closed *closedNetwork) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	var programs map[string]localpods.Program
-	if *offlineInit {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if programs, err = localpods.Build(ctx, root, filepath.Join(cache, "capwin", "localpods")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cluster, err := localpods.Start(ctx, t.TempDir(), programs, testr.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cluster.Stop() }()
+	kubeconfig, logs := w.startManagement(ctx, t)
 	defer func() {
 		if t.Failed() {
-			logTails(t, cluster.Runner.Logs())
+			logTails(t, logs...)
 		}
 	}()
-	run := func(name string, args ...string) string {
-		cmd := exec.CommandContext(ctx, filepath.Join(bin, name), append(args, "--kubeconfig", cluster.Kubeconfig)...) //nolint:gosec // G204: the tools built for this test
-		cmd.Dir = w.dir
-		cmd.Env = append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, closed.env()...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-		return string(out)
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "clusterctl"), "init", "list-images", "--kubeconfig", kubeconfig, //nolint:gosec // G204: the clusterctl built for this test
+		"--bootstrap", "kubeadm,windows", "--control-plane", "kubeadm", "--infrastructure", "capwin")
+	cmd.Dir, cmd.Env = w.dir, append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, closed.env()...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("clusterctl init list-images: %v\n%s", err, out)
 	}
-	providers := []string{"--bootstrap", "kubeadm,windows", "--control-plane", "kubeadm", "--infrastructure", "capwin"}
-	got := strings.Fields(run("clusterctl", append([]string{"init", "list-images"}, providers...)...))
+	got := strings.Fields(string(out))
 	slices.Sort(got)
 	if !slices.Equal(got, offlineImages) {
 		t.Errorf("clusterctl init would install\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(offlineImages, "\n"))
 	}
 	if *offlineInit {
-		t.Log(run("clusterctl", append([]string{"init", "--wait-providers", "--wait-provider-timeout", "600"}, providers...)...))
-		t.Log(run("kubectl", "get", "deployments", "-A"))
-		// An available Deployment can serve its webhook before cert-manager's cainjector has put
-		// the CA into the webhook configuration (the API server then refuses its certificate):
-		// as on any cluster just made, apply again until the bundles are in, for a minute.
-		apply := func() ([]byte, error) {
-			cmd := exec.CommandContext(ctx, filepath.Join(bin, "kubectl"), "apply", "-f", "win1.yaml", "--kubeconfig", cluster.Kubeconfig) //nolint:gosec // G204: the kubectl built for this test
-			cmd.Dir, cmd.Env = w.dir, append([]string{"HOME=" + w.home, "PATH=/usr/bin:/bin"}, closed.env()...)
-			return cmd.CombinedOutput()
-		}
-		out, err := apply()
-		for end := time.Now().Add(time.Minute); err != nil && strings.Contains(string(out), "failed calling webhook") && time.Now().Before(end); {
-			time.Sleep(2 * time.Second)
-			out, err = apply()
-		}
-		if err != nil {
-			t.Fatalf("kubectl apply -f win1.yaml: %v\n%s", err, out)
-		}
-		t.Log(string(out))
-		t.Log(run("clusterctl", "describe", "cluster", "win1", "-n", "default"))
+		w.runSandboxPage(ctx, t, closed)
 	}
 	if asked := closed.requests(); len(asked) > 0 {
 		t.Errorf("the docs' commands asked the internet: %q", asked)
 	}
 }
 
-// logTails logs the last lines of each local pod's log.
-func logTails(t *testing.T, dir string) {
-	logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
-	for _, l := range logs {
-		b, _ := os.ReadFile(l) //nolint:gosec // G304: a log this test's pods wrote
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		t.Logf("%s:\n%s", filepath.Base(l), strings.Join(lines[max(0, len(lines)-15):], "\n"))
+// startManagement starts an empty management cluster, or with -offline-init the sandbox, and
+// returns its kubeconfig and the folders of its logs. Both stop when the test ends.
+func (w *world) startManagement(ctx context.Context, t *testing.T) (kubeconfig string, logs []string) {
+	t.Helper()
+	if !*offlineInit {
+		cluster, err := localpods.Start(ctx, t.TempDir(), nil, testr.New(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cluster.Stop() })
+		return cluster.Kubeconfig, nil
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cache, "capwin", "localpods")
+	o := sandbox.Options{Dir: filepath.Join(w.dir, ".sandbox"), Log: testr.New(t)}
+	if o.Programs, err = localpods.Build(ctx, root, dir); err != nil {
+		t.Fatal(err)
+	}
+	if o.VCSim, o.Sim, err = sandbox.BuildSimulators(ctx, root, dir); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sandbox.Start(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	if err := s.WriteEnv(filepath.Join(o.Dir, "env.sh")); err != nil {
+		t.Fatal(err)
+	}
+	return s.Kubeconfig, []string{s.Cluster.Runner.Logs(), s.Logs}
+}
+
+// runSandboxPage runs docs/sandbox.md's run blocks in one bash in the reader's directory, after
+// the pages of TestDocsRun (install.md's clusterctl.yaml and local repository, render on PATH).
+func (w *world) runSandboxPage(ctx context.Context, t *testing.T, closed *closedNetwork) {
+	t.Helper()
+	var script strings.Builder
+	script.WriteString("set -euo pipefail\n")
+	for _, b := range readPage(t, "docs/sandbox.md", true) {
+		if b.Kind == doctest.Run {
+			fmt.Fprintf(&script, "echo %s\n%s\n", strconv.Quote("### "+b.Where()), b.Text)
+		}
+	}
+	// Deleting the Cluster left no Machine and no VCenterMachine.
+	script.WriteString(`test -z "$(kubectl get machines,vcentermachines -A -o name)"` + "\n")
+	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
+	cmd.Dir, cmd.Env = w.dir, append(w.env(), closed.env()...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("docs/sandbox.md:\n%s", out)
+	if err != nil {
+		t.Fatalf("docs/sandbox.md: %v", err)
+	}
+}
+
+// logTails logs the last lines of each log in the folders.
+func logTails(t *testing.T, dirs ...string) {
+	for _, dir := range dirs {
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l) //nolint:gosec // G304: a log this test's processes wrote
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			t.Logf("%s:\n%s", filepath.Base(l), strings.Join(lines[max(0, len(lines)-15):], "\n"))
+		}
 	}
 }
