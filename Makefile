@@ -230,7 +230,7 @@ demo:
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) -C test build -o ../bin/demo ./cmd/demo
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo $(if $(DEMO_LOG_DIR),-log-dir $(DEMO_LOG_DIR))
 
-## sandbox: a place to try the quick start (docs/sandbox.md): a management cluster for clusterctl init whose Deployments run as local processes, vcsim with the quick start's templates and simulated guests, left running in the background; prints what to source.
+## sandbox: a place to try the quick start (docs/sandbox.md): a management cluster for clusterctl init whose Deployments run as local processes, vcsim with the quick start's templates, two simulated Hyper-V hosts and simulated guests, left running in the background; prints what to source.
 .PHONY: sandbox sandbox-down
 sandbox:
 	@GO=$(GO) scripts/sandbox.sh up

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sandbox of docs/sandbox.md: a management cluster for clusterctl init (its Deployments run as
-# local processes), vcsim with the quick start's templates and simulated guests, in the background
+# local processes), vcsim with the quick start's templates, two simulated Hyper-V hosts and
+# simulated guests, in the background
 # until `scripts/sandbox.sh down`.
 #
 #   scripts/sandbox.sh up [DIR]     start it (DIR: .sandbox), wait until ready, print what to source
@@ -43,6 +44,8 @@ The sandbox runs (pid $(cat "$dir/pid")). In each shell you try the quick start 
 
 It sets KUBECONFIG to the sandbox's management cluster and the quick start's vCenter variables:
 $(sed -n 's/^export \([A-Z_]*\)=.*/  \1/p' "$dir/env.sh" | tr -d '\n')
+
+For Hyper-V (two simulated hosts), source $dir/env-hyperv.sh after it (docs/sandbox.md).
 
 Then follow docs/sandbox.md from "Install the providers". Logs: $dir/sandbox.log, $dir/logs,
 $dir/management/pods. Stop it with: make sandbox-down

@@ -1,7 +1,7 @@
 // Command sandbox runs capwin's sandbox (test/framework/sandbox) until it gets SIGINT or SIGTERM:
 // a management cluster for clusterctl init whose Deployments run as local processes, vcsim with
 // the quick start's templates, and simulated guests. Once everything is ready it writes
-// <dir>/env.sh, the variables of the quick start for this sandbox. `make sandbox` starts it in the
+// <dir>/env.sh and <dir>/env-hyperv.sh, the variables of the quick start for this sandbox. `make sandbox` starts it in the
 // background (scripts/sandbox.sh) and `make sandbox-down` stops it.
 //
 //	sandbox -dir .sandbox -root .
@@ -64,7 +64,7 @@ func run(ctx context.Context, dir, root string) error {
 		}
 		log.Info("stopped")
 	}()
-	if err := s.WriteEnv(filepath.Join(dir, "env.sh")); err != nil {
+	if err := s.WriteEnv(dir); err != nil {
 		return err
 	}
 	log.Info("ready", "env", filepath.Join(dir, "env.sh"), "vcenter", s.VCenter, "logs", s.Logs, "pods", s.Cluster.Runner.Logs())

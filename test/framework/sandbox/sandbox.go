@@ -34,6 +34,12 @@ const (
 	// Windows templates: WINDOWS_TEMPLATE is the first; the second is the blue/green upgrade's.
 	Windows2022 = "windows-2022"
 	Windows2025 = "windows-2025"
+	// The Hyper-V hosts' virtual switch and parent disks (LINUX_TEMPLATE and WINDOWS_TEMPLATE of
+	// the hyperv-windows flavor).
+	HyperVSwitch    = "External"
+	HyperVLinuxDisk = `D:\images\ubuntu-2404-kube-v1.36.3.vhdx`
+	HyperV2022Disk  = `D:\images\windows-2022.vhdx`
+	HyperV2025Disk  = `D:\images\windows-2025.vhdx`
 	// EndpointIP is CONTROL_PLANE_ENDPOINT_IP: the simulator serves each workload cluster's API
 	// there, on the port of the Cluster's endpoint (6443 in capwin's flavors).
 	EndpointIP = "127.0.0.1"
@@ -58,8 +64,12 @@ type Sandbox struct {
 	VCenter    string
 	Thumbprint string
 	Username   string
-	Password   string
-	Cluster    *localpods.Cluster
+	// Password is the vCenter's and the Hyper-V hosts' (for HyperVUsername).
+	Password string
+	// HyperVHosts is HYPERV_HOSTS: two hosts on loopback ports, with their caBundle.
+	HyperVHosts    string
+	HyperVUsername string
+	Cluster        *localpods.Cluster
 	// Logs holds vcsim.log and sim.log.
 	Logs string
 
@@ -69,7 +79,8 @@ type Sandbox struct {
 // Start starts the management cluster, vcsim and the guest simulator, and returns when the
 // simulator has made the templates.
 func Start(ctx context.Context, o Options) (_ *Sandbox, retErr error) {
-	s := &Sandbox{Logs: filepath.Join(o.Dir, "logs"), Username: "sandbox@vsphere.local", Password: randomPassword()}
+	s := &Sandbox{Logs: filepath.Join(o.Dir, "logs"), Username: "sandbox@vsphere.local", Password: randomPassword(),
+		HyperVUsername: "capwin"}
 	defer func() {
 		if retErr != nil {
 			_ = s.Stop()
@@ -109,15 +120,37 @@ func (s *Sandbox) Env() map[string]string {
 	}
 }
 
-// WriteEnv writes Env as a shell file to source, sorted by name, values in single quotes.
-func (s *Sandbox) WriteEnv(path string) error {
-	env := s.Env()
-	var b strings.Builder
-	b.WriteString("# The capwin sandbox (make sandbox): source this file, then follow docs/sandbox.md.\n")
-	for _, n := range slices.Sorted(maps.Keys(env)) {
-		fmt.Fprintf(&b, "export %s='%s'\n", n, strings.ReplaceAll(env[n], "'", `'\''`))
+// HyperVEnv is what the quick start's step 2 exports for Hyper-V, by name (besides KUBECONFIG
+// and CONTROL_PLANE_ENDPOINT_IP of Env); LINUX_TEMPLATE and WINDOWS_TEMPLATE are parent disks.
+func (s *Sandbox) HyperVEnv() map[string]string {
+	return map[string]string{
+		"HYPERV_HOSTS":     s.HyperVHosts,
+		"HYPERV_SWITCH":    HyperVSwitch,
+		"HYPERV_USERNAME":  s.HyperVUsername,
+		"HYPERV_PASSWORD":  s.Password,
+		"LINUX_TEMPLATE":   HyperVLinuxDisk,
+		"WINDOWS_TEMPLATE": HyperV2022Disk,
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+// WriteEnv writes HyperVEnv to dir/env-hyperv.sh, then Env to dir/env.sh (whose existence says
+// the sandbox is ready): shell files to source, sorted by name, values in single quotes.
+func (s *Sandbox) WriteEnv(dir string) error {
+	for _, f := range []struct {
+		file string
+		env  map[string]string
+	}{{"env-hyperv.sh", s.HyperVEnv()}, {"env.sh", s.Env()}} {
+		file, env := f.file, f.env
+		var b strings.Builder
+		fmt.Fprintf(&b, "# The capwin sandbox (make sandbox): source this file, then follow docs/sandbox.md.\n")
+		for _, n := range slices.Sorted(maps.Keys(env)) {
+			fmt.Fprintf(&b, "export %s='%s'\n", n, strings.ReplaceAll(env[n], "'", `'\''`))
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(b.String()), 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Stop stops the simulators (their VMs and guests go with them) and the management cluster.

@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -17,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/vim25/soap"
@@ -44,7 +46,8 @@ func BuildSimulators(ctx context.Context, root, dir string) (vcsim, sim string, 
 }
 
 // startSimulators starts vcsim on a free loopback port with a certificate made here, then the
-// guest simulator, and waits until the simulator is ready (the templates exist).
+// guest simulator with two Hyper-V hosts, and waits until the simulator is ready (the templates
+// exist).
 func (s *Sandbox) startSimulators(ctx context.Context, o Options) error {
 	certFile, keyFile := filepath.Join(o.Dir, "vcsim.crt"), filepath.Join(o.Dir, "vcsim.key")
 	cert, err := writeServingCert(certFile, keyFile)
@@ -61,6 +64,10 @@ func (s *Sandbox) startSimulators(ctx context.Context, o Options) error {
 		return err
 	}
 	s.VCenter = net.JoinHostPort("127.0.0.1", strconv.Itoa(vcPort))
+	hostsFlag, err := s.hypervHosts(cert)
+	if err != nil {
+		return err
+	}
 	health := "127.0.0.1:" + strconv.Itoa(healthPort)
 	vc, err := startProcess(ctx, filepath.Join(s.Logs, "vcsim.log"), o.VCSim, "-l", s.VCenter,
 		"-tlscert", certFile, "-tlskey", keyFile, "-guest-agent", "http://"+health)
@@ -76,7 +83,10 @@ func (s *Sandbox) startSimulators(ctx context.Context, o Options) error {
 		"--vcenter", sdk.String(), "--datacenter", Datacenter, "--resource-pool", ResourcePool, "--endpoint-host", EndpointIP,
 		"--template", LinuxTemplate+"="+linuxGuestID, "--template", Windows2022+"="+ws2022ID, "--template", Windows2025+"="+ws2025ID,
 		"--windows-build", ws2022ID+"=20348", "--windows-build", ws2025ID+"=26100",
-		"--health-addr", health, "--debug-port", "0")
+		"--health-addr", health, "--debug-port", "0",
+		"--hyperv-hosts", hostsFlag, "--hyperv-username", s.HyperVUsername, "--hyperv-password", s.Password,
+		"--hyperv-tls-cert", certFile, "--hyperv-tls-key", keyFile, "--hyperv-switch", HyperVSwitch,
+		"--hyperv-disk", HyperVLinuxDisk+"=linux", "--hyperv-disk", HyperV2022Disk+"=20348", "--hyperv-disk", HyperV2025Disk+"=26100")
 	if err != nil {
 		return err
 	}
@@ -87,7 +97,24 @@ func (s *Sandbox) startSimulators(ctx context.Context, o Options) error {
 	return nil
 }
 
-// writeServingCert writes a self-signed certificate for 127.0.0.1 and its key.
+// hypervHosts picks the Hyper-V hosts' ports and returns them as HYPERV_HOSTS (s.HyperVHosts)
+// and the simulator's --hyperv-hosts: a YAML flow list of hosts at 127.0.0.1 that trust cert.
+func (s *Sandbox) hypervHosts(cert *x509.Certificate) (string, error) {
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}))
+	var hosts []string
+	for i := 1; i <= 2; i++ {
+		port, err := freePort()
+		if err != nil {
+			return "", err
+		}
+		hosts = append(hosts, fmt.Sprintf("{name: hv%d, address: 127.0.0.1, port: %d, caBundle: %s}", i, port, ca))
+	}
+	s.HyperVHosts = "[" + strings.Join(hosts, ", ") + "]"
+	return s.HyperVHosts, nil
+}
+
+// writeServingCert writes a self-signed certificate for 127.0.0.1 and its key: vcsim's, and the
+// Hyper-V hosts' WinRM certificate, which their caBundle names as its own CA.
 func writeServingCert(certFile, keyFile string) (*x509.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -96,7 +123,8 @@ func writeServingCert(certFile, keyFile string) (*x509.Certificate, error) {
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "capwin sandbox vcsim"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)

@@ -97,7 +97,8 @@ var offlineInit = flag.Bool("offline-init", false, "also run clusterctl init for
 // reader's directory), and docs/sandbox.md's blocks run in it: clusterctl init installs
 // cert-manager and the providers (their Deployments run as local processes), and the cluster the
 // page generates from the sandbox's variables comes up on vcsim with simulated guests, scales,
-// is explained by render diagnostics and is deleted without leaving a Machine.
+// is explained by render diagnostics and is deleted, and then the same on the simulated Hyper-V
+// hosts, without leaving a Machine.
 func (w *world) verifyOffline(t *testing.T, closed *closedNetwork) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -161,7 +162,7 @@ func (w *world) startManagement(ctx context.Context, t *testing.T) (kubeconfig s
 			t.Error(err)
 		}
 	})
-	if err := s.WriteEnv(filepath.Join(o.Dir, "env.sh")); err != nil {
+	if err := s.WriteEnv(o.Dir); err != nil {
 		t.Fatal(err)
 	}
 	return s.Kubeconfig, []string{s.Cluster.Runner.Logs(), s.Logs}
@@ -178,8 +179,8 @@ func (w *world) runSandboxPage(ctx context.Context, t *testing.T, closed *closed
 			fmt.Fprintf(&script, "echo %s\n%s\n", strconv.Quote("### "+b.Where()), b.Text)
 		}
 	}
-	// Deleting the Cluster left no Machine and no VCenterMachine.
-	script.WriteString(`test -z "$(kubectl get machines,vcentermachines -A -o name)"` + "\n")
+	// Deleting the Clusters left no Machine, VCenterMachine or HyperVMachine.
+	script.WriteString(`test -z "$(kubectl get machines,vcentermachines,hypervmachines -A -o name)"` + "\n")
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
 	cmd.Dir, cmd.Env = w.dir, append(w.env(), closed.env()...)
 	out, err := cmd.CombinedOutput()
