@@ -230,6 +230,17 @@ demo:
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) $(GO) -C test build -o ../bin/demo ./cmd/demo
 	@KUBEBUILDER_ASSETS=$$(scripts/envtest-assets.sh --workload) DEMO=$(DEMO) bin/demo $(if $(DEMO_LOG_DIR),-log-dir $(DEMO_LOG_DIR))
 
+## image-vsphere: build a Windows node template on vSphere with Packer (images/packer, docs/images.md): WINDOWS_VERSION=2022|2025, IMAGE_VARS=<your .pkrvars.hcl>, PKR_VAR_admin_password and PKR_VAR_vsphere_password in the environment; needs Packer 1.11 or later.
+WINDOWS_VERSION ?= 2022
+IMAGE_VARS ?=
+.PHONY: image-vsphere image-hyperv
+image-vsphere:
+	@WINDOWS_VERSION=$(WINDOWS_VERSION) IMAGE_VARS=$(IMAGE_VARS) scripts/image.sh vsphere
+
+## image-hyperv: build a generalized Windows node VHDX with Packer on a Hyper-V host (images/packer, docs/images.md): WINDOWS_VERSION, IMAGE_VARS and PKR_VAR_admin_password as for image-vsphere.
+image-hyperv:
+	@WINDOWS_VERSION=$(WINDOWS_VERSION) IMAGE_VARS=$(IMAGE_VARS) scripts/image.sh hyperv
+
 ## sandbox: a place to try the quick start (docs/sandbox.md): a management cluster for clusterctl init whose Deployments run as local processes, vcsim with the quick start's templates, two simulated Hyper-V hosts and simulated guests, left running in the background; prints what to source.
 .PHONY: sandbox sandbox-down
 sandbox:

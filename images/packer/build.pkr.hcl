@@ -1,4 +1,4 @@
-# The node: Windows features, containerd, the Kubernetes binaries, pre-pulled images, cloudbase-init
+# The node: Windows features, containerd, the Kubernetes binaries, CNI plugins, pre-pulled images, cloudbase-init
 # with capwin's configuration, VMware Tools' settings on vSphere; then seal.ps1 runs sysprep.
 build {
   sources = ["source.vsphere-iso.windows", "source.hyperv-iso.windows"]
@@ -33,6 +33,7 @@ build {
     scripts = [
       "${path.root}/scripts/containerd.ps1",
       "${path.root}/scripts/kubernetes.ps1",
+      "${path.root}/scripts/cni.ps1",
       "${path.root}/scripts/prepull.ps1",
       "${path.root}/scripts/cloudbase-init.ps1",
     ]

@@ -9,6 +9,7 @@ locals {
     hypervIsolation    = var.hyperv_isolation
     images             = var.prepull_images
     pullTimeoutMinutes = var.pull_timeout_minutes
+    cniPlugins         = var.cni_plugins
     containerd = {
       version = var.containerd_version
       url     = var.containerd_url != "" ? var.containerd_url : "https://github.com/containerd/containerd/releases/download/v${var.containerd_version}/containerd-${var.containerd_version}-windows-amd64.tar.gz"

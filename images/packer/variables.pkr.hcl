@@ -98,6 +98,16 @@ variable "prepull_images" {
   description = "Images pulled into containerd's k8s.io namespace: the pause image (the WindowsConfig's containerd.pauseImage) and the addons' images (kube-proxy for Windows, flanneld, ...)."
 }
 
+variable "cni_plugins" {
+  type = list(object({
+    name   = string
+    url    = string
+    sha256 = string
+  }))
+  default     = []
+  description = "CNI plugins for C:\\opt\\cni\\bin: the -flannel flavors need flannel.exe, sdnoverlay.exe and host-local.exe (docs/flavors.md); the Calico flavors none."
+}
+
 variable "pull_timeout_minutes" {
   type        = number
   default     = 30

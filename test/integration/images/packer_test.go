@@ -69,9 +69,9 @@ func parseRecipe(t *testing.T) *recipe {
 			if b.Type == "variable" {
 				typ := ""
 				if a, ok := b.Body.Attributes["type"]; ok {
-					typ = string(a.SrcRange.SliceBytes(f.Bytes))
+					typ = string(a.Expr.Range().SliceBytes(f.Bytes))
 				}
-				r.vars[b.Labels[0]] = strings.TrimSpace(strings.TrimPrefix(typ, "type"))
+				r.vars[b.Labels[0]] = typ
 			}
 		}
 	}
@@ -225,6 +225,38 @@ func TestPackerVariablesAndFiles(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(dir, path)); err != nil {
 					t.Errorf("%s names %s: %v", name, path, err)
 				}
+			}
+		}
+	}
+}
+
+// TestExampleVariables: the example variables file sets only declared variables, with values of
+// their types, and every variable without a default is in it (admin_password and
+// vsphere_password come from the environment, as the file says).
+func TestExampleVariables(t *testing.T) {
+	r := parseRecipe(t)
+	f, diags := hclparse.NewParser().ParseHCLFile(filepath.Join(dir, "example.pkrvars.hcl"))
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	attrs := f.Body.(*hclsyntax.Body).Attributes
+	for name, a := range attrs {
+		typ, ok := r.vars[name]
+		if !ok {
+			t.Errorf("example.pkrvars.hcl sets %s, which no template declares", name)
+			continue
+		}
+		if got := r.kind(a.Expr); got != "" && !strings.HasPrefix(typ, got) {
+			t.Errorf("example.pkrvars.hcl: %s is a %s, declared %s", name, got, typ)
+		}
+	}
+	for _, body := range r.files {
+		for _, b := range body.Blocks {
+			if b.Type != "variable" {
+				continue
+			}
+			if _, hasDefault := b.Body.Attributes["default"]; !hasDefault && attrs[b.Labels[0]] == nil && b.Labels[0] != "admin_password" {
+				t.Errorf("example.pkrvars.hcl lacks %s, which has no default", b.Labels[0])
 			}
 		}
 	}
