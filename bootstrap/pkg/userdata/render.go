@@ -77,18 +77,27 @@ func renderFormat(in Input) ([]byte, error) {
 
 // Script renders the #ps1_sysnative script: header, the data line, then the static body.
 func Script(doc *Document) ([]byte, error) {
-	data, err := json.Marshal(doc)
+	out, err := dataScript(doc, bootstrapScript)
 	if err != nil {
 		return nil, fmt.Errorf("marshal bootstrap data: %w", err)
 	}
+	return out, nil
+}
+
+// dataScript is a #ps1_sysnative script: header, the data line with v as base64 JSON, body.
+func dataScript(v any, body string) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
 	encoded := base64.StdEncoding.EncodeToString(data)
 	var b strings.Builder
-	b.Grow(len(scriptHeader) + len(dataPrefix) + len(encoded) + len(dataSuffix) + len(bootstrapScript))
+	b.Grow(len(scriptHeader) + len(dataPrefix) + len(encoded) + len(dataSuffix) + len(body))
 	b.WriteString(scriptHeader)
 	b.WriteString(dataPrefix)
 	b.WriteString(encoded)
 	b.WriteString(dataSuffix)
-	b.WriteString(bootstrapScript)
+	b.WriteString(body)
 	return []byte(b.String()), nil
 }
 

@@ -76,6 +76,8 @@ type Config struct {
 	NoKubeLogRunner bool
 	// CPUs and MemoryMiB are the VM's size as the kubelet reports it (default 2 and 4096).
 	CPUs, MemoryMiB int
+	// Image is what the image has, for the image check (the zero value: what a node needs).
+	Image Image
 	// StepTime is how long each bootstrap step takes at least, so that a bootstrap lasts as long
 	// as on Windows (minutes: 14s for each of the 18 steps is about 4 min); 0: no longer than its work.
 	StepTime time.Duration

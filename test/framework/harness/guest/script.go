@@ -75,6 +75,9 @@ func (g *Guest) bootstrap(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cloudbase-init: %w", err) // nothing runs, nothing is reported
 	}
+	if c, ok := userdata.DecodeImageCheck(u.Data); ok {
+		return g.imageCheck(ctx, c)
+	}
 	doc, err := userdata.DecodeDocument(u.Data)
 	if err != nil {
 		return fmt.Errorf("bootstrap.ps1 cannot read its data: %w", err)
