@@ -83,6 +83,8 @@ func run(args []string, stdout io.Writer) error {
 		return runPreflight(args[1:], stdout)
 	case "logs":
 		return runLogs(args[1:], stdout)
+	case "image-check":
+		return runImageCheck(args[1:], stdout)
 	case "version":
 		if len(args) > 1 {
 			return fmt.Errorf("version takes no arguments, got %q", args[1:])
@@ -101,7 +103,7 @@ func run(args []string, stdout io.Writer) error {
 		return flagError(err, stdout, printUsage, "render -h")
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (commands: diagnostics, preflight, logs, version, help; render -h for usage)", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q (commands: diagnostics, preflight, logs, image-check, version, help; render -h for usage)", fs.Arg(0))
 	}
 	if o.file == "" || o.endpoint == "" {
 		return errors.New("-f and --api-server are required (render -h for usage)")

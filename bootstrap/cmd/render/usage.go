@@ -18,7 +18,7 @@ var errNoArgs = errors.New("no arguments: give the preview's flags or a command"
 
 const usageHead = `render previews a WindowsConfig's user data offline, prints a Machine's story from the
 management cluster, gathers the logs of Windows nodes, and checks a workload cluster's Windows
-images before a Windows Server upgrade.
+images before a Windows Server upgrade, and checks a Windows node image.
 
 Usage:
   render -f FILE --api-server HOST:PORT (--ca-file FILE | --ca-hash sha256:...) [flags]
@@ -30,6 +30,9 @@ Usage:
         (render preflight -h)
   render logs [--kubeconfig FILE] [-n NAMESPACE] [-o FILE] (MACHINE | --machine-deployment NAME | --cluster NAME)
         gather the stories and node logs of Machines into one .tar.gz (render logs -h)
+  render image-check [--kubeconfig FILE] [-n NAMESPACE] --machine-template NAME [--image IMAGE] CLUSTER
+        boot one machine from a Windows image, list what it has for a node, delete it
+        (render image-check -h)
   render version
         print render's version
   render help

@@ -108,7 +108,7 @@ func helpOf(tool string) doctest.HelpFunc {
 			if key != "" {
 				break
 			}
-			for _, s := range []string{"diagnostics", "preflight", "logs", "version"} {
+			for _, s := range []string{"diagnostics", "preflight", "logs", "image-check", "version"} {
 				h.Subcommands[s] = strings.Contains(string(out), "render "+s)
 			}
 		}

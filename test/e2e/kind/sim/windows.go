@@ -52,6 +52,11 @@ func (s *sim) bootWindows(ctx context.Context, w *workload, g *guest, data []byt
 		s.log.Info("cloudbase-init cannot unpack the user data; nothing runs", "vm", g.vmName, "err", err.Error())
 		return nil // a real guest would sit there too; the MachineHealthCheck replaces it
 	}
+	if c, ok := userdata.DecodeImageCheck(u.Data); ok {
+		// render image-check's script instead of a bootstrap: one report of what the image has.
+		s.log.Info("image check", "vm", g.vmName, "build", g.build)
+		return g.ch.report(ctx, c.Status, simguest.ImageCheckReport(g.build, simguest.Image{}, c))
+	}
 	doc, err := userdata.DecodeDocument(u.Data)
 	if err != nil {
 		s.log.Info("bootstrap.ps1 cannot read its data document; nothing is reported", "vm", g.vmName, "err", err.Error())

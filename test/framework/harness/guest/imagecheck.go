@@ -25,11 +25,29 @@ type Image struct {
 
 // imageCheck is imagecheck.ps1 running instead of a bootstrap: one report, no join.
 func (g *Guest) imageCheck(ctx context.Context, c *userdata.ImageCheck) error {
-	img := g.cfg.Image
-	found := [][2]string{{"windows", fmt.Sprint(g.cfg.Build)}}
+	r := ImageCheckReport(int(g.cfg.Build), g.cfg.Image, c)
+	r.At = time.Now()
+	data, _ := json.Marshal(r)
+	for len(data) > c.Status.MaxBytes && r.LogTail != "" {
+		r.LogTail = r.LogTail[:max(0, len(r.LogTail)-64)]
+		data, _ = json.Marshal(r)
+	}
+	g.mu.Lock()
+	g.reports = append(g.reports, r)
+	g.mu.Unlock()
+	if g.cfg.Channel == nil {
+		return nil
+	}
+	return g.cfg.Channel.Status(ctx, c.Status, data)
+}
+
+// ImageCheckReport is the report imagecheck.ps1 sends on an image of build with img's contents
+// (the kind e2e's guest simulator answers with it too).
+func ImageCheckReport(build int, img Image, c *userdata.ImageCheck) Report {
+	found := [][2]string{{"windows", fmt.Sprint(build)}}
 	var lacks []string
-	if int(g.cfg.Build) < c.MinimumBuild {
-		lacks = append(lacks, fmt.Sprintf("Windows build %d or later (has %d)", c.MinimumBuild, g.cfg.Build))
+	if build < c.MinimumBuild {
+		lacks = append(lacks, fmt.Sprintf("Windows build %d or later (has %d)", c.MinimumBuild, build))
 	}
 	cbi := defaulted(img.CloudbaseInit, "1.1.8")
 	if cbi == "none" {
@@ -71,7 +89,7 @@ func (g *Guest) imageCheck(ctx context.Context, c *userdata.ImageCheck) error {
 	if free < c.MinimumFreeGiB {
 		lacks = append(lacks, fmt.Sprintf("%d GiB free on C: (has %d)", c.MinimumFreeGiB, free))
 	}
-	r := Report{Step: userdata.ImageCheckStep, State: StateSucceeded, Message: "the image has what a capwin node needs", At: time.Now()}
+	r := Report{Step: userdata.ImageCheckStep, State: StateSucceeded, Message: "the image has what a capwin node needs"}
 	if len(lacks) > 0 {
 		r.State, r.Message = StateFailed, headChars("lacks: "+strings.Join(lacks, "; "), 256)
 	}
@@ -80,18 +98,7 @@ func (g *Guest) imageCheck(ctx context.Context, c *userdata.ImageCheck) error {
 		lines = append(lines, kv[0]+"="+kv[1])
 	}
 	r.LogTail = strings.Join(lines, "\n")
-	data, _ := json.Marshal(r)
-	for len(data) > c.Status.MaxBytes && r.LogTail != "" {
-		r.LogTail = r.LogTail[:max(0, len(r.LogTail)-64)]
-		data, _ = json.Marshal(r)
-	}
-	g.mu.Lock()
-	g.reports = append(g.reports, r)
-	g.mu.Unlock()
-	if g.cfg.Channel == nil {
-		return nil
-	}
-	return g.cfg.Channel.Status(ctx, c.Status, data)
+	return r
 }
 
 func defaulted(v, def string) string {
