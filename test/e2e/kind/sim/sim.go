@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -51,7 +52,8 @@ type sim struct {
 // workload is one workload cluster served by the in-memory API server.
 type workload struct {
 	cluster client.ObjectKey
-	name    string // listener and resource group
+	uid     types.UID // the Cluster's: one deleted and made again under its name is another
+	name    string    // listener and resource group
 	port    int32
 }
 
@@ -275,10 +277,16 @@ func (s *sim) syncWorkloads(ctx context.Context, clusters []clusterv1.Cluster) {
 		}
 		key := client.ObjectKeyFromObject(c)
 		live[key] = true
-		if s.workloads[key] != nil {
-			continue
+		if w := s.workloads[key]; w != nil {
+			if w.uid == c.UID {
+				continue
+			}
+			// Deleted and made again under its name between two polls: a new workload cluster.
+			if !s.dropWorkload(key, w) {
+				continue
+			}
 		}
-		if err := s.addWorkload(ctx, key, ep.Port); err != nil {
+		if err := s.addWorkload(ctx, key, c.UID, ep.Port); err != nil {
 			if s.refused[key] != err.Error() {
 				s.log.Error(err, "serve workload cluster", "cluster", key)
 			}
@@ -293,27 +301,33 @@ func (s *sim) syncWorkloads(ctx context.Context, clusters []clusterv1.Cluster) {
 		}
 	}
 	for key, w := range s.workloads {
-		if live[key] {
-			continue
+		if !live[key] {
+			s.dropWorkload(key, w)
 		}
-		if err := s.mux.DeleteWorkloadClusterListener(w.name); err != nil {
-			s.log.Error(err, "stop serving workload cluster", "cluster", key)
-			continue
-		}
-		s.mem.DeleteResourceGroup(w.name)
-		delete(s.workloads, key)
-		for uuid, g := range s.guests {
-			if g.cluster == key {
-				delete(s.guests, uuid)
-			}
-		}
-		s.log.Info("workload cluster gone", "cluster", key)
 	}
+}
+
+// dropWorkload stops serving a workload cluster and forgets its guests; false when its listener
+// could not be stopped (the next poll tries again).
+func (s *sim) dropWorkload(key client.ObjectKey, w *workload) bool {
+	if err := s.mux.DeleteWorkloadClusterListener(w.name); err != nil {
+		s.log.Error(err, "stop serving workload cluster", "cluster", key)
+		return false
+	}
+	s.mem.DeleteResourceGroup(w.name)
+	delete(s.workloads, key)
+	for uuid, g := range s.guests {
+		if g.cluster == key {
+			delete(s.guests, uuid)
+		}
+	}
+	s.log.Info("workload cluster gone", "cluster", key, "uid", w.uid)
+	return true
 }
 
 // addWorkload creates the workload cluster's store and reserves its listener; the listener
 // starts serving when the first control plane guest brings up its API server.
-func (s *sim) addWorkload(ctx context.Context, key client.ObjectKey, port int32) error {
+func (s *sim) addWorkload(ctx context.Context, key client.ObjectKey, uid types.UID, port int32) error {
 	for other, w := range s.workloads {
 		if w.port == port {
 			// The in-memory API server tells workload clusters apart by port only.
@@ -331,7 +345,7 @@ func (s *sim) addWorkload(ctx context.Context, key client.ObjectKey, port int32)
 	if err := s.mux.RegisterResourceGroup(name, name); err != nil {
 		return err
 	}
-	s.workloads[key] = &workload{cluster: key, name: name, port: port}
+	s.workloads[key] = &workload{cluster: key, uid: uid, name: name, port: port}
 	s.log.Info("serving workload cluster", "cluster", key, "endpoint", net.JoinHostPort(s.o.endpointHost, fmt.Sprint(port)))
 	return nil
 }

@@ -515,3 +515,31 @@ func startVcsim(t *testing.T) *simulator.Server {
 	t.Cleanup(srv.Close)
 	return srv
 }
+
+// A Cluster deleted and made again under its name between two polls (docs/sandbox.md does that:
+// the Hyper-V cluster win1 right after the vCenter one) is a new workload cluster: its store and
+// listener are made anew, not the old one's kept with the old cluster's CA and objects.
+func TestWorkloadMadeAgainUnderItsName(t *testing.T) {
+	ctrl.SetLogger(testr.New(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := startVcsim(t)
+	port := freePort(t)
+	o := options{vcenter: srv.URL.String(), datacenter: "DC0", sourceVM: "DC0_C0_RP0_VM0", resourcePool: "/DC0/host/DC0_C0/Resources",
+		templates: pairs{"windows-2022": "windows2019srvNext_64Guest"}, endpointHost: "127.0.0.1", addressBase: "10.1"}
+	cluster, mgmt, _ := fakeManagement(t, o.endpointHost, port)
+	s, err := newSim(ctx, o, mgmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	c := *cluster.DeepCopy()
+	key := client.ObjectKeyFromObject(&c)
+	for _, uid := range []apitypes.UID{"first", "second"} {
+		c.UID = uid
+		s.syncWorkloads(ctx, []clusterv1.Cluster{c})
+		if w := s.workloads[key]; w == nil || w.uid != uid {
+			t.Fatalf("after Cluster %s (UID %s) the simulator serves %+v", key, uid, w)
+		}
+	}
+}
