@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/capwin/capwin/test/framework/childproc"
 	"github.com/capwin/capwin/test/framework/localpods"
 )
 
@@ -73,7 +74,7 @@ type Sandbox struct {
 	// Logs holds vcsim.log and sim.log.
 	Logs string
 
-	procs []*process
+	procs []*childproc.Child
 }
 
 // Start starts the management cluster, vcsim and the guest simulator, and returns when the
@@ -157,7 +158,7 @@ func (s *Sandbox) WriteEnv(dir string) error {
 func (s *Sandbox) Stop() error {
 	var errs []error
 	for i := len(s.procs) - 1; i >= 0; i-- {
-		errs = append(errs, s.procs[i].stop())
+		errs = append(errs, s.procs[i].Stop())
 	}
 	if s.Cluster != nil {
 		errs = append(errs, s.Cluster.Stop())

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/vmware/govmomi/vim25/soap"
+
+	"github.com/capwin/capwin/test/framework/childproc"
 )
 
 // Guest OS identifiers and Windows builds of the templates (as in the kind e2e's config).
@@ -69,7 +71,7 @@ func (s *Sandbox) startSimulators(ctx context.Context, o Options) error {
 		return err
 	}
 	health := "127.0.0.1:" + strconv.Itoa(healthPort)
-	vc, err := startProcess(ctx, filepath.Join(s.Logs, "vcsim.log"), o.VCSim, "-l", s.VCenter,
+	vc, err := childproc.Start(ctx, "vcsim", o.VCSim, s.Logs, "-l", s.VCenter,
 		"-tlscert", certFile, "-tlskey", keyFile, "-guest-agent", "http://"+health)
 	if err != nil {
 		return err
@@ -79,7 +81,7 @@ func (s *Sandbox) startSimulators(ctx context.Context, o Options) error {
 		return fmt.Errorf("vcsim: %w", err)
 	}
 	sdk := url.URL{Scheme: "https", User: url.UserPassword(s.Username, s.Password), Host: s.VCenter, Path: "/sdk"}
-	sim, err := startProcess(ctx, filepath.Join(s.Logs, "sim.log"), o.Sim, "--kubeconfig", s.Kubeconfig,
+	sim, err := childproc.Start(ctx, "sim", o.Sim, s.Logs, "--kubeconfig", s.Kubeconfig,
 		"--vcenter", sdk.String(), "--datacenter", Datacenter, "--resource-pool", ResourcePool, "--endpoint-host", EndpointIP,
 		"--template", LinuxTemplate+"="+linuxGuestID, "--template", Windows2022+"="+ws2022ID, "--template", Windows2025+"="+ws2025ID,
 		"--windows-build", ws2022ID+"=20348", "--windows-build", ws2025ID+"=26100",
@@ -165,15 +167,15 @@ func ready(u string) bool {
 }
 
 // waitFor waits up to two minutes for ok, or until p exits.
-func waitFor(ctx context.Context, p *process, ok func() bool) error {
+func waitFor(ctx context.Context, p *childproc.Child, ok func() bool) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for !ok() {
 		select {
-		case <-p.done:
-			return fmt.Errorf("exited: %w\n%s", p.err, p.tail())
+		case <-p.Done():
+			return p.Exited()
 		case <-ctx.Done():
-			return fmt.Errorf("not ready: %w\n%s", ctx.Err(), p.tail())
+			return fmt.Errorf("not ready: %w\n%s", ctx.Err(), p.Tail())
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	capwinenvtest "github.com/capwin/capwin/internal/test/envtest"
+	"github.com/capwin/capwin/test/framework/childproc"
 	"github.com/capwin/capwin/test/framework/nodenet"
 )
 
@@ -49,7 +50,7 @@ type Cluster struct {
 	env      *envtest.Environment
 	certDir  string
 	logs     []*os.File // etcd's and kube-apiserver's
-	children []*child
+	children []*childproc.Child
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -122,13 +123,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, retErr error) {
 	if err != nil {
 		return nil, err
 	}
-	kcm, err := startChild(ctx, "kube-controller-manager", filepath.Join(opts.Binaries, "kube-controller-manager"),
+	kcm, err := childproc.Start(ctx, "kube-controller-manager", filepath.Join(opts.Binaries, "kube-controller-manager"),
 		opts.LogDir, controllerManagerArgs(kcmConfig, certDir)...)
 	if err != nil {
 		return nil, err
 	}
 	c.children = append(c.children, kcm)
-	sched, err := startChild(ctx, "kube-scheduler", filepath.Join(opts.Binaries, "kube-scheduler"),
+	sched, err := childproc.Start(ctx, "kube-scheduler", filepath.Join(opts.Binaries, "kube-scheduler"),
 		opts.LogDir, schedulerArgs(schedConfig)...)
 	if err != nil {
 		return nil, err
@@ -151,7 +152,7 @@ func (c *Cluster) Stop() error {
 	c.stopOnce.Do(func() {
 		var errs []error
 		for i := len(c.children) - 1; i >= 0; i-- {
-			errs = append(errs, c.children[i].stop())
+			errs = append(errs, c.children[i].Stop())
 		}
 		if c.env != nil {
 			errs = append(errs, c.env.Stop())

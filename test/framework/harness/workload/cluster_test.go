@@ -121,7 +121,7 @@ func TestWorkloadCluster(t *testing.T) {
 
 	pids := map[string]int{}
 	for _, ch := range c.children {
-		pids[ch.name] = ch.cmd.Process.Pid
+		pids[ch.Name] = ch.Pid()
 	}
 	dirs := []string{c.certDir, c.env.ControlPlane.Etcd.DataDir}
 	stopStart := time.Now()

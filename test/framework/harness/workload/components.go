@@ -57,7 +57,7 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	poll := func(what string, cond func(ctx context.Context) (bool, error)) error {
 		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			for _, ch := range c.children {
-				if err := ch.exited(); err != nil {
+				if err := ch.Exited(); err != nil {
 					return false, err
 				}
 			}
