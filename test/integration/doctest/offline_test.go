@@ -2,6 +2,7 @@ package doctest_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -107,6 +108,8 @@ func (w *world) verifyOffline(t *testing.T, closed *closedNetwork) {
 	defer func() {
 		if t.Failed() {
 			logTails(t, logs...)
+			keepLogs(t, logs...)
+			w.describeClusters(t, kubeconfig)
 		}
 	}()
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "clusterctl"), "init", "list-images", "--kubeconfig", kubeconfig, //nolint:gosec // G204: the clusterctl built for this test
@@ -188,6 +191,39 @@ func (w *world) runSandboxPage(ctx context.Context, t *testing.T, closed *closed
 	if err != nil {
 		t.Fatalf("docs/sandbox.md: %v", err)
 	}
+}
+
+// describeClusters logs, last, what the management cluster shows of the page's clusters when a
+// block failed: their conditions and their machines'.
+func (w *world) describeClusters(t *testing.T, kubeconfig string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	script := `kubectl get clusters,kubeadmcontrolplanes,machinedeployments,machines,vcentermachines,hypervmachines -A -o wide
+for c in $(kubectl get clusters -o name); do clusterctl describe cluster "${c#*/}" --show-conditions all --echo; done`
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir, cmd.Env = w.dir, append(w.env(), "KUBECONFIG="+kubeconfig)
+	out, err := cmd.CombinedOutput()
+	t.Logf("the clusters (%v):\n%s", err, out)
+}
+
+// keepLogs copies the folders' logs into $CAPWIN_KEEP_LOGS when it is set, for a failure whose
+// log tails do not tell the whole story.
+func keepLogs(t *testing.T, dirs ...string) {
+	keep := os.Getenv("CAPWIN_KEEP_LOGS")
+	if keep == "" {
+		return
+	}
+	for _, dir := range dirs {
+		logs, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l) //nolint:gosec // G304: a log this test's processes wrote
+			to := filepath.Join(keep, filepath.Base(dir)+"-"+filepath.Base(l))
+			if err := errors.Join(os.MkdirAll(keep, 0o750), os.WriteFile(to, b, 0o600)); err != nil {
+				t.Log(err)
+			}
+		}
+	}
+	t.Logf("logs kept in %s", keep)
 }
 
 // logTails logs the last lines of each log in the folders.
