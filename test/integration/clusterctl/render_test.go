@@ -122,6 +122,14 @@ func renderedDisks(flavor string) (dataDisks, disks []any) {
 	return nil, nil
 }
 
+// defaultReservations is the kubelet configuration of the flavors' Windows workers with the
+// reservation variables' defaults (docs/kubelet.md#system-reservations).
+var defaultReservations = map[string]any{
+	"systemReserved": map[string]any{"cpu": "500m", "memory": "2Gi"},
+	"kubeReserved":   map[string]any{"cpu": "250m", "memory": "512Mi"},
+	"evictionHard":   map[string]any{"memory.available": "500Mi", "nodefs.available": "10%", "imagefs.available": "15%"},
+}
+
 // TestRenderAndDryRun renders the non-topology flavors and applies every object with
 // server-side dry run: CRD schemas, CEL rules and the admission webhooks of CAPI and capwin.
 func TestRenderAndDryRun(t *testing.T) {
@@ -203,6 +211,8 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	registries, _, _ := unstructured.NestedSlice(boot, "spec", "template", "spec", "containerd", "registries")
 	g.Expect(registries).To(BeEmpty())
 	g.Expect(boot).To(HaveKeyWithValue("spec", HaveKeyWithValue("template", HaveKeyWithValue("spec", HaveKeyWithValue("activeDirectory", BeNil())))))
+	kubelet, _, _ := unstructured.NestedMap(boot, "spec", "template", "spec", "kubeletConfiguration")
+	g.Expect(kubelet).To(Equal(defaultReservations), "the Windows system reservations of Kubernetes' guidance")
 	for _, kind := range []string{"VCenterMachineTemplate", "HyperVMachineTemplate"} {
 		for _, t := range byKind[kind] {
 			nics, _, _ := unstructured.NestedSlice(t.Object, "spec", "template", "spec", "network")

@@ -111,6 +111,9 @@ func TestTopology(t *testing.T) {
 		g.Expect(registries).To(ConsistOf(map[string]any{"host": "registry.k8s.io", "mirrors": []any{map[string]any{"url": "https://mirror.corp.example"}}}))
 		ad, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "activeDirectory")
 		g.Expect(ad).To(Equal(map[string]any{"domain": "corp.example.com", "credentials": map[string]any{"name": "domain-join"}}))
+		// windowsReservations' defaults reach the kubelet configuration.
+		kubelet, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "kubeletConfiguration")
+		g.Expect(kubelet).To(Equal(defaultReservations))
 		// The API server defaults partitionStyle and fileSystem as in a WindowsConfigTemplate of one's own.
 		disks, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "disks")
 		g.Expect(disks).To(ConsistOf(map[string]any{"location": map[string]any{"target": int64(1), "lun": int64(0)},
