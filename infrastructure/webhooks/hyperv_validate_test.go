@@ -45,6 +45,9 @@ func TestValidateHyperVMachineSpec(t *testing.T) {
 			s.GuestCredentialsRef = &infrav1.SecretReference{Name: "admin"}
 		}, "", ""},
 		{"Linux gets the UEFI CA template", func(s *infrav1.HyperVMachineSpec) { s.OS = infrav1.OSLinux }, "", ""},
+		{"naming template giving one name to every machine", func(s *infrav1.HyperVMachineSpec) {
+			s.NamingStrategy = &infrav1.NamingStrategy{Template: "{{ .cluster.name | trunc 12 }}"}
+		}, "spec.namingStrategy.template", "gives two machines of one MachineDeployment the same name"},
 		{"Linux shielded VM", func(s *infrav1.HyperVMachineSpec) {
 			s.OS, s.SecureBoot = infrav1.OSLinux, secureBoot(true, infrav1.SecureBootOpenSourceShieldedVM)
 		}, "", ""},

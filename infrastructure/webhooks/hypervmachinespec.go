@@ -60,5 +60,6 @@ func ValidateHyperVMachineSpec(spec infrav1.HyperVMachineSpec, path *field.Path)
 	}
 	errs = append(errs, validateHyperVDataDisks(spec.DataDisks, path.Child("dataDisks"))...)
 	errs = append(errs, validateHyperVGPU(spec, path.Child("gpu"))...)
+	errs = append(errs, validateNaming(spec.OS, spec.NamingStrategy, path.Child("namingStrategy"))...)
 	return append(errs, validateNetwork(spec.NetworkDevices(), path.Child("network"))...)
 }

@@ -36,6 +36,7 @@ func ValidateMachineSpec(spec infrav1.VCenterMachineSpec, path *field.Path) fiel
 			"runs Windows powershell bootstrap data through VMware Tools; Linux machines bootstrap with cloud-init from guestinfo: remove it"))
 	}
 	errs = append(errs, validatePCIDevices(spec.PCIDevices, path.Child("pciDevices"))...)
+	errs = append(errs, validateNaming(spec.OS, spec.NamingStrategy, path.Child("namingStrategy"))...)
 	return append(errs, validateNetwork(spec.Network, path.Child("network"))...)
 }
 

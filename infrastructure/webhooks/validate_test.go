@@ -85,6 +85,15 @@ func TestValidateMachineSpec(t *testing.T) {
 		{"guest operations on Linux", func(s *infrav1.VCenterMachineSpec) {
 			s.OS, s.GuestCredentialsRef = infrav1.OSLinux, &infrav1.SecretReference{Name: "admin"}
 		}, "spec.guestCredentialsRef", "Linux machines bootstrap with cloud-init"},
+		{"naming template", func(s *infrav1.VCenterMachineSpec) {
+			s.NamingStrategy = &infrav1.NamingStrategy{Template: "{{ .cluster.name | trunc 8 }}-w{{ .random }}"}
+		}, "", ""},
+		{"naming template too long", func(s *infrav1.VCenterMachineSpec) {
+			s.NamingStrategy = &infrav1.NamingStrategy{Template: "{{ .cluster.name }}-{{ .random }}"}
+		}, "spec.namingStrategy.template", "a Windows computer name has at most 15"},
+		{"naming template on Linux", func(s *infrav1.VCenterMachineSpec) {
+			s.OS, s.NamingStrategy = infrav1.OSLinux, &infrav1.NamingStrategy{Template: "w{{ .random }}"}
+		}, "spec.namingStrategy", "Linux machines keep the Machine's name"},
 		{"static with gateway", static("10.0.0.1", "10.0.0.21/24"), "", ""},
 		{"static without gateway", static("", "10.0.0.21/24"), "", ""},
 		{"gateway in second subnet", static("192.168.1.1", "10.0.0.21/24", "192.168.1.5/24"), "", ""},

@@ -115,6 +115,12 @@ type HyperVMachineSpec struct {
 	// +kubebuilder:validation:MaxItems=8
 	Network []HyperVNetworkDevice `json:"network"`
 
+	// namingStrategy makes the computer names of Windows machines from a template (Linux
+	// machines keep the Machine's name). Unset: the Machine's name when it fits in 15
+	// characters, else its first six characters, '-' and a hash of it.
+	// +optional
+	NamingStrategy *NamingStrategy `json:"namingStrategy,omitempty"`
+
 	// os of the parent disk's image: Windows (default) or Linux (control-plane VMs with CABPK data).
 	// +kubebuilder:default=Windows
 	// +optional

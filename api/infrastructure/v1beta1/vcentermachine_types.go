@@ -126,6 +126,12 @@ type VCenterMachineSpec struct {
 	// +kubebuilder:validation:MaxItems=10
 	Network []NetworkDevice `json:"network"`
 
+	// namingStrategy makes the computer names of Windows machines from a template (Linux
+	// machines keep the Machine's name). Unset: the Machine's name when it fits in 15
+	// characters, else its first six characters, '-' and a hash of it.
+	// +optional
+	NamingStrategy *NamingStrategy `json:"namingStrategy,omitempty"`
+
 	// os of the template: Windows (default) or Linux (control-plane VMs with CABPK data).
 	// +kubebuilder:default=Windows
 	// +optional

@@ -35,6 +35,7 @@ type MachineSpec struct {
 	PowerOffMode             infrav1.PowerOffMode
 	GuestSoftPowerOffTimeout *metav1.Duration
 	GuestCredentialsRef      *infrav1.SecretReference
+	NamingStrategy           *infrav1.NamingStrategy
 }
 
 // SpecOf reads the MachineSpec of a VCenterMachine or a HyperVMachine (a zero MachineSpec for
@@ -43,10 +44,12 @@ func SpecOf(obj Object) MachineSpec {
 	switch m := obj.(type) {
 	case *infrav1.VCenterMachine:
 		return MachineSpec{OS: m.Spec.OS, Network: m.GetNetworkDevices(), PowerOffMode: m.Spec.PowerOffMode,
-			GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef}
+			GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef,
+			NamingStrategy: m.Spec.NamingStrategy}
 	case *infrav1.HyperVMachine:
 		return MachineSpec{OS: m.Spec.OS, Network: m.GetNetworkDevices(), PowerOffMode: m.Spec.PowerOffMode,
-			GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef}
+			GuestSoftPowerOffTimeout: m.Spec.GuestSoftPowerOffTimeout, GuestCredentialsRef: m.Spec.GuestCredentialsRef,
+			NamingStrategy: m.Spec.NamingStrategy}
 	}
 	return MachineSpec{}
 }

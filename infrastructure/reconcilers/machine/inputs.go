@@ -15,6 +15,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
 	"github.com/capwin/capwin/infrastructure/pkg/guest"
 	"github.com/capwin/capwin/infrastructure/pkg/hypervisor"
 	"github.com/capwin/capwin/infrastructure/pkg/ipam"
@@ -32,7 +33,17 @@ func (r *Reconciler) computerName(ctx context.Context, s *hypervisor.Scope) (str
 	}
 	var err error
 	taken := r.namesTaken(ctx, s, &err)
-	name := guest.ComputerName(s.Machine.Name, taken)
+	var name string
+	if naming := hypervisor.SpecOf(s.InfraMachine).NamingStrategy; naming != nil {
+		var nameErr error
+		name, nameErr = guest.TemplateName(naming.Template, guest.NameData{Machine: s.Machine.Name, Cluster: s.Cluster.Name,
+			Namespace: s.Machine.Namespace, UID: string(s.Machine.UID)}, taken)
+		if nameErr != nil && err == nil {
+			return "", hypervisor.Errorf(infrav1.InvalidSpecReason, "namingStrategy: %v", nameErr)
+		}
+	} else {
+		name = guest.ComputerName(s.Machine.Name, taken)
+	}
 	if err != nil {
 		return "", fmt.Errorf("choose the computer name of %s: list the machines of cluster %s: %w", s.Machine.Name, s.Cluster.Name, err)
 	}

@@ -79,6 +79,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *hypervisor.Scope, p
 func (r *Reconciler) inputs(ctx context.Context, s *hypervisor.Scope) (ctrl.Result, bool, error) {
 	obj, st := s.InfraMachine, s.InfraMachine.GetMachineStatus()
 	name, err := r.computerName(ctx, s)
+	if _, terminal := hypervisor.AsError(err); terminal {
+		res, err := r.hypervisorError(obj, err)
+		return res, false, err
+	}
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
