@@ -130,6 +130,13 @@ var defaultReservations = map[string]any{
 	"evictionHard":   map[string]any{"memory.available": "500Mi", "nodefs.available": "10%", "imagefs.available": "15%"},
 }
 
+// autoscalerAnnotations are the Windows MachineDeployment's capacity annotations with the
+// variables' defaults: the taint the bootstrap sets and the node labels of the WindowsConfigTemplate.
+var autoscalerAnnotations = map[string]string{
+	"capacity.cluster-autoscaler.kubernetes.io/taints": "os=windows:NoSchedule",
+	"capacity.cluster-autoscaler.kubernetes.io/labels": "capwin.io/windows-version=ltsc2022,capwin.io/hyperv-isolation=false",
+}
+
 // TestRenderAndDryRun renders the non-topology flavors and applies every object with
 // server-side dry run: CRD schemas, CEL rules and the admission webhooks of CAPI and capwin.
 func TestRenderAndDryRun(t *testing.T) {
@@ -201,6 +208,7 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	md := byKind["MachineDeployment"][0]
 	ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
 	g.Expect(ref).To(Equal("win1-windows-ltsc2022"))
+	g.Expect(md.GetAnnotations()).To(Equal(autoscalerAnnotations), "what the cluster autoscaler needs to scale the Windows workers from zero")
 	ref, _, _ = unstructured.NestedString(md.Object, "spec", "template", "spec", "bootstrap", "configRef", "name")
 	g.Expect(ref).To(Equal("win1-windows-ltsc2022"))
 	boot := byKind["WindowsConfigTemplate"][0].Object

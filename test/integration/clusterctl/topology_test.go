@@ -111,6 +111,14 @@ func TestTopology(t *testing.T) {
 		g.Expect(registries).To(ConsistOf(map[string]any{"host": "registry.k8s.io", "mirrors": []any{map[string]any{"url": "https://mirror.corp.example"}}}))
 		ad, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "activeDirectory")
 		g.Expect(ad).To(Equal(map[string]any{"domain": "corp.example.com", "credentials": map[string]any{"name": "domain-join"}}))
+		// The topology's MachineDeployment carries the autoscaler's annotations.
+		var mds clusterv1.MachineDeploymentList
+		g.Expect(mgmt.Client.List(ctx, &mds, client.InNamespace(ns), client.MatchingLabels{
+			clusterv1.ClusterTopologyMachineDeploymentNameLabel: "windows"})).To(Succeed())
+		g.Expect(mds.Items).To(HaveLen(1))
+		for k, v := range autoscalerAnnotations {
+			g.Expect(mds.Items[0].Annotations).To(HaveKeyWithValue(k, v))
+		}
 		// windowsReservations' defaults reach the kubelet configuration.
 		kubelet, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "kubeletConfiguration")
 		g.Expect(kubelet).To(Equal(defaultReservations))
