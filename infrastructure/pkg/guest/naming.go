@@ -74,6 +74,21 @@ func ParseNamingTemplate(text string) (*template.Template, error) {
 	return t, nil
 }
 
+// checkBranch checks an if's or a with's pipeline and both lists.
+func checkBranch(b *tparse.BranchNode) error {
+	return errors.Join(checkNode(b.Pipe), checkNode(b.List), checkNode(b.ElseList))
+}
+
+// checkNodes is checkNode of each node.
+func checkNodes[N tparse.Node](nodes []N) error {
+	for _, n := range nodes {
+		if err := checkNode(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // checkNode refuses what a naming template may not hold (see ParseNamingTemplate).
 func checkNode(n tparse.Node) error {
 	switch n := n.(type) {
@@ -84,35 +99,20 @@ func checkNode(n tparse.Node) error {
 		if n == nil {
 			return nil
 		}
-		for _, c := range n.Nodes {
-			if err := checkNode(c); err != nil {
-				return err
-			}
-		}
-		return nil
+		return checkNodes(n.Nodes)
 	case *tparse.ActionNode:
 		return checkNode(n.Pipe)
 	case *tparse.IfNode:
-		return errors.Join(checkNode(n.Pipe), checkNode(n.List), checkNode(n.ElseList))
+		return checkBranch(&n.BranchNode)
 	case *tparse.WithNode:
-		return errors.Join(checkNode(n.Pipe), checkNode(n.List), checkNode(n.ElseList))
+		return checkBranch(&n.BranchNode)
 	case *tparse.PipeNode:
 		if n == nil {
 			return nil
 		}
-		for _, c := range n.Cmds {
-			if err := checkNode(c); err != nil {
-				return err
-			}
-		}
-		return nil
+		return checkNodes(n.Cmds)
 	case *tparse.CommandNode:
-		for _, a := range n.Args {
-			if err := checkNode(a); err != nil {
-				return err
-			}
-		}
-		return nil
+		return checkNodes(n.Args)
 	case *tparse.ChainNode:
 		return checkNode(n.Node)
 	case *tparse.IdentifierNode:
