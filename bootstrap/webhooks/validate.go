@@ -30,6 +30,7 @@ func ValidateSpec(spec *bootstrapv1.WindowsConfigSpec, path *field.Path) field.E
 	errs = append(errs, validateActiveDirectory(spec.ActiveDirectory, path.Child("activeDirectory"))...)
 	errs = append(errs, validateRegistries(spec.Containerd.Registries, path.Child("containerd", "registries"))...)
 	errs = append(errs, validateDisks(spec, path)...)
+	errs = append(errs, validatePrePull(spec.PrePull, path.Child("prePull"))...)
 	errs = append(errs, validateUsers(spec.Users, path.Child("users"))...)
 	errs = append(errs, validateFiles(spec.Files, path.Child("files"))...)
 	errs = append(errs, validateCommands(spec.PreJoinCommands, path.Child("preJoinCommands"))...)

@@ -237,6 +237,12 @@ func TestValidateSpec(t *testing.T) {
 		{"blank command", func(s *bootstrapv1.WindowsConfigSpec) { s.PreJoinCommands = []string{"  \n"} }, []want{{"spec.preJoinCommands[0]", "must not be empty"}}},
 		{"NUL in command", func(s *bootstrapv1.WindowsConfigSpec) { s.PostJoinCommands = []string{"a", "b\x00"} }, []want{{"spec.postJoinCommands[1]", "NUL"}}},
 		{"blank timezone", func(s *bootstrapv1.WindowsConfigSpec) { s.Timezone = "  " }, []want{{"spec.timezone", "time zone"}}},
+		{"pre-pull images", func(s *bootstrapv1.WindowsConfigSpec) {
+			s.PrePull = &bootstrapv1.PrePull{Images: []string{"mcr.microsoft.com/windows/servercore:ltsc2022", "busybox", "registry.corp.example:5000/app@sha256:" + sha}}
+		}, nil},
+		{"pre-pull image that is no reference", func(s *bootstrapv1.WindowsConfigSpec) {
+			s.PrePull = &bootstrapv1.PrePull{Images: []string{"mcr.microsoft.com/windows/servercore:ltsc2022", "Servercore:LTSC 2022"}}
+		}, []want{{"spec.prePull.images[1]", "must be an image reference as a pod names it"}}},
 		{"duplicate NTP server", func(s *bootstrapv1.WindowsConfigSpec) { s.NTP.Servers = []string{"a", "b", "A"} }, []want{{"spec.ntp.servers[2]", "same as spec.ntp.servers[0]"}}},
 		{"bad format", func(s *bootstrapv1.WindowsConfigSpec) { s.Format = "ignition" }, []want{{"spec.format", "supported values"}}},
 

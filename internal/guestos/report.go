@@ -28,7 +28,7 @@ const (
 // BootstrapSteps are bootstrap.ps1's steps in the order it runs them (its $Steps table).
 var BootstrapSteps = []string{
 	"preflight", "network", "proxy", "time", "domain", "users", "features", "downloads", "disks", "containerd",
-	"firewall", "defender", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
+	"firewall", "defender", "prePull", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
 }
 
 // StepIndex is the position of a step in BootstrapSteps, -1 for a name the script does not have.

@@ -83,6 +83,10 @@ type WindowsConfigSpec struct {
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9 ()+.,_-]+$`
 	Timezone string `json:"timezone,omitempty"`
 
+	// prePull lists images pulled during the bootstrap, before the node joins (docs/bootstrap.md#pre-pulled-images).
+	// +optional
+	PrePull *PrePull `json:"prePull,omitempty"`
+
 	// disks are data disks the node initializes, formats and mounts before containerd starts
 	// (the disks themselves are attached by the infrastructure provider).
 	// +optional

@@ -112,6 +112,9 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 	if in.DefenderExclusions {
 		doc.Defender = defender(in)
 	}
+	if doc.PrePull, err = docPrePull(in.PrePull, in.Registries); err != nil {
+		return nil, fmt.Errorf("prePull: %w", err)
+	}
 	doc.Downloads = downloads(in.Binaries)
 	if doc.PreJoin, err = commandFiles("prejoin", in.PreJoinCommands); err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ type Document struct {
 	Containerd DocContainerd  `json:"containerd"`
 	Firewall   []FirewallRule `json:"firewall"`
 	Defender   *Defender      `json:"defender,omitempty"`
+	PrePull    *DocPrePull    `json:"prePull,omitempty"`
 	Files      []DocFile      `json:"files,omitempty"`
 	PreJoin    []DocFile      `json:"preJoin,omitempty"`
 	PostJoin   []DocFile      `json:"postJoin,omitempty"`

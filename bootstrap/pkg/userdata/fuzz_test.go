@@ -39,6 +39,8 @@ func FuzzRender(f *testing.F) {
 		in.Disks = []Disk{{LUN: 1, Label: labelValue, MountPath: `C:\data`}}
 		in.Domain = &Domain{Name: "corp.example.com", OrganizationalUnit: labelValue, Username: user, Password: argValue}
 		in.KubeletConfiguration, _ = json.Marshal(map[string]any{"providerID": argValue, "featureGates": map[string]bool{labelKey: true}})
+		in.Registries = []Registry{{Host: "registry.corp.example", Access: Access{Username: "robot", Password: argValue}}}
+		in.PrePull = &PrePull{Images: []string{"registry.corp.example/iis/app:1.4"}, TimeoutSeconds: 600}
 		out, err := Render(in)
 		if err != nil {
 			if strings.TrimSpace(command) == "" || strings.Contains(err.Error(), "not valid UTF-8") ||
@@ -60,6 +62,9 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkRoundTrip(t, doc, &in, content, command)
+		if p := doc.PrePull; p == nil || len(p.Images) != 1 || p.Images[0].User != "robot:"+argValue {
+			t.Fatalf("the pre-pull's credentials came back as %+v", doc.PrePull)
+		}
 		checkKubeletPatch(t, in.KubeletConfiguration, nodeFiles(t, u, doc)[KubeletPatchPath])
 		if (timezone != "") != (doc.Time != nil) || doc.Time != nil && doc.Time.Timezone != timezone {
 			t.Fatalf("time zone %q came back as %+v", timezone, doc.Time)

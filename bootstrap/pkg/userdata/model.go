@@ -42,7 +42,9 @@ type Input struct {
 	// and 2.2, 2 (or 0) for 1.7, 2.0 and a containerd of unknown release (2.x converts it).
 	ContainerdConfigVersion int
 	// Disks are data disks prepared before containerd starts.
-	Disks           []Disk
+	Disks []Disk
+	// PrePull is the images pulled before the join (nil: none).
+	PrePull         *PrePull
 	HyperVIsolation bool
 	CNI             CNI
 	Binaries        Binaries

@@ -30,6 +30,9 @@ type JoinParams struct {
 	DomainCredentials userdata.Access
 }
 
+// defaultPrePullSeconds bounds the pre-pulls when prePull.timeoutSeconds is unset.
+const defaultPrePullSeconds = 1800
+
 // BuildInput maps a WindowsConfig spec and the cluster's join parameters to the renderer's model.
 // It is pure: no I/O, so every mapping rule is unit-tested.
 func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Input {
@@ -64,6 +67,12 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 		PreJoinCommands:         spec.PreJoinCommands,
 		PostJoinCommands:        spec.PostJoinCommands,
 		DefenderExclusions:      *spec.DefenderExclusions,
+	}
+	if pp := spec.PrePull; pp != nil && len(pp.Images) > 0 {
+		in.PrePull = &userdata.PrePull{Images: pp.Images, TimeoutSeconds: int(pp.TimeoutSeconds)}
+		if in.PrePull.TimeoutSeconds == 0 {
+			in.PrePull.TimeoutSeconds = defaultPrePullSeconds
+		}
 	}
 	if ad := spec.ActiveDirectory; ad != nil {
 		in.Domain = &userdata.Domain{Name: ad.Domain, OrganizationalUnit: ad.OrganizationalUnit, DNSServers: ad.DNSServers,

@@ -55,6 +55,15 @@ func TestBuildInput(t *testing.T) {
 					t.Fatalf("taints = %#v", in.Taints)
 				}
 			}},
+		{"pre-pull without a timeout gets the default; no images is no pre-pull", bootstrapv1.WindowsConfigSpec{
+			PrePull: &bootstrapv1.PrePull{Images: []string{"busybox"}}}, params, func(t *testing.T, in userdata.Input) {
+			if want := (&userdata.PrePull{Images: []string{"busybox"}, TimeoutSeconds: 1800}); !reflect.DeepEqual(in.PrePull, want) {
+				t.Fatalf("prePull = %+v, want %+v", in.PrePull, want)
+			}
+			if in := BuildInput(&bootstrapv1.WindowsConfigSpec{PrePull: &bootstrapv1.PrePull{Images: []string{}}}, params); in.PrePull != nil {
+				t.Fatalf("prePull = %+v for no images", in.PrePull)
+			}
+		}},
 		{"prebaked ignores download entries", bootstrapv1.WindowsConfigSpec{Binaries: bootstrapv1.Binaries{
 			Source: bootstrapv1.BinariesPrebaked, Kubelet: &bootstrapv1.Download{URL: "https://x/kubelet.exe"}}}, params,
 			func(t *testing.T, in userdata.Input) {

@@ -219,6 +219,9 @@ func checkRendered(g Gomega, objs []unstructured.Unstructured) {
 	registries, _, _ := unstructured.NestedSlice(boot, "spec", "template", "spec", "containerd", "registries")
 	g.Expect(registries).To(BeEmpty())
 	g.Expect(boot).To(HaveKeyWithValue("spec", HaveKeyWithValue("template", HaveKeyWithValue("spec", HaveKeyWithValue("activeDirectory", BeNil())))))
+	prePull, found, _ := unstructured.NestedSlice(boot, "spec", "template", "spec", "prePull", "images")
+	g.Expect(found).To(BeTrue())
+	g.Expect(prePull).To(BeEmpty(), "WINDOWS_PREPULL_IMAGES defaults to no image")
 	kubelet, _, _ := unstructured.NestedMap(boot, "spec", "template", "spec", "kubeletConfiguration")
 	g.Expect(kubelet).To(Equal(defaultReservations), "the Windows system reservations of Kubernetes' guidance")
 	for _, kind := range []string{"VCenterMachineTemplate", "HyperVMachineTemplate"} {

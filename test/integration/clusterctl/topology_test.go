@@ -40,6 +40,7 @@ func TestTopology(t *testing.T) {
 		"WINDOWS_CONTAINERD_REGISTRIES": "[{host: registry.k8s.io, mirrors: [{url: 'https://mirror.corp.example'}]}]",
 		"WINDOWS_DATA_DISKS":            "[{name: containerd, sizeGiB: 100}]",
 		"VSPHERE_TAGS":                  "[{category: backup, name: gold}]",
+		"WINDOWS_PREPULL_IMAGES":        "['mcr.microsoft.com/windows/servercore:ltsc2022']",
 		"WINDOWS_DISKS":                 "[{location: {target: 1, lun: 0}, label: containerd, driveLetter: E}]"}), kubeconfig, ns, "windows-topology", false)
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -119,6 +120,8 @@ func TestTopology(t *testing.T) {
 		for k, v := range autoscalerAnnotations {
 			g.Expect(mds.Items[0].Annotations).To(HaveKeyWithValue(k, v))
 		}
+		prePull, _, _ := unstructured.NestedStringSlice(boot.Object, "spec", "template", "spec", "prePull", "images")
+		g.Expect(prePull).To(Equal([]string{"mcr.microsoft.com/windows/servercore:ltsc2022"}))
 		// windowsReservations' defaults reach the kubelet configuration.
 		kubelet, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "kubeletConfiguration")
 		g.Expect(kubelet).To(Equal(defaultReservations))

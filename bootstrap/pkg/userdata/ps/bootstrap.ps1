@@ -55,6 +55,13 @@ function ConvertTo-NativeArgument {
     if ($PSVersionTable.PSVersion.Major -ge 7) {
         return $Value
     }
+    return ConvertTo-EscapedArgument $Value
+}
+
+# ConvertTo-EscapedArgument escapes a quote and the backslashes before it, and doubles trailing
+# backslashes (MSVCRT rules), for an argument that is then put in quotes.
+function ConvertTo-EscapedArgument {
+    param([string]$Value)
     $escaped = [regex]::Replace($Value, '(\\*)"', { param($m) $m.Groups[1].Value + $m.Groups[1].Value + '\"' })
     return [regex]::Replace($escaped, '(\\+)$', '$1$1')
 }
@@ -580,6 +587,66 @@ function Step-Defender {
     }
 }
 
+# Join-NativeArguments quotes arguments for a process's command line.
+function Join-NativeArguments {
+    param([string[]]$Arguments)
+    $quoted = foreach ($a in $Arguments) {
+        '"' + (ConvertTo-EscapedArgument $a) + '"'
+    }
+    return $quoted -join ' '
+}
+
+# Step-PrePull pulls the listed images into containerd's k8s.io namespace, where the kubelet finds
+# them, through the registry folders (mirrors, CAs). All pulls share one deadline; a pull that
+# fails or is cut off is reported and the bootstrap goes on (the kubelet pulls it later).
+function Step-PrePull {
+    $pull = Get-Field $Data 'prePull'
+    if ($null -eq $pull) {
+        return
+    }
+    $images = Get-List $pull 'images'
+    $deadline = (Get-Date).AddSeconds($pull.timeoutSeconds)
+    $n = 0
+    foreach ($image in $images) {
+        $n++
+        $left = [int](($deadline - (Get-Date)).TotalMilliseconds)
+        if ($left -le 0) {
+            Write-Log "no time left to pull $($image.ref): the kubelet pulls it when a pod needs it"
+            continue
+        }
+        $message = 'pulling image {0} of {1}: {2}' -f $n, $images.Count, $image.ref
+        Write-Log $message
+        Send-Status $Step 'Running' $message
+        $arguments = @('-n', 'k8s.io', 'images', 'pull', '--hosts-dir', $pull.hostsDir)
+        $user = Get-Field $image 'user'
+        if ($user) {
+            $arguments += @('--user', $user)
+        }
+        $arguments += $image.ref
+        $info = New-Object System.Diagnostics.ProcessStartInfo
+        $info.FileName = $pull.ctr
+        $info.Arguments = Join-NativeArguments $arguments
+        $info.UseShellExecute = $false
+        $info.RedirectStandardOutput = $true
+        $info.RedirectStandardError = $true
+        $process = [System.Diagnostics.Process]::Start($info)
+        $stdout = $process.StandardOutput.ReadToEndAsync()
+        $stderr = $process.StandardError.ReadToEndAsync()
+        if (-not $process.WaitForExit($left)) {
+            $process.Kill()
+            Write-Log "pulling $($image.ref) did not finish in $($pull.timeoutSeconds) s: the kubelet pulls it when a pod needs it"
+            continue
+        }
+        $errors = $stderr.Result.Trim()
+        if ($process.ExitCode -ne 0) {
+            Write-Log "pulling $($image.ref) failed (exit code $($process.ExitCode)): $errors"
+            continue
+        }
+        Write-Log "pulled $($image.ref)"
+        $null = $stdout.Result
+    }
+}
+
 function Step-Files {
     $index = 0
     foreach ($file in (Get-List $Data 'files')) {
@@ -728,6 +795,7 @@ $Steps = [ordered]@{
     'containerd' = { Step-Containerd }
     'firewall'   = { Step-Firewall }
     'defender'   = { Step-Defender }
+    'prePull'    = { Step-PrePull }
     'files'      = { Step-Files }
     'preJoin'    = { Invoke-UserCommands 'preJoin' }
     'kubelet'    = { Step-Kubelet }

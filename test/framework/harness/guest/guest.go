@@ -37,6 +37,8 @@ type Faults struct {
 	// RestartDuring names a step in whose middle the guest loses power once (downloads: after
 	// stopping a service, before its files are replaced); the script runs again after the restart.
 	RestartDuring string
+	// UnpullableImages are image references (as the prePull step names them) whose pulls fail.
+	UnpullableImages []string
 }
 
 // Config describes one guest.
@@ -102,6 +104,7 @@ type Guest struct {
 	timezone       string // the Windows time zone id, "" while unset
 	reports        []Report
 	sandboxPull    ImagePull
+	pulled         []ImagePull      // the prePull step's images
 	disks          []Disk           // the data disks' state (the disks step changes it)
 	network        guestnet.Network // what the network step configured
 	closers        []func()         // close the kubelet's connections on Stop

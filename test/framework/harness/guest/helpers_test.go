@@ -115,6 +115,8 @@ type node struct {
 	kubeletConfig string
 	// containerd is a containerd archive to download (binaries.containerd; nil: the image's).
 	containerd *userdata.Download
+	// prePull is the images pulled before the join (nil: none).
+	prePull *userdata.PrePull
 }
 
 // render returns the user data capwin's bootstrap provider would render for n, as the
@@ -144,6 +146,7 @@ func render(t *testing.T, n node) []byte {
 		Timezone:             n.timezone,
 		Users:                n.users,
 		KubeletConfiguration: []byte(n.kubeletConfig),
+		PrePull:              n.prePull,
 	})
 	if err != nil {
 		t.Fatal(err)

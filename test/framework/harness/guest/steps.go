@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/capwin/capwin/bootstrap/pkg/userdata"
+	"github.com/capwin/capwin/internal/test/containerdcfg"
 )
 
 // do runs one step's observable effects. What only a real Windows would show (services, the
@@ -80,6 +84,8 @@ func (s *script) do(ctx context.Context, name string) error {
 			return err
 		}
 		s.g.containerdLine("containerd successfully booted")
+	case "prePull":
+		return s.prePull(ctx)
 	case "files":
 		return s.writeFiles()
 	case "preJoin":
@@ -105,6 +111,44 @@ func (s *script) do(ctx context.Context, name string) error {
 	case "finish":
 		s.g.fs.write(doc.Paths.Sentinel, []byte("success\r\n"))
 		s.g.fs.remove(doc.Paths.StateDir + `\bootstrap.ps1`)
+	}
+	return nil
+}
+
+// prePull pulls as the script does: each image reported, resolved through containerd's registry
+// folders (as ctr --hosts-dir reads them); an unpullable image is logged, and the bootstrap goes on.
+func (s *script) prePull(ctx context.Context) error {
+	p := s.doc.PrePull
+	if p == nil {
+		return nil
+	}
+	tmp, err := s.containerdFiles(s.doc.Containerd.Directory)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	images, err := s.loadContainerd(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	certs := filepath.Join(tmp, filepath.Base(strings.ReplaceAll(p.HostsDir, `\`, "/")))
+	for i, im := range p.Images {
+		msg := fmt.Sprintf("pulling image %d of %d: %s", i+1, len(p.Images), im.Ref)
+		s.log(msg)
+		s.send(ctx, "prePull", "Running", msg)
+		host, err := containerdcfg.RegistryOf(im.Ref)
+		if err != nil {
+			return err
+		}
+		endpoints, err := containerdcfg.Resolve(ctx, images, certs, host)
+		if err != nil || len(endpoints) == 0 || slices.Contains(s.g.cfg.Faults.UnpullableImages, im.Ref) {
+			s.log(fmt.Sprintf("pulling %s failed (exit code 1): %v", im.Ref, err))
+			continue
+		}
+		s.log(fmt.Sprintf("pulled %s from %s", im.Ref, endpoints[0].URL))
+		s.g.mu.Lock()
+		s.g.pulled = append(s.g.pulled, ImagePull{Image: im.Ref, Endpoints: endpoints})
+		s.g.mu.Unlock()
 	}
 	return nil
 }
