@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +18,9 @@ import (
 
 	"github.com/capwin/capwin/internal/test/envtest"
 )
+
+// gcInterval is how often the garbage collector sweeps.
+const gcInterval = 2 * time.Second
 
 // Cluster is an empty management cluster (kube-apiserver and etcd, nothing installed) whose
 // Deployments run here as processes.
@@ -72,8 +76,16 @@ func Start(ctx context.Context, dir string, programs map[string]Program, log log
 		return nil, err
 	}
 	c.Runner = New(cl, c.Kubeconfig, pods, programs, log)
+	gc, err := NewGarbageCollector(c.Env.Config, log.WithName("garbage-collector"))
+	if err != nil {
+		return nil, err
+	}
 	ctx, c.cancel = context.WithCancel(ctx)
-	c.done.Add(2)
+	c.done.Add(3)
+	go func() {
+		defer c.done.Done()
+		gc.Run(ctx, gcInterval)
+	}()
 	go func() {
 		defer c.done.Done()
 		c.Runner.Run(ctx)

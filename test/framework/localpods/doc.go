@@ -15,6 +15,10 @@
 //     are mapped to the process whose pod template the Service selects, and the container port
 //     to its local port. Nothing else is reachable that way.
 //
+// A GarbageCollector deletes, every two seconds, the objects whose owners are all gone, as
+// kube-controller-manager's garbage collector does (envtest runs none): a deleted Cluster's Secrets
+// and templates go with it.
+//
 // What it does not do: more than one replica, init containers, probes other than HTTP GET,
 // volumes other than Secrets and emptyDirs, resource limits, or any isolation between the
 // processes (they run as this user, on this machine's loopback).
