@@ -82,28 +82,43 @@ func (gc *GarbageCollector) Sweep(ctx context.Context) (int, error) {
 			all = append(all, info)
 		}
 	}
-	deleted := 0
+	// First every object's UID, then a live GET only for a dependent none of whose owners was
+	// listed: a sweep costs one list per resource, not one GET per owned object.
+	type dependent struct {
+		gvr schema.GroupVersionResource
+		obj *metav1.PartialObjectMetadata
+	}
+	seen := map[types.UID]bool{}
+	var dependents []dependent
 	for _, r := range all {
 		list, err := gc.meta.Resource(r.gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return deleted, fmt.Errorf("list %s: %w", r.gvr, err)
+			return 0, fmt.Errorf("list %s: %w", r.gvr, err)
 		}
 		for i := range list.Items {
 			o := &list.Items[i]
-			if len(o.OwnerReferences) == 0 || o.DeletionTimestamp != nil {
-				continue
+			seen[o.UID] = true
+			if len(o.OwnerReferences) > 0 && o.DeletionTimestamp == nil {
+				dependents = append(dependents, dependent{r.gvr, o})
 			}
-			gone, err := gc.ownersGone(ctx, o, byKind)
-			if err != nil || !gone {
-				continue
-			}
-			background := metav1.DeletePropagationBackground
-			err = gc.meta.Resource(r.gvr).Namespace(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{
-				Preconditions: &metav1.Preconditions{UID: &o.UID}, PropagationPolicy: &background})
-			if err == nil {
-				deleted++
-				gc.log.V(1).Info("deleted: its owners are gone", "resource", r.gvr.String(), "namespace", o.Namespace, "name", o.Name)
-			}
+		}
+	}
+	deleted := 0
+	for _, d := range dependents {
+		o := d.obj
+		if slices.ContainsFunc(o.OwnerReferences, func(ref metav1.OwnerReference) bool { return seen[ref.UID] }) {
+			continue
+		}
+		gone, err := gc.ownersGone(ctx, o, byKind)
+		if err != nil || !gone {
+			continue
+		}
+		background := metav1.DeletePropagationBackground
+		err = gc.meta.Resource(d.gvr).Namespace(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &o.UID}, PropagationPolicy: &background})
+		if err == nil {
+			deleted++
+			gc.log.V(1).Info("deleted: its owners are gone", "resource", d.gvr.String(), "namespace", o.Namespace, "name", o.Name)
 		}
 	}
 	return deleted, nil
