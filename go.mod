@@ -9,7 +9,11 @@ require (
 	github.com/containerd/plugin v1.1.0
 	github.com/distribution/reference v0.6.0
 	github.com/drone/envsubst/v2 v2.0.0-20210730161058-179042472c46
+	github.com/go-asn1-ber/asn1-ber v1.5.8
+	github.com/go-ldap/ldap/v3 v3.4.15
 	github.com/google/go-containerregistry v0.22.1
+	github.com/hashicorp/go-hclog v1.6.3
+	github.com/jimlambrt/gldap v0.1.14
 	github.com/onsi/gomega v1.42.1
 	github.com/pelletier/go-toml/v2 v2.3.0
 	github.com/spf13/pflag v1.0.10
@@ -75,6 +79,7 @@ require (
 	github.com/opencontainers/selinux v1.13.1 // indirect
 	github.com/smallstep/pkcs7 v0.1.1 // indirect
 	github.com/stefanberger/go-pkcs11uri v0.0.0-20230803200340-78284954bff6 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 	go.etcd.io/bbolt v1.5.0 // indirect
 	gotest.tools/v3 v3.5.2 // indirect

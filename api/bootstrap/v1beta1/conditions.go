@@ -51,6 +51,26 @@ const (
 	BootstrapTokenExpiredReason = "BootstrapTokenExpired"
 	// WaitingForOwnerReason: no Machine (or MachinePool) owns this config yet.
 	WaitingForOwnerReason = "WaitingForOwner"
+	// ComputerAccountReadyCondition (only with spec.activeDirectory.directory) is true once the
+	// manager found the node's computer account and added it to the groups; false while it waits
+	// for the join or cannot reach the directory. It is not part of Ready.
+	ComputerAccountReadyCondition = "ComputerAccountReady"
+	// ComputerAccountFoundReason: the account exists and is in every group listed.
+	ComputerAccountFoundReason = "ComputerAccountFound"
+	// ComputerAccountReusedReason: the join reused an account older than the Machine (reuse: Allow);
+	// it is in the groups but is never deleted by capwin.
+	ComputerAccountReusedReason = "ComputerAccountReused"
+	// WaitingForComputerAccountReason: the Machine has no computer name yet, or the join has not
+	// created the account yet.
+	WaitingForComputerAccountReason = "WaitingForComputerAccount"
+	// DirectoryNotAvailableReason: the directory's Secret, CA or server cannot be used (the message
+	// says which; retried).
+	DirectoryNotAvailableReason = "DirectoryNotAvailable"
+	// ComputerAccountNotDeletedReason (a Warning event): the Machine's deletion could not delete
+	// the account or remove it from a group within the cleanup deadline; the operator must.
+	ComputerAccountNotDeletedReason = "ComputerAccountNotDeleted"
+	// ComputerAccountDeletedReason (a Normal event): the account was deleted.
+	ComputerAccountDeletedReason = "ComputerAccountDeleted"
 	// DeletingReason: the config is being deleted.
 	DeletingReason = clusterv1.DeletingReason
 )

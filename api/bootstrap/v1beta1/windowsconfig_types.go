@@ -475,7 +475,7 @@ type SecretKey struct {
 
 // WindowsConfigStatus is the observed state of a WindowsConfig.
 type WindowsConfigStatus struct {
-	// conditions are Ready, DataSecretAvailable and Paused.
+	// conditions are Ready, DataSecretAvailable, ComputerAccountReady and Paused.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -495,6 +495,10 @@ type WindowsConfigStatus struct {
 	// observedGeneration is the last generation reconciled without error.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// activeDirectory is the node's computer account, when spec.activeDirectory.directory is set.
+	// +optional
+	ActiveDirectory *ActiveDirectoryStatus `json:"activeDirectory,omitempty"`
 }
 
 // WindowsConfigInitializationStatus carries the contract's initialization flags.
