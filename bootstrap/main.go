@@ -21,6 +21,8 @@ func main() {
 			"Lifetime of a bootstrap token; extended while the Machine has no Node, up to --bootstrap-join-timeout.")
 		fs.DurationVar(&o.JoinTimeout, "bootstrap-join-timeout", windowsconfig.DefaultJoinTimeout,
 			"How long a Machine may take to get a Node after its first bootstrap token was issued; then the token is revoked unused and the WindowsConfig says BootstrapTokenExpired. Keep it longer than the MachineHealthCheck nodeStartupTimeout.")
+		fs.DurationVar(&o.AccountCleanupTimeout, "computer-account-cleanup-timeout", windowsconfig.DefaultAccountCleanupTimeout,
+			"How long a Machine's deletion retries deleting its Active Directory computer account (or taking it out of groups) before it goes on with a Warning event (ComputerAccountNotDeleted).")
 		fs.IntVar(&o.WindowsConfigConcurrency, "windowsconfig-concurrency", 10, "Number of WindowsConfigs reconciled in parallel.")
 	}, func(ctx context.Context, mgr ctrl.Manager, common *manager.Options) error {
 		o.WatchFilterValue = common.WatchFilterValue

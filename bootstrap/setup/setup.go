@@ -43,6 +43,7 @@ type Options struct {
 	WatchFilterValue         string
 	TokenTTL                 time.Duration
 	JoinTimeout              time.Duration
+	AccountCleanupTimeout    time.Duration
 	WindowsConfigConcurrency int
 	ClusterCache             manager.ClusterCacheOptions
 }
@@ -54,12 +55,13 @@ func Reconcilers(ctx context.Context, mgr ctrl.Manager, o Options) error {
 		return err
 	}
 	return (&windowsconfig.Reconciler{
-		Client:              mgr.GetClient(),
-		SecretCachingClient: secretCachingClient,
-		ClusterCache:        cc,
-		WatchFilterValue:    o.WatchFilterValue,
-		TokenTTL:            o.TokenTTL,
-		JoinTimeout:         o.JoinTimeout,
+		Client:                mgr.GetClient(),
+		SecretCachingClient:   secretCachingClient,
+		ClusterCache:          cc,
+		WatchFilterValue:      o.WatchFilterValue,
+		TokenTTL:              o.TokenTTL,
+		JoinTimeout:           o.JoinTimeout,
+		AccountCleanupTimeout: o.AccountCleanupTimeout,
 	}).SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: max(o.WindowsConfigConcurrency, 1)})
 }
 

@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"net/netip"
+	"net/url"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -38,15 +40,49 @@ func validateActiveDirectory(ad *bootstrapv1.ActiveDirectory, path *field.Path) 
 		}
 	}
 	errs = append(errs, duplicates(ad.DNSServers, strings.ToLower, path.Child("dnsServers"), "", "")...)
-	for _, msg := range validation.IsDNS1123Subdomain(ad.Credentials.Name) {
-		errs = append(errs, field.Invalid(path.Child("credentials", "name"), ad.Credentials.Name, "Secret name: "+msg))
+	errs = append(errs, secretNameErrors(ad.Credentials.Name, path.Child("credentials", "name"))...)
+	for i, g := range ad.Groups {
+		if problem := ouProblem(g, ad.Domain); problem != "" {
+			errs = append(errs, field.Invalid(path.Child("groups").Index(i), g, problem))
+		}
+	}
+	errs = append(errs, duplicates(ad.Groups, strings.ToLower, path.Child("groups"), "", "")...)
+	return append(errs, validateDirectory(ad.Directory, path.Child("directory"))...)
+}
+
+// validateDirectory checks the manager's LDAP server address, CA and Secret name.
+func validateDirectory(d *bootstrapv1.Directory, path *field.Path) field.ErrorList {
+	if d == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	u, err := url.Parse(d.URL)
+	if err != nil || u.Hostname() == "" || u.Path != "" || u.User != nil || (u.Port() != "" && !validPort(u.Port())) {
+		errs = append(errs, field.Invalid(path.Child("url"), d.URL, "must be ldaps://HOST[:PORT] or ldap://HOST[:PORT] (StartTLS)"))
+	}
+	if d.CA != nil {
+		errs = append(errs, validateCABundle(d.CA, path.Child("ca"))...)
+	}
+	return append(errs, secretNameErrors(d.Credentials.Name, path.Child("credentials", "name"))...)
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n > 0 && n < 65536
+}
+
+func secretNameErrors(name string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(path, name, "Secret name: "+msg))
 	}
 	return errs
 }
 
 // noDomainJoin reports an empty activeDirectory ({}), what the templates pass for "no domain join".
 func noDomainJoin(ad *bootstrapv1.ActiveDirectory) bool {
-	return ad.Domain == "" && ad.Credentials == nil && ad.OrganizationalUnit == "" && len(ad.DNSServers) == 0
+	return ad.Domain == "" && ad.Credentials == nil && ad.OrganizationalUnit == "" && len(ad.DNSServers) == 0 &&
+		ad.ComputerAccounts == nil && len(ad.Groups) == 0 && ad.Directory == nil
 }
 
 // ouProblem checks a distinguished name like OU=Kubernetes,OU=Servers,DC=corp,DC=example,DC=com:

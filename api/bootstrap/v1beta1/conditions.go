@@ -63,6 +63,9 @@ const (
 	// WaitingForComputerAccountReason: the Machine has no computer name yet, or the join has not
 	// created the account yet.
 	WaitingForComputerAccountReason = "WaitingForComputerAccount"
+	// StaleComputerAccountReason: the domain has an account of the node's name older than the
+	// Machine and reuse is Refuse: the node's join stops, and capwin does not touch the account.
+	StaleComputerAccountReason = "StaleComputerAccount"
 	// DirectoryNotAvailableReason: the directory's Secret, CA or server cannot be used (the message
 	// says which; retried).
 	DirectoryNotAvailableReason = "DirectoryNotAvailable"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,12 @@ const tokenFinalizer = "windowsconfig.bootstrap.cluster.x-k8s.io/revoke-token" /
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	cfg := s.Config
 	setDataSecretCondition(cfg, metav1.ConditionFalse, bootstrapv1.DeletingReason, "WindowsConfig is being deleted")
+	if controllerutil.ContainsFinalizer(cfg, accountFinalizer) {
+		if done, res := r.deleteAccount(ctx, s); !done {
+			return res, nil
+		}
+		controllerutil.RemoveFinalizer(cfg, accountFinalizer)
+	}
 	if !controllerutil.ContainsFinalizer(cfg, tokenFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -51,13 +58,21 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 	return ctrl.Result{}, nil
 }
 
-// releaseOrphan removes the finalizer of a config being deleted without a Machine or Cluster
-// (nothing left to reach the workload cluster through).
+// releaseOrphan removes the finalizers of a config being deleted without a Machine or Cluster
+// (nothing left to reach the workload cluster through, and no Machine to act for: a Machine
+// waits for its config's deletion, so this is a config deleted on its own, or force-removed
+// owners). A computer account it recorded is named in a Warning event.
 func (r *Reconciler) releaseOrphan(ctx context.Context, cfg *bootstrapv1.WindowsConfig, orphan bool) error {
-	if !orphan || cfg.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(cfg, tokenFinalizer) {
+	if !orphan || cfg.DeletionTimestamp.IsZero() ||
+		(!controllerutil.ContainsFinalizer(cfg, tokenFinalizer) && !controllerutil.ContainsFinalizer(cfg, accountFinalizer)) {
 		return nil
+	}
+	if st := cfg.Status.ActiveDirectory; controllerutil.ContainsFinalizer(cfg, accountFinalizer) && st != nil && st.ObjectGUID != "" {
+		r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, bootstrapv1.ComputerAccountNotDeletedReason, "DeleteComputerAccount",
+			"The config's Machine is gone: computer account %s (objectGUID %s) is left as it is", st.DistinguishedName, st.ObjectGUID)
 	}
 	before := cfg.DeepCopy()
 	controllerutil.RemoveFinalizer(cfg, tokenFinalizer)
+	controllerutil.RemoveFinalizer(cfg, accountFinalizer)
 	return r.Client.Patch(ctx, cfg, client.MergeFrom(before))
 }

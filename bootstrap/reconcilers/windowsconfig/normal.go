@@ -48,11 +48,16 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result
 		setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return ctrl.Result{}, nil
 	case created:
+		account := r.reconcileAccount(ctx, s)
+		var res ctrl.Result
+		var err error
 		if m.Status.NodeRef.IsDefined() {
 			setDataSecretCondition(cfg, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
-			return r.revokeToken(ctx, s) // joined: the token has done its job
+			res, err = r.revokeToken(ctx, s) // joined: the token has done its job
+		} else {
+			res, err = r.keepTokenFresh(ctx, s)
 		}
-		return r.keepTokenFresh(ctx, s)
+		return sooner(res, account), err
 	}
 	return r.generate(ctx, s)
 }
@@ -109,6 +114,9 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	// The finalizer is persisted with this reconcile's patch; until then a lost token only
 	// lives until it expires.
 	controllerutil.AddFinalizer(cfg, tokenFinalizer)
+	if cleansAccount(cfg) {
+		controllerutil.AddFinalizer(cfg, accountFinalizer)
+	}
 	ds, adopted, err := r.adoptDataSecret(ctx, s, remote)
 	deadline := r.joinDeadline(ds) // a re-issued token keeps the first one's deadline
 	if err != nil || adopted {
@@ -310,4 +318,12 @@ func (r *Reconciler) clusterCAHash(ctx context.Context, c *clusterv1.Cluster) (s
 		return "", fmt.Errorf("cluster CA Secret %s-ca key %s: %w", c.Name, secret.TLSCrtDataName, err)
 	}
 	return hash, nil
+}
+
+// sooner is the result that comes back first.
+func sooner(a, b ctrl.Result) ctrl.Result {
+	if a.RequeueAfter == 0 || (b.RequeueAfter > 0 && b.RequeueAfter < a.RequeueAfter) {
+		a.RequeueAfter = b.RequeueAfter
+	}
+	return a
 }

@@ -81,11 +81,12 @@ var machineChanges = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool 
 }}
 
 // readFieldsChanged reports whether a Machine's fields that the reconciler reads differ: its
-// bootstrap reference and data Secret, version, cluster, Node, deletion and labels.
+// bootstrap reference and data Secret, version, cluster, Node, deletion, labels and computer name.
 func readFieldsChanged(a, b *clusterv1.Machine) bool {
 	return a.Spec.Bootstrap.ConfigRef != b.Spec.Bootstrap.ConfigRef ||
 		ptr.Deref(a.Spec.Bootstrap.DataSecretName, "") != ptr.Deref(b.Spec.Bootstrap.DataSecretName, "") ||
 		a.Spec.Version != b.Spec.Version || a.Spec.ClusterName != b.Spec.ClusterName ||
 		a.Status.NodeRef != b.Status.NodeRef ||
-		!a.DeletionTimestamp.Equal(b.DeletionTimestamp) || !maps.Equal(a.Labels, b.Labels)
+		!a.DeletionTimestamp.Equal(b.DeletionTimestamp) || !maps.Equal(a.Labels, b.Labels) ||
+		computerName(a) != computerName(b)
 }

@@ -55,6 +55,11 @@ type Reconciler struct {
 	// JoinTimeout is how long a Machine may take to get a Node after its first bootstrap token;
 	// then the token is revoked unused (DefaultJoinTimeout when zero).
 	JoinTimeout time.Duration
+	// AccountCleanupTimeout bounds a Machine deletion's wait for its computer account's cleanup
+	// (DefaultAccountCleanupTimeout when zero).
+	AccountCleanupTimeout time.Duration
+	// DirectoryTimeout bounds each LDAP dial and request (directory.DefaultTimeout when zero).
+	DirectoryTimeout time.Duration
 	// Now is the clock; nil means time.Now (tests set it).
 	Now func() time.Time
 }
@@ -160,6 +165,7 @@ func (r *Reconciler) patch(ctx context.Context, helper *patch.Helper, cfg *boots
 	}
 	opts := []patch.Option{patch.WithOwnedConditions{Conditions: []string{
 		clusterv1.PausedCondition, bootstrapv1.ReadyCondition, bootstrapv1.DataSecretAvailableCondition,
+		bootstrapv1.ComputerAccountReadyCondition,
 	}}}
 	if success {
 		opts = append(opts, patch.WithStatusObservedGeneration{})

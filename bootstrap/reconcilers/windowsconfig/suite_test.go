@@ -48,6 +48,8 @@ const (
 	defaultFilter    = "default"
 	shortJoinFilter  = "short-join"
 	shortJoinTimeout = 4 * time.Second
+	// shortCleanupTimeout is the short-join manager's computer account cleanup timeout.
+	shortCleanupTimeout = 3 * time.Second
 )
 
 func run(m *testing.M) int {
@@ -58,7 +60,8 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err = startManager(mctx, setup.Options{WatchFilterValue: shortJoinFilter, JoinTimeout: shortJoinTimeout}); err != nil {
+	if _, err = startManager(mctx, setup.Options{WatchFilterValue: shortJoinFilter, JoinTimeout: shortJoinTimeout,
+		AccountCleanupTimeout: shortCleanupTimeout}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
