@@ -43,8 +43,8 @@ func TestDirectoryAdmission(t *testing.T) {
 	ad := func(change func(*bootstrapv1.ActiveDirectory)) func(*bootstrapv1.WindowsConfigSpec) {
 		return func(s *bootstrapv1.WindowsConfigSpec) {
 			s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: "corp.example.com", OrganizationalUnit: ou,
-				Credentials: &bootstrapv1.SecretName{Name: "domain-join"},
-				Groups:      []string{"CN=WebApp01 hosts,OU=Groups,DC=corp,DC=example,DC=com"},
+				Credentials:      &bootstrapv1.SecretName{Name: "domain-join"},
+				Groups:           []string{"CN=WebApp01 hosts,OU=Groups,DC=corp,DC=example,DC=com"},
 				ComputerAccounts: &bootstrapv1.ComputerAccounts{DeletePolicy: bootstrapv1.ComputerAccountDelete, Reuse: bootstrapv1.ComputerAccountRefuse},
 				Directory: &bootstrapv1.Directory{URL: "ldaps://dc1.corp.example.com", Credentials: bootstrapv1.SecretName{Name: "ad-cleanup"},
 					CA: &bootstrapv1.CABundle{Secret: &bootstrapv1.SecretKey{Name: "corp-ca", Key: "ca.crt"}}}}

@@ -27,7 +27,7 @@ const (
 
 // BootstrapSteps are bootstrap.ps1's steps in the order it runs them (its $Steps table).
 var BootstrapSteps = []string{
-	"preflight", "network", "proxy", "time", "domain", "users", "features", "downloads", "disks", "containerd",
+	"preflight", "network", "proxy", "time", "domain", "domainGroups", "users", "features", "downloads", "disks", "containerd",
 	"firewall", "defender", "prePull", "files", "preJoin", "kubelet", "join", "postJoin", "finish",
 }
 

@@ -141,7 +141,11 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 	// OpenSSH ignores for administrators.
 	doc.AdminKeys = adminKeys(in.Users)
 	if d := in.Domain; d != nil {
-		doc.Domain = &DocDomain{Name: d.Name, OrganizationalUnit: d.OrganizationalUnit, DNSServers: d.DNSServers, Username: d.Username, Password: d.Password}
+		doc.Domain = &DocDomain{Name: d.Name, OrganizationalUnit: d.OrganizationalUnit, DNSServers: d.DNSServers, Username: d.Username, Password: d.Password,
+			ReuseAccount: d.ReuseAccount, Groups: d.Groups}
+		if len(d.Groups) > 0 {
+			doc.Domain.GroupWaitSeconds = GroupWait
+		}
 	}
 	if in.Timezone != "" || len(in.NTPServers) > 0 {
 		doc.Time = &DocTime{Timezone: in.Timezone, NTPServers: in.NTPServers}

@@ -90,7 +90,17 @@ type DocDomain struct {
 	DNSServers         []string `json:"dnsServers,omitempty"`
 	Username           string   `json:"username"`
 	Password           string   `json:"password"`
+	// ReuseAccount: join with an existing computer account of the node's name instead of stopping.
+	ReuseAccount bool `json:"reuseAccount,omitempty"`
+	// Groups the node waits to be a member of, up to GroupWaitSeconds, after the join's restart.
+	Groups           []string `json:"groups,omitempty"`
+	GroupWaitSeconds int      `json:"groupWaitSeconds,omitempty"`
 }
+
+// GroupWait is how long a node waits for the bootstrap manager to put its computer account in
+// the groups: the manager looks every 15 s, and a domain controller's replication within a site
+// takes seconds; past it the node goes on without the groups (gMSA pods fail until they come).
+const GroupWait = 15 * 60
 
 // DocDownload is a file fetched and checked before use. Extract is the directory a .tar.gz
 // archive is unpacked into ("" keeps the file as is).

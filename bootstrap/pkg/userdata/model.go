@@ -157,6 +157,12 @@ type Domain struct {
 	OrganizationalUnit string
 	DNSServers         []string
 	Username, Password string
+	// ReuseAccount lets the join use an existing computer account of the node's name (false: the
+	// join step stops, naming it).
+	ReuseAccount bool
+	// Groups are the groups the bootstrap manager adds the account to; the node waits for them
+	// after the join's restart, then renews its Kerberos tickets.
+	Groups []string
 }
 
 // Disk is a data disk: found at SCSI Target/LUN, partitioned in PartitionStyle ("GPT" or "MBR";

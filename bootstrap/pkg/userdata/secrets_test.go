@@ -58,6 +58,20 @@ func TestScriptKeepsSecretsPrivate(t *testing.T) {
 			t.Errorf("Step-Domain passes the password to %s (line %d)", c.Name, c.Line)
 		}
 	}
+	// The stale-account lookup hands the password to the directory entry only.
+	entries := 0
+	for _, c := range calls {
+		if c.Function != "Find-ComputerAccount" || !slices.ContainsFunc(c.Args, func(a string) bool { return strings.Contains(a, ".password") }) {
+			continue
+		}
+		if c.Name != "New-Object" || !slices.Contains(c.Args, "System.DirectoryServices.DirectoryEntry") {
+			t.Errorf("Find-ComputerAccount passes the password to %s %v (line %d)", c.Name, c.Args, c.Line)
+		}
+		entries++
+	}
+	if entries != 1 {
+		t.Errorf("Find-ComputerAccount makes %d directory entries with the password, want 1", entries)
+	}
 	if secure, _ := pscheck.Find(calls, in("Step-Domain", "ConvertTo-SecureString")); !slices.Contains(secure.Args, "$domain.password") {
 		t.Error("Step-Domain does not turn the password into a SecureString")
 	}

@@ -76,7 +76,11 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 	}
 	if ad := spec.ActiveDirectory; ad != nil {
 		in.Domain = &userdata.Domain{Name: ad.Domain, OrganizationalUnit: ad.OrganizationalUnit, DNSServers: ad.DNSServers,
-			Username: p.DomainCredentials.Username, Password: p.DomainCredentials.Password}
+			Username: p.DomainCredentials.Username, Password: p.DomainCredentials.Password,
+			ReuseAccount: reuseAllowed(ad)}
+		if ad.Directory != nil {
+			in.Domain.Groups = ad.Groups // the manager adds them only through its directory access
+		}
 	}
 	if spec.KubeletConfiguration != nil {
 		in.KubeletConfiguration = spec.KubeletConfiguration.Raw

@@ -55,6 +55,23 @@ func TestBuildInput(t *testing.T) {
 					t.Fatalf("taints = %#v", in.Taints)
 				}
 			}},
+		{"the node waits for the groups the manager adds; reuse only when allowed", bootstrapv1.WindowsConfigSpec{
+			ActiveDirectory: &bootstrapv1.ActiveDirectory{Domain: "corp.example.com", OrganizationalUnit: "OU=K8s,DC=corp,DC=example,DC=com",
+				Credentials: &bootstrapv1.SecretName{Name: "join"}, Groups: []string{"CN=hosts,DC=corp,DC=example,DC=com"},
+				ComputerAccounts: &bootstrapv1.ComputerAccounts{Reuse: bootstrapv1.ComputerAccountAllow},
+				Directory: &bootstrapv1.Directory{URL: "ldaps://dc1", Credentials: bootstrapv1.SecretName{Name: "cleanup"}}}},
+			params, func(t *testing.T, in userdata.Input) {
+				if d := in.Domain; d == nil || !d.ReuseAccount || !reflect.DeepEqual(d.Groups, []string{"CN=hosts,DC=corp,DC=example,DC=com"}) {
+					t.Fatalf("domain = %+v", in.Domain)
+				}
+			}},
+		{"a domain join refuses an existing account by default", bootstrapv1.WindowsConfigSpec{
+			ActiveDirectory: &bootstrapv1.ActiveDirectory{Domain: "corp.example.com", Credentials: &bootstrapv1.SecretName{Name: "join"}}},
+			params, func(t *testing.T, in userdata.Input) {
+				if d := in.Domain; d == nil || d.ReuseAccount || d.Groups != nil {
+					t.Fatalf("domain = %+v", in.Domain)
+				}
+			}},
 		{"pre-pull without a timeout gets the default; no images is no pre-pull", bootstrapv1.WindowsConfigSpec{
 			PrePull: &bootstrapv1.PrePull{Images: []string{"busybox"}}}, params, func(t *testing.T, in userdata.Input) {
 			if want := (&userdata.PrePull{Images: []string{"busybox"}, TimeoutSeconds: 1800}); !reflect.DeepEqual(in.PrePull, want) {

@@ -255,6 +255,12 @@ function Step-Domain {
             Set-DnsClientServerAddress -InterfaceIndex $adapter.ifIndex -ServerAddresses $servers
         }
     }
+    if (-not (Get-Field $domain 'reuseAccount')) {
+        $existing = Find-ComputerAccount $domain
+        if ($existing) {
+            throw "the domain already has a computer account named $env:COMPUTERNAME ($existing): a stale account of an earlier node, or another computer's. The join does not reuse it: delete the account, or set activeDirectory.computerAccounts.reuse: Allow"
+        }
+    }
     $password = ConvertTo-SecureString -String $domain.password -AsPlainText -Force
     $credential = New-Object System.Management.Automation.PSCredential ($domain.username, $password)
     $join = @{ DomainName = $domain.name; Credential = $credential; Force = $true }
@@ -268,6 +274,67 @@ function Step-Domain {
         throw "joining domain $($domain.name) was refused: $($_.Exception.Message)"
     }
     Request-Reboot "joined domain $($domain.name) as $env:COMPUTERNAME"
+}
+
+# Find-ComputerAccount returns the distinguished name of the domain's computer account of this
+# computer's name, as the join account sees it (signed and sealed bind), or nothing.
+function Find-ComputerAccount {
+    param($Domain)
+    $root = New-Object System.DirectoryServices.DirectoryEntry ("LDAP://$($Domain.name)", $Domain.username, $Domain.password)
+    $searcher = New-Object System.DirectoryServices.DirectorySearcher ($root)
+    $searcher.Filter = "(&(objectCategory=computer)(sAMAccountName=$($env:COMPUTERNAME)`$))"
+    [void]$searcher.PropertiesToLoad.Add('distinguishedName')
+    try {
+        $found = $searcher.FindOne()
+    } catch {
+        throw "looking up computer account $env:COMPUTERNAME in $($Domain.name) failed: $($_.Exception.Message)"
+    }
+    if ($found) {
+        return [string]$found.Properties['distinguishedname'][0]
+    }
+}
+
+# Step-DomainGroups waits until the bootstrap manager has put this computer's account in the
+# groups (e.g. a gMSA's hosts group), then purges the computer's Kerberos tickets so the next one
+# carries the groups (no second restart). Past the wait it goes on without them.
+function Step-DomainGroups {
+    $domain = Get-Field $Data 'domain'
+    if ($null -eq $domain) {
+        return
+    }
+    $groups = Get-List $domain 'groups'
+    if ($groups.Count -eq 0) {
+        return
+    }
+    $deadline = (Get-Date).AddSeconds($domain.groupWaitSeconds)
+    while ($true) {
+        $searcher = New-Object System.DirectoryServices.DirectorySearcher
+        $searcher.Filter = "(&(objectCategory=computer)(sAMAccountName=$($env:COMPUTERNAME)`$))"
+        [void]$searcher.PropertiesToLoad.Add('memberOf')
+        $memberOf = @()
+        try {
+            $found = $searcher.FindOne()
+            if ($found) {
+                $memberOf = @($found.Properties['memberof'])
+            }
+        } catch {
+            Write-Log "reading the computer account's groups failed: $($_.Exception.Message)"
+        }
+        $missing = @($groups | Where-Object { $memberOf -notcontains $_ })
+        if ($missing.Count -eq 0) {
+            break
+        }
+        if ((Get-Date) -gt $deadline) {
+            Write-Log "not a member of $($missing -join '; ') after $($domain.groupWaitSeconds) s: going on; pods using a gMSA of those groups fail until the membership is there and the tickets are renewed (klist -li 0x3e7 purge)"
+            return
+        }
+        $message = "waiting for the bootstrap manager to add $env:COMPUTERNAME to $($missing -join '; ')"
+        Write-Log $message
+        Send-Status $Step 'Running' $message
+        Start-Sleep -Seconds 10
+    }
+    & klist.exe -li 0x3e7 purge | Out-Null
+    Write-Log "member of $($groups -join '; '); the computer's Kerberos tickets were purged"
 }
 
 function Write-Keys {
@@ -788,6 +855,7 @@ $Steps = [ordered]@{
     'proxy'      = { Step-Proxy }
     'time'       = { Step-Time }
     'domain'     = { Step-Domain }
+    'domainGroups' = { Step-DomainGroups }
     'users'      = { Step-Users }
     'features'   = { Step-Features }
     'downloads'  = { Step-Downloads }
