@@ -16,7 +16,9 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/bootstrap/pkg/userdata"
 	infraguest "github.com/capwin/capwin/infrastructure/pkg/guest"
+	"github.com/capwin/capwin/internal/test/adsim"
 	"github.com/capwin/capwin/test/framework/harness"
 )
 
@@ -30,10 +32,25 @@ const (
 	pullPassword = "pull-p4ss" //nolint:gosec // G101: a test credential that must reach the node's containerd
 )
 
-// enterpriseWorkers stores the CA ConfigMap and the registry and domain credentials Secrets in the workload's
-// namespace and returns the bootstrap settings that use them.
-func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.WindowsConfigSpec) {
+// The harness domain's group allowed to retrieve a gMSA's password, and the account the bootstrap
+// manager uses to delete computer accounts in the OU and write that group's members.
+const (
+	gmsaHosts       = "CN=WebApp01 hosts,OU=Servers,DC=corp,DC=example,DC=com"
+	cleanupUser     = "svc-k8s-cleanup"
+	cleanupPassword = "Cl3anup-p4ss" //nolint:gosec // G101: a test credential of the simulated domain
+)
+
+// enterpriseWorkers stores the CA ConfigMap and the registry, domain join and directory
+// credentials Secrets in the workload's namespace and returns the bootstrap settings that use
+// them, and the domain's directory (LDAPS, private CA), which it starts: the bootstrap manager
+// puts each node's computer account in the gMSA hosts group and deletes it with the Machine.
+func enterpriseWorkers(t *testing.T, h *harness.Harness) (func(*bootstrapv1.WindowsConfigSpec), *adsim.Directory) {
 	g := NewWithT(t)
+	dir, err := h.Guests.Domain.Serve()
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(dir.Stop)
+	dir.AddGroup(gmsaHosts)
+	dir.AddUser(adsim.User{Name: cleanupUser, Password: cleanupPassword, DeleteOUs: []string{harness.DomainOU}, WriteMembers: []string{gmsaHosts}})
 	ca, err := os.ReadFile("../../bootstrap/pkg/userdata/testdata/registry-ca.pem")
 	g.Expect(err).NotTo(HaveOccurred())
 	c := h.Management.Client
@@ -43,9 +60,15 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(pullUser), "password": []byte(pullPassword)}})).To(Succeed())
 	g.Expect(c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "domain-join", Namespace: harness.Namespace},
 		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(harness.DomainJoinUser), "password": []byte(h.Guests.Domain.Password)}})).To(Succeed())
+	g.Expect(c.Create(t.Context(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "ad-cleanup", Namespace: harness.Namespace},
+		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(cleanupUser + "@" + harness.DomainName), "password": []byte(cleanupPassword)}})).To(Succeed())
 	return func(s *bootstrapv1.WindowsConfigSpec) {
 		s.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: harness.DomainName, OrganizationalUnit: harness.DomainOU,
-			DNSServers: []string{harness.DomainDNS}, Credentials: &bootstrapv1.SecretName{Name: "domain-join"}}
+			DNSServers: []string{harness.DomainDNS}, Credentials: &bootstrapv1.SecretName{Name: "domain-join"},
+			Groups:           []string{gmsaHosts},
+			ComputerAccounts: &bootstrapv1.ComputerAccounts{DeletePolicy: bootstrapv1.ComputerAccountDelete},
+			Directory: &bootstrapv1.Directory{URL: dir.URL, Credentials: bootstrapv1.SecretName{Name: "ad-cleanup"},
+				CA: &bootstrapv1.CABundle{Content: string(dir.CA)}}}
 		containerdOnDataDisk(1, 0)(s)
 		s.Containerd.Registries = []bootstrapv1.Registry{{Host: "registry.k8s.io", Mirrors: []bootstrapv1.RegistryMirror{{
 			URL: mirrorURL,
@@ -54,7 +77,7 @@ func enterpriseWorkers(t *testing.T, h *harness.Harness) func(*bootstrapv1.Windo
 				Credentials: &bootstrapv1.SecretName{Name: "corp-pull"},
 			},
 		}}}}
-	}
+	}, dir
 }
 
 // enterpriseMachines gives the VMs a data disk for containerd (unit 1 of the template's SCSI
@@ -74,13 +97,14 @@ const (
 	corpRouter  = "10.1.0.254"
 )
 
-// checkEnterpriseNode: the node joined the domain (its computer account is in the OU); its
+// checkEnterpriseNode: the node joined the domain (its computer account is in the OU, in the gMSA
+// hosts group, found by the bootstrap manager, and the node waited for the group); its
 // containerd (containerd's own resolver on the files the bootstrap wrote) pulls the pause image
 // from the mirror first, trusting the company CA and sending the pull credentials, and from
 // registry.k8s.io after it, and keeps its data on the VM's data disk, which the VCenterMachine
 // reports at the SCSI address the bootstrap found it at; the cloudbase-init guest applied the route,
 // MTU and search domain (the bootstrap's network step); the VM carries the company's tags.
-func checkEnterpriseNode(g Gomega, h *harness.Harness, m clusterv1.Machine) {
+func checkEnterpriseNode(g Gomega, h *harness.Harness, dir *adsim.Directory, m clusterv1.Machine) {
 	node := m.Status.NodeRef.Name
 	guest := h.Guests.ByNode(node)
 	g.Expect(guest).NotTo(BeNil(), "guest of node %s", node)
@@ -92,6 +116,16 @@ func checkEnterpriseNode(g Gomega, h *harness.Harness, m clusterv1.Machine) {
 	g.Expect(pull.Endpoints[0].Credentials).To(Equal(pullUser + ":" + pullPassword))
 	g.Expect(pull.Endpoints[1].URL).To(Equal("https://registry.k8s.io/v2"))
 	g.Expect(h.Guests.Domain.Accounts()).To(HaveKeyWithValue(strings.ToUpper(node), harness.DomainOU), "computer account of %s", node)
+	acct := dir.Computer(node)
+	g.Expect(acct).NotTo(BeNil(), "computer account of %s in the directory", node)
+	g.Expect(acct.Attrs["memberof"]).To(Equal([]string{gmsaHosts}))
+	cfg := &bootstrapv1.WindowsConfig{}
+	g.Expect(h.Management.Client.Get(context.Background(), client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.Bootstrap.ConfigRef.Name}, cfg)).To(Succeed())
+	g.Expect(cfg.Status.ActiveDirectory).NotTo(BeNil())
+	g.Expect(cfg.Status.ActiveDirectory.DistinguishedName).To(Equal(acct.DN))
+	g.Expect(ptr.Deref(cfg.Status.ActiveDirectory.CreatedByJoin, false)).To(BeTrue())
+	bootLog, _ := guest.File(userdata.LogFile)
+	g.Expect(string(bootLog)).To(ContainSubstring("[domainGroups] member of " + gmsaHosts + "; the computer's Kerberos tickets were purged"))
 
 	checkDataDisk(g, h, m, infrav1.DataDiskStatus{Name: "containerd", Target: 1, LUN: 0})
 	vm := &infrav1.VCenterMachine{}

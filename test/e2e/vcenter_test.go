@@ -12,6 +12,7 @@ import (
 
 	bootstrapv1 "github.com/capwin/capwin/api/bootstrap/v1beta1"
 	infrav1 "github.com/capwin/capwin/api/infrastructure/v1beta1"
+	"github.com/capwin/capwin/internal/test/adsim"
 	"github.com/capwin/capwin/test/framework/harness"
 	"github.com/capwin/capwin/test/framework/harness/guest"
 )
@@ -97,7 +98,7 @@ func TestVCenter(t *testing.T) {
 	p("3. blue/green: all nodes on 10.0.26100, fewest app pods available %d (PDB minAvailable 2)", minAvail)
 
 	// 4. Side by side: a process-isolated app pinned to a build moves to a new MachineDeployment.
-	sideBySide(t, h, p)
+	dir := sideBySide(t, h, p)
 
 	// 5. MachineHealthCheck: a guest that never joins is replaced.
 	remediation(t, h, p)
@@ -107,14 +108,15 @@ func TestVCenter(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(s.VMs + s.Files + s.Rules + s.Tagged + s.Tokens + s.Machines).To(BeZero())
 	g.Expect(h.Guests.Running()).To(BeEmpty())
-	p("7. delete: 0 VMs, 0 Machines, 0 anti-affinity rules, 0 tag attachments, 0 bootstrap tokens")
+	g.Expect(dir.Computers()).To(BeEmpty(), "the Machines' deletion deleted win25's computer accounts")
+	p("7. delete: 0 VMs, 0 Machines, 0 anti-affinity rules, 0 tag attachments, 0 bootstrap tokens, 0 computer accounts")
 }
 
 // sideBySide: MachineDeployment "win22" (ltsc2022) runs a process-isolated ltsc2022 app pinned
 // by node.kubernetes.io/windows-build; "win25" (ltsc2025) comes up beside it; the app switches
 // image and selector and moves; then win22 is scaled to 0. Each has kubelet settings of its own
 // (spec.kubeletConfiguration, win22 in the powershell format), which its Nodes show.
-func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
+func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) *adsim.Directory {
 	g := NewWithT(t)
 	ctx := t.Context()
 	const app = "legacy"
@@ -129,7 +131,7 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	g.Expect(h.DeployApp(ctx, pin("ltsc2022"))).To(Succeed())
 	g.Expect(h.WaitApp(ctx, app, 2, stepTimeout)).To(Succeed())
 
-	enterprise := enterpriseWorkers(t, h)
+	enterprise, dir := enterpriseWorkers(t, h)
 	g.Expect(h.CreateWorkers(ctx, harness.Workers{Name: "win25", Image: "ltsc2025", Replicas: 2, Bootstrap: func(s *bootstrapv1.WindowsConfigSpec) {
 		enterprise(s)
 		s.KubeletConfiguration = kubelet(`{"maxPods": 50}`)
@@ -147,7 +149,7 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 		g.Expect(machines).To(HaveLen(2))
 		for _, m := range machines {
 			g.Expect(m.Status.NodeRef.IsDefined()).To(BeTrue(), "machine %s has a Node", m.Name)
-			checkEnterpriseNode(g, h, m)
+			checkEnterpriseNode(g, h, dir, m)
 		}
 		// win25 is the one MachineDeployment with anti-affinity: one rule, and its two VMs carry
 		// two tags each.
@@ -167,7 +169,8 @@ func sideBySide(t *testing.T, h *harness.Harness, p harness.Progress) {
 	}, stepTimeout, time.Second).Should(Succeed())
 	g.Expect(h.ScaleWorkers(ctx, "win22", 0)).To(Succeed())
 	g.Eventually(func() int { return readyNodes(t, h, "10.0.20348") + len(machinesOf(t, h, "win22")) }, stepTimeout, time.Second).Should(BeZero())
-	p("4. side by side: win25 pulls through the company mirror (CA, credentials); app moved to win25 by windows-build; win22 scaled to 0")
+	p("4. side by side: win25 pulls through the company mirror (CA, credentials), its computer accounts are in the gMSA hosts group; app moved to win25 by windows-build; win22 scaled to 0")
+	return dir
 }
 
 // remediation: of MachineDeployment "flaky", the first guest never joins and the second fails

@@ -75,9 +75,10 @@ type ComputerAccounts struct {
 	DeletePolicy string `json:"deletePolicy,omitempty"`
 
 	// reuse is what the join step does when the domain already has a computer account of the
-	// node's name: Refuse (the default) stops the bootstrap with an error naming the account (a
-	// stale account of a deleted node, or another computer's); Allow joins with it (Windows'
-	// own account-reuse rules still apply).
+	// node's name created before the Machine: Refuse (the default) stops the bootstrap with an
+	// error naming the account (a stale account of a deleted node, or another computer's); Allow
+	// joins with it (Windows' own account-reuse rules still apply). An account created after the
+	// Machine (its own earlier join, e.g. before its VM was made again) is always used.
 	// +optional
 	// +kubebuilder:validation:Enum=Refuse;Allow
 	Reuse string `json:"reuse,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/Microsoft/hcsshim/osversion"
 
@@ -143,6 +144,9 @@ func buildDocument(in *Input, mode string) (*Document, error) {
 	if d := in.Domain; d != nil {
 		doc.Domain = &DocDomain{Name: d.Name, OrganizationalUnit: d.OrganizationalUnit, DNSServers: d.DNSServers, Username: d.Username, Password: d.Password,
 			ReuseAccount: d.ReuseAccount, Groups: d.Groups}
+		if !d.AccountNotBefore.IsZero() {
+			doc.Domain.AccountNotBefore = d.AccountNotBefore.UTC().Truncate(time.Second).Format(time.RFC3339)
+		}
 		if len(d.Groups) > 0 {
 			doc.Domain.GroupWaitSeconds = GroupWait
 		}

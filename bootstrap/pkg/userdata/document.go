@@ -90,8 +90,10 @@ type DocDomain struct {
 	DNSServers         []string `json:"dnsServers,omitempty"`
 	Username           string   `json:"username"`
 	Password           string   `json:"password"`
-	// ReuseAccount: join with an existing computer account of the node's name instead of stopping.
-	ReuseAccount bool `json:"reuseAccount,omitempty"`
+	// ReuseAccount: join with an existing computer account of the node's name created before
+	// AccountNotBefore (RFC 3339, UTC: the Machine's creation) instead of stopping.
+	ReuseAccount     bool   `json:"reuseAccount,omitempty"`
+	AccountNotBefore string `json:"accountNotBefore,omitempty"`
 	// Groups the node waits to be a member of, up to GroupWaitSeconds, after the join's restart.
 	Groups           []string `json:"groups,omitempty"`
 	GroupWaitSeconds int      `json:"groupWaitSeconds,omitempty"`

@@ -5,6 +5,8 @@
 // value is ever spliced into code.
 package userdata
 
+import "time"
+
 // Format selects the shape of the rendered user data.
 type Format string
 
@@ -157,9 +159,11 @@ type Domain struct {
 	OrganizationalUnit string
 	DNSServers         []string
 	Username, Password string
-	// ReuseAccount lets the join use an existing computer account of the node's name (false: the
-	// join step stops, naming it).
-	ReuseAccount bool
+	// ReuseAccount lets the join use an existing computer account of the node's name created
+	// before AccountNotBefore (false: the join step stops, naming it). An account created since
+	// (an earlier join of this Machine, e.g. before its VM was made again) is always reused.
+	ReuseAccount     bool
+	AccountNotBefore time.Time
 	// Groups are the groups the bootstrap manager adds the account to; the node waits for them
 	// after the join's restart, then renews its Kerberos tickets.
 	Groups []string

@@ -30,7 +30,7 @@ const DefaultAccountCleanupTimeout = 10 * time.Minute
 
 // Directory retries: while the node is joining, and after an error.
 const (
-	accountPoll  = 15 * time.Second
+	accountPoll  = 10 * time.Second
 	accountRetry = time.Minute
 )
 

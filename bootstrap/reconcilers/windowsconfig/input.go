@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -28,6 +29,9 @@ type JoinParams struct {
 	Registries RegistryRefs
 	// DomainCredentials are the resolved spec.activeDirectory.credentials.
 	DomainCredentials userdata.Access
+	// MachineCreated is the Machine's creation time: a computer account older than it is not
+	// this Machine's (its join refuses it unless reuse is Allow).
+	MachineCreated time.Time
 }
 
 // defaultPrePullSeconds bounds the pre-pulls when prePull.timeoutSeconds is unset.
@@ -77,7 +81,7 @@ func BuildInput(spec *bootstrapv1.WindowsConfigSpec, p JoinParams) userdata.Inpu
 	if ad := spec.ActiveDirectory; ad != nil {
 		in.Domain = &userdata.Domain{Name: ad.Domain, OrganizationalUnit: ad.OrganizationalUnit, DNSServers: ad.DNSServers,
 			Username: p.DomainCredentials.Username, Password: p.DomainCredentials.Password,
-			ReuseAccount: reuseAllowed(ad)}
+			ReuseAccount: reuseAllowed(ad), AccountNotBefore: p.MachineCreated}
 		if ad.Directory != nil {
 			in.Domain.Groups = ad.Groups // the manager adds them only through its directory access
 		}

@@ -59,7 +59,7 @@ func TestBuildInput(t *testing.T) {
 			ActiveDirectory: &bootstrapv1.ActiveDirectory{Domain: "corp.example.com", OrganizationalUnit: "OU=K8s,DC=corp,DC=example,DC=com",
 				Credentials: &bootstrapv1.SecretName{Name: "join"}, Groups: []string{"CN=hosts,DC=corp,DC=example,DC=com"},
 				ComputerAccounts: &bootstrapv1.ComputerAccounts{Reuse: bootstrapv1.ComputerAccountAllow},
-				Directory: &bootstrapv1.Directory{URL: "ldaps://dc1", Credentials: bootstrapv1.SecretName{Name: "cleanup"}}}},
+				Directory:        &bootstrapv1.Directory{URL: "ldaps://dc1", Credentials: bootstrapv1.SecretName{Name: "cleanup"}}}},
 			params, func(t *testing.T, in userdata.Input) {
 				if d := in.Domain; d == nil || !d.ReuseAccount || !reflect.DeepEqual(d.Groups, []string{"CN=hosts,DC=corp,DC=example,DC=com"}) {
 					t.Fatalf("domain = %+v", in.Domain)

@@ -130,6 +130,7 @@ func (r *Reconciler) generate(ctx context.Context, s *scope) (ctrl.Result, error
 	in := BuildInput(&cfg.Spec, JoinParams{
 		Endpoint: c.Spec.ControlPlaneEndpoint.String(), Token: token, CAHash: caHash,
 		KubernetesVersion: s.Machine.Spec.Version, Files: files, Registries: regs, DomainCredentials: domain,
+		MachineCreated: s.Machine.CreationTimestamp.Time,
 	})
 	data, err := userdata.Render(in)
 	if err != nil {

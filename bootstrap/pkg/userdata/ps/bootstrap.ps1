@@ -255,11 +255,16 @@ function Step-Domain {
             Set-DnsClientServerAddress -InterfaceIndex $adapter.ifIndex -ServerAddresses $servers
         }
     }
-    if (-not (Get-Field $domain 'reuseAccount')) {
-        $existing = Find-ComputerAccount $domain
-        if ($existing) {
-            throw "the domain already has a computer account named $env:COMPUTERNAME ($existing): a stale account of an earlier node, or another computer's. The join does not reuse it: delete the account, or set activeDirectory.computerAccounts.reuse: Allow"
+    $existing = Find-ComputerAccount $domain
+    $notBefore = Get-Field $domain 'accountNotBefore'
+    if ($existing -and $notBefore -and -not (Get-Field $domain 'reuseAccount')) {
+        $since = [DateTime]::Parse($notBefore, [Globalization.CultureInfo]::InvariantCulture, [Globalization.DateTimeStyles]::AdjustToUniversal)
+        if ($existing.Created -lt $since) {
+            throw "the domain already has a computer account named $env:COMPUTERNAME ($($existing.DN), created $($existing.Created.ToString('u'))), older than this Machine: a stale account of an earlier node, or another computer's. The join does not reuse it: delete the account, or set activeDirectory.computerAccounts.reuse: Allow"
         }
+    }
+    if ($existing) {
+        Write-Log "joining with the existing computer account $($existing.DN)"
     }
     $password = ConvertTo-SecureString -String $domain.password -AsPlainText -Force
     $credential = New-Object System.Management.Automation.PSCredential ($domain.username, $password)
@@ -276,21 +281,24 @@ function Step-Domain {
     Request-Reboot "joined domain $($domain.name) as $env:COMPUTERNAME"
 }
 
-# Find-ComputerAccount returns the distinguished name of the domain's computer account of this
-# computer's name, as the join account sees it (signed and sealed bind), or nothing.
+# Find-ComputerAccount returns the DN and creation time (UTC) of the domain's computer account of
+# this computer's name, as the join account sees it (signed and sealed bind), or nothing.
 function Find-ComputerAccount {
     param($Domain)
     $root = New-Object System.DirectoryServices.DirectoryEntry ("LDAP://$($Domain.name)", $Domain.username, $Domain.password)
     $searcher = New-Object System.DirectoryServices.DirectorySearcher ($root)
     $searcher.Filter = "(&(objectCategory=computer)(sAMAccountName=$($env:COMPUTERNAME)`$))"
     [void]$searcher.PropertiesToLoad.Add('distinguishedName')
+    [void]$searcher.PropertiesToLoad.Add('whenCreated')
     try {
         $found = $searcher.FindOne()
     } catch {
         throw "looking up computer account $env:COMPUTERNAME in $($Domain.name) failed: $($_.Exception.Message)"
     }
     if ($found) {
-        return [string]$found.Properties['distinguishedname'][0]
+        # The directory searcher gives whenCreated in UTC.
+        $created = [DateTime]::SpecifyKind($found.Properties['whencreated'][0], [DateTimeKind]::Utc)
+        return [pscustomobject]@{ DN = [string]$found.Properties['distinguishedname'][0]; Created = $created }
     }
 }
 

@@ -163,7 +163,7 @@ func (f *fixture) testFailAt(t *testing.T) {
 		osversion.LTSC2022, guest.Faults{FailAt: "containerd"}, time.Minute)
 	waitDone(t, g, time.Minute)
 	_, reports, _ := rec.snapshot()
-	want := "preflight:Running network:Running proxy:Running time:Running domain:Running users:Running features:Running downloads:Running disks:Running containerd:Running containerd:Failed"
+	want := "preflight:Running network:Running proxy:Running time:Running domain:Running domainGroups:Running users:Running features:Running downloads:Running disks:Running containerd:Running containerd:Failed"
 	if got := reportSteps(reports); got != want {
 		t.Errorf("reports = %s\nwant %s", got, want)
 	}

@@ -25,7 +25,7 @@ func (f *fixture) testPowerShellReboot(t *testing.T) {
 		t.Fatalf("join: %v", err)
 	}
 	_, reports, _ := rec.snapshot()
-	want := "preflight:Running network:Running proxy:Running time:Running domain:Running users:Running features:Running features:Rebooting " +
+	want := "preflight:Running network:Running proxy:Running time:Running domain:Running domainGroups:Running users:Running features:Running features:Rebooting " +
 		"preflight:Running features:Running downloads:Running disks:Running containerd:Running firewall:Running defender:Running prePull:Running " +
 		"files:Running preJoin:Running kubelet:Running join:Running postJoin:Running finish:Running finish:Succeeded"
 	if got := reportSteps(reports); got != want {

@@ -36,6 +36,8 @@ func (s *script) do(ctx context.Context, name string) error {
 		}
 	case "domain":
 		return s.joinDomain()
+	case "domainGroups":
+		return s.waitGroups(ctx)
 	case "users":
 		for _, u := range doc.Users {
 			if len(u.SSHAuthorizedKeys) > 0 {
