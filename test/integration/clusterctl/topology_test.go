@@ -57,7 +57,7 @@ func TestTopology(t *testing.T) {
 	// The domain join has no clusterctl variable in this flavor: the operator sets the Cluster's.
 	vars, _, _ := unstructured.NestedSlice(cluster.Object, "spec", "topology", "variables")
 	vars = append(vars, map[string]any{"name": "windowsActiveDirectory",
-		"value": map[string]any{"domain": "corp.example.com", "credentials": map[string]any{"name": "domain-join"}}})
+		"value": topologyDomain()})
 	g.Expect(unstructured.SetNestedSlice(cluster.Object, vars, "spec", "topology", "variables")).To(Succeed())
 	// The Cluster webhook checks the topology variables against the ClusterClass's status.
 	g.Eventually(func(g Gomega) {
@@ -111,7 +111,7 @@ func TestTopology(t *testing.T) {
 		registries, _, _ := unstructured.NestedSlice(boot.Object, "spec", "template", "spec", "containerd", "registries")
 		g.Expect(registries).To(ConsistOf(map[string]any{"host": "registry.k8s.io", "mirrors": []any{map[string]any{"url": "https://mirror.corp.example"}}}))
 		ad, _, _ := unstructured.NestedMap(boot.Object, "spec", "template", "spec", "activeDirectory")
-		g.Expect(ad).To(Equal(map[string]any{"domain": "corp.example.com", "credentials": map[string]any{"name": "domain-join"}}))
+		g.Expect(ad).To(Equal(topologyDomain()))
 		// The topology's MachineDeployment carries the autoscaler's annotations.
 		var mds clusterv1.MachineDeploymentList
 		g.Expect(mgmt.Client.List(ctx, &mds, client.InNamespace(ns), client.MatchingLabels{
@@ -273,4 +273,15 @@ func startTopologyControllers(ctx context.Context, t *testing.T) {
 			t.Error(err)
 		}
 	}()
+}
+
+// topologyDomain is the Cluster's windowsActiveDirectory: a join with account deletion and a gMSA
+// hosts group through the manager's directory access, which the class's patch passes on whole.
+func topologyDomain() map[string]any {
+	return map[string]any{"domain": "corp.example.com", "organizationalUnit": "OU=Kubernetes,DC=corp,DC=example,DC=com",
+		"credentials":      map[string]any{"name": "domain-join"},
+		"computerAccounts": map[string]any{"deletePolicy": "Delete", "reuse": "Refuse"},
+		"groups":           []any{"CN=WebApp01 hosts,OU=Groups,DC=corp,DC=example,DC=com"},
+		"directory": map[string]any{"url": "ldaps://dc1.corp.example.com", "credentials": map[string]any{"name": "ad-cleanup"},
+			"ca": map[string]any{"secret": map[string]any{"name": "corp-ca", "key": "ca.crt"}}}}
 }
