@@ -103,14 +103,14 @@ func (dc *DomainController) join(computer string, d *userdata.DocDomain) error {
 	const failed = "Computer '%s' failed to join domain '%s' from its current workgroup 'WORKGROUP' with following error message: %s"
 	if !strings.EqualFold(d.Username, dc.Username) && !strings.EqualFold(d.Username, dc.Name+`\`+dc.Username) ||
 		d.Password != dc.Password {
-		return fmt.Errorf(failed, computer, d.Name, "The user name or password is incorrect.")
+		return fmt.Errorf(failed, computer, d.Name, "The user name or password is incorrect.") //nolint:staticcheck // Add-Computer's own words
 	}
 	if d.OrganizationalUnit != "" && !containsFold(dc.OUs, d.OrganizationalUnit) {
-		return fmt.Errorf(failed, computer, d.Name, "The system cannot find the file specified.")
+		return fmt.Errorf(failed, computer, d.Name, "The system cannot find the file specified.") //nolint:staticcheck // Add-Computer's own words
 	}
 	if dir := dc.directory(); dir != nil {
 		if _, err := dir.Join(computer, d.OrganizationalUnit, d.Username, d.Password); err != nil {
-			return fmt.Errorf(failed, computer, d.Name, err.Error())
+			return fmt.Errorf(failed, computer, d.Name, err.Error()) //nolint:staticcheck // Add-Computer's own words
 		}
 	}
 	dc.mu.Lock()
