@@ -140,3 +140,21 @@ func TestMissingOU(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("searching OU=Gone,DC=corp,DC=example,DC=com: it does not exist (LDAP 32)")))
 	g.Expect(c.AddMember("CN=Gone,DC=corp,DC=example,DC=com", "CN=X,"+ou)).To(MatchError(ContainSubstring("the group does not exist")))
 }
+
+// TestNamesAreNotFilters: a computer name is escaped in the search filter, so a name such as *
+// or one that closes the filter matches no other account.
+func TestNamesAreNotFilters(t *testing.T) {
+	g := NewWithT(t)
+	d := domain(t, adsim.Options{})
+	d.AddComputer("WIN-ABC12", ou, time.Now())
+	c, err := directory.Dial(config(d))
+	g.Expect(err).NotTo(HaveOccurred())
+	defer c.Close()
+	for _, name := range []string{"*", "WIN-ABC12$)(objectCategory=*", `WIN-ABC12\2a`} {
+		a, err := c.FindComputer(ou, name)
+		g.Expect(err).NotTo(HaveOccurred(), name)
+		g.Expect(a).To(BeNil(), name)
+	}
+	_, err = c.ComputerByGUID(ou, "not-a-guid")
+	g.Expect(err).To(MatchError(ContainSubstring("not a GUID")))
+}

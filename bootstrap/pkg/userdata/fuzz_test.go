@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -37,7 +39,8 @@ func FuzzRender(f *testing.F) {
 		in.Users = []User{{Name: user, SSHAuthorizedKeys: []string{argValue}}}
 		in.KubeletExtraArgs = []Arg{{Name: "max-pods", Value: argValue}}
 		in.Disks = []Disk{{LUN: 1, Label: labelValue, MountPath: `C:\data`}}
-		in.Domain = &Domain{Name: "corp.example.com", OrganizationalUnit: labelValue, Username: user, Password: argValue}
+		in.Domain = &Domain{Name: "corp.example.com", OrganizationalUnit: labelValue, Username: user, Password: argValue,
+			Groups: []string{labelValue, argValue}, AccountNotBefore: time.Unix(1764900000, 0)}
 		in.KubeletConfiguration, _ = json.Marshal(map[string]any{"providerID": argValue, "featureGates": map[string]bool{labelKey: true}})
 		in.Registries = []Registry{{Host: "registry.corp.example", Access: Access{Username: "robot", Password: argValue}}}
 		in.PrePull = &PrePull{Images: []string{"registry.corp.example/iis/app:1.4"}, TimeoutSeconds: 600}
@@ -104,7 +107,8 @@ func checkRoundTrip(t *testing.T, doc *Document, in *Input, content, command str
 	if len(doc.Disks) != 1 || doc.Disks[0].Label != in.Disks[0].Label {
 		t.Fatalf("disk label changed: %q -> %+v", in.Disks[0].Label, doc.Disks)
 	}
-	if d := doc.Domain; d == nil || d.Username != in.Domain.Username || d.Password != in.Domain.Password || d.OrganizationalUnit != in.Domain.OrganizationalUnit {
+	if d := doc.Domain; d == nil || d.Username != in.Domain.Username || d.Password != in.Domain.Password || d.OrganizationalUnit != in.Domain.OrganizationalUnit ||
+		!slices.Equal(d.Groups, in.Domain.Groups) || d.AccountNotBefore != "2025-12-05T02:00:00Z" {
 		t.Fatalf("domain join changed: %+v -> %+v", in.Domain, doc.Domain)
 	}
 	if !strings.Contains(doc.Join.Config, "effect: NoSchedule") {

@@ -181,3 +181,19 @@ func TestComputerAccountCleanupIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestDirectoryRefusesAHypervisorLogin: a tenant cannot point the directory credentials at the
+// hypervisor login a cluster holds: its password is never sent to the tenant's LDAP server.
+func TestDirectoryRefusesAHypervisorLogin(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	d := domainController(t, adsim.Options{})
+	f := accountFixture(t, d, readyCluster(), adOU, adCleanPW)
+	login := &corev1.Secret{}
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: f.ns, Name: "ad-cleanup"}, login)).To(Succeed())
+	login.Labels = map[string]string{"infrastructure.cluster.x-k8s.io/credentials": "true"}
+	g.Expect(k8s.Update(ctx, login)).To(Succeed())
+	f.dataSecret(t)
+	f.named(g, "WIN-ABC12")
+	f.waitAccount(t, metav1.ConditionFalse, bootstrapv1.DirectoryNotAvailableReason, "is the hypervisor login of")
+}
