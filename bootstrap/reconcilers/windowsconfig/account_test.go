@@ -46,13 +46,16 @@ func domainController(t *testing.T, opts adsim.Options) *adsim.Directory {
 
 // accountFixture is a Machine whose WindowsConfig joins the domain with account cleanup and the
 // hosts group, through the directory d, with the cleanup account's password.
-func accountFixture(t *testing.T, d *adsim.Directory, o fixtureOpts, ou, password string) *fixture {
+func accountFixture(t *testing.T, d *adsim.Directory, o fixtureOpts, ou, password string, change ...func(*bootstrapv1.ActiveDirectory)) *fixture {
 	t.Helper()
 	o.spec.ActiveDirectory = &bootstrapv1.ActiveDirectory{Domain: d.Domain, OrganizationalUnit: ou,
 		Credentials: &bootstrapv1.SecretName{Name: "domain-join"}, Groups: []string{adHosts},
 		ComputerAccounts: &bootstrapv1.ComputerAccounts{DeletePolicy: bootstrapv1.ComputerAccountDelete},
 		Directory: &bootstrapv1.Directory{URL: d.URL, Credentials: bootstrapv1.SecretName{Name: "ad-cleanup"},
 			CA: &bootstrapv1.CABundle{Secret: &bootstrapv1.SecretKey{Name: "corp-ca", Key: "ca.crt"}}}}
+	for _, c := range change {
+		c(o.spec.ActiveDirectory)
+	}
 	f := newFixture(t, o)
 	g := NewWithT(t)
 	for _, s := range []*corev1.Secret{
@@ -196,4 +199,24 @@ func TestDirectoryRefusesAHypervisorLogin(t *testing.T) {
 	f.dataSecret(t)
 	f.named(g, "WIN-ABC12")
 	f.waitAccount(t, metav1.ConditionFalse, bootstrapv1.DirectoryNotAvailableReason, "is the hypervisor login of")
+}
+
+// TestKeptAccountLeavesTheGroups: with deletePolicy Keep the Machine's deletion keeps the account
+// and takes it out of the groups capwin put it in.
+func TestKeptAccountLeavesTheGroups(t *testing.T) {
+	t.Parallel()
+	g := NewWithT(t)
+	d := domainController(t, adsim.Options{})
+	f := accountFixture(t, d, readyCluster(), adOU, adCleanPW, func(a *bootstrapv1.ActiveDirectory) {
+		a.ComputerAccounts.DeletePolicy = bootstrapv1.ComputerAccountKeep
+	})
+	f.dataSecret(t)
+	f.named(g, "WIN-KEEP1")
+	dn, err := d.Join("WIN-KEEP1", adOU, `CORP\`+adJoin, adJoinPW)
+	g.Expect(err).NotTo(HaveOccurred())
+	f.waitAccount(t, metav1.ConditionTrue, bootstrapv1.ComputerAccountFoundReason, dn)
+	g.Expect(d.Members(adHosts)).To(Equal([]string{dn}))
+	f.deleteAndWait(t, 20*time.Second)
+	g.Expect(d.Get(dn)).NotTo(BeNil(), "kept")
+	g.Expect(d.Members(adHosts)).To(BeEmpty(), "out of the group")
 }
