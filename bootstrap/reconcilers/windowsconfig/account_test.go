@@ -122,8 +122,12 @@ func TestComputerAccountJoinGroupsDelete(t *testing.T) {
 			child := d.AddChild(dn, "CN=2026-12-05T02:00:00-00:00{00000000-0000-0000-0000-000000000001}", "msFVE-RecoveryInformation")
 			f.waitAccount(t, metav1.ConditionTrue, bootstrapv1.ComputerAccountFoundReason, dn)
 			g.Expect(d.Members(adHosts)).To(Equal([]string{dn}))
-			st := f.get(g).Status.ActiveDirectory
-			g.Expect(st).NotTo(BeNil())
+			// CAPI's patch helper writes the conditions before the rest of the status.
+			var st *bootstrapv1.ActiveDirectoryStatus
+			g.Eventually(func() *bootstrapv1.ActiveDirectoryStatus {
+				st = f.get(g).Status.ActiveDirectory
+				return st
+			}, 10*time.Second, 100*time.Millisecond).ShouldNot(BeNil())
 			g.Expect(st.DistinguishedName).To(Equal(dn))
 			g.Expect(st.ObjectGUID).To(HaveLen(36))
 			g.Expect(ptr.Deref(st.CreatedByJoin, false)).To(BeTrue())

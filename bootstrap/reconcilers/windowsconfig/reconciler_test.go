@@ -438,8 +438,11 @@ func TestDomainJoinCredentials(t *testing.T) {
 	g.Expect(k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "domain-join", Namespace: f.ns},
 		Type: corev1.SecretTypeBasicAuth, Data: map[string][]byte{"username": []byte(`CORP\svc-join`), "password": []byte("j0in-s3cr3t")}})).To(Succeed())
 	doc := dataDocument(g, f.dataSecret(t).Data["value"])
+	// accountNotBefore is the Machine's creation: an older account of the node's name is stale.
+	m := &clusterv1.Machine{}
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(f.machine), m)).To(Succeed())
 	g.Expect(doc.Domain).To(Equal(&userdata.DocDomain{Name: "corp.example.com", OrganizationalUnit: "OU=Kubernetes,DC=corp,DC=example,DC=com",
-		Username: `CORP\svc-join`, Password: "j0in-s3cr3t"}))
+		Username: `CORP\svc-join`, Password: "j0in-s3cr3t", AccountNotBefore: m.CreationTimestamp.UTC().Format(time.RFC3339)}))
 	for _, cond := range f.get(g).Status.Conditions {
 		g.Expect(cond.Message).NotTo(ContainSubstring("j0in-s3cr3t"))
 	}
