@@ -39,6 +39,12 @@ func TestMachineChangesPassOnlyWhatTheReconcilerReads(t *testing.T) {
 		"node":            {func(m *clusterv1.Machine) { m.Status.NodeRef.Name = "win-abc" }, true},
 		"deletion":        {func(m *clusterv1.Machine) { m.DeletionTimestamp = ptr.To(metav1.NewTime(time.Now())) }, true},
 		"labels":          {func(m *clusterv1.Machine) { m.Labels["x"] = "y" }, true},
+		"addresses": {func(m *clusterv1.Machine) {
+			m.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineInternalIP, Address: "10.0.0.5"}}
+		}, false},
+		"computer name": {func(m *clusterv1.Machine) {
+			m.Status.Addresses = []clusterv1.MachineAddress{{Type: clusterv1.MachineHostName, Address: "WIN-ABC12"}}
+		}, true},
 	} {
 		after := base()
 		c.change(after)
