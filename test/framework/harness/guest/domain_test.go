@@ -62,7 +62,7 @@ func bootDomainGuest(t *testing.T, format userdata.Format, dc *guest.DomainContr
 		Username: `CORP\svc-join`, Password: password})
 }
 
-func bootDomainGuestWith(t *testing.T, format userdata.Format, dc *guest.DomainController, d *userdata.Domain, beside ...func()) (*guest.Guest, *recorder) {
+func bootDomainGuestWith(t *testing.T, format userdata.Format, dc *guest.DomainController, d *userdata.Domain, beside ...func(*guest.Guest)) (*guest.Guest, *recorder) {
 	t.Helper()
 	data := render(t, node{format: format, name: "win-ad-1", token: "abcdef.0123456789abcdef",
 		caHash: "sha256:" + strings.Repeat("0", 64), endpoint: "127.0.0.1:6443", domain: d})
@@ -71,7 +71,7 @@ func bootDomainGuestWith(t *testing.T, format userdata.Format, dc *guest.DomainC
 		Channel: rec, Domain: dc, Faults: guest.Faults{FailAt: "firewall"}, Log: testr.New(t)})
 	t.Cleanup(g.Stop)
 	for _, f := range beside {
-		go f()
+		go f(g)
 	}
 	waitDone(t, g, time.Minute)
 	return g, rec
@@ -139,12 +139,18 @@ func TestDomainGroups(t *testing.T) {
 	dir.AddGroup(hosts)
 	dir.AddUser(adsim.User{Name: "svc-cleanup", Password: "c", WriteMembers: []string{hosts}})
 	g, rec := bootDomainGuestWith(t, userdata.FormatPowerShell, dc, &userdata.Domain{Name: "corp.example.com", OrganizationalUnit: testOU,
-		Username: `CORP\svc-join`, Password: "j0in!", Groups: []string{hosts}, AccountNotBefore: time.Now().Add(-time.Minute)}, func() {
-		// The bootstrap manager's part, once the join made the account.
-		for dir.Computer("WIN-AD-1") == nil {
-			time.Sleep(50 * time.Millisecond)
+		Username: `CORP\svc-join`, Password: "j0in!", Groups: []string{hosts}, AccountNotBefore: time.Now().Add(-time.Minute)}, func(g *guest.Guest) {
+		// The bootstrap manager's part, once the script waits for it.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			log, _ := g.File(userdata.LogFile)
+			if strings.Contains(string(log), "[domainGroups] waiting for the bootstrap manager to add WIN-AD-1") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Error("the script never waited for the groups")
+				return
+			}
 		}
-		time.Sleep(500 * time.Millisecond) // the script is waiting by now
 		c, err := directory.Dial(directory.Config{URL: dir.URL, CA: dir.CA, Username: "svc-cleanup@corp.example.com", Password: "c"})
 		if err != nil {
 			t.Error(err)
