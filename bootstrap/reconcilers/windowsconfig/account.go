@@ -75,11 +75,7 @@ func (r *Reconciler) dialDirectory(ctx context.Context, cfg *bootstrapv1.Windows
 		return nil, fmt.Errorf("directory credentials: %w", err)
 	}
 	var ca string
-	switch {
-	case d.CA == nil:
-	case d.CA.Content != "":
-		ca = d.CA.Content
-	default:
+	if d.CA != nil {
 		if ca, err = r.caData(ctx, cfg.Namespace, d.CA); err != nil {
 			return nil, fmt.Errorf("directory ca: %w", err)
 		}

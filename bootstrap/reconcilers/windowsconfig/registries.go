@@ -80,6 +80,9 @@ func (r *Reconciler) resolveRegistries(ctx context.Context, cfg *bootstrapv1.Win
 
 func (r *Reconciler) caData(ctx context.Context, ns string, ca *bootstrapv1.CABundle) (string, error) {
 	var data string
+	if ca.Content != "" {
+		return ca.Content, nil // checked at admission
+	}
 	if ca.Secret != nil {
 		v, err := r.secretKey(ctx, ns, ca.Secret.Name, ca.Secret.Key)
 		if err != nil {
